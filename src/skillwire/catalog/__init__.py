@@ -1,0 +1,1 @@
+"""Where skills come from: filesystem roots, skills defined in code, generated skills; immutable snapshots."""

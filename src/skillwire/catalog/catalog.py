@@ -1,0 +1,199 @@
+"""`SkillCatalog`: every source a server publishes (folders on disk, skills in code), one snapshot.
+
+`snapshot` is replaced atomically by `refresh()` (a single reference assignment): a request that
+started on the old snapshot finishes on it, and the next one sees the new one. Refreshing re-walks
+the folders but hashes only files whose stat changed. `watch()` drives `refresh()` from file-system
+events. When two sources would publish into the same skill, the later one is skipped with a reason.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import threading
+from collections.abc import Callable, Iterable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import anyio
+
+from skillwire.catalog.code import CodeSkills, F
+from skillwire.catalog.digests import DigestCache, StatKey
+from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
+from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, DynamicReader, SkippedSkill
+from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.frontmatter import JSONValue
+
+logger = logging.getLogger("skillwire.catalog")
+
+Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
+
+
+class SkillCatalog:
+    def __init__(
+        self,
+        roots: Iterable[SkillRoot | str | os.PathLike[str]] = (),
+        *,
+        digest_cache: DigestCache | None = None,
+        enforce_limits: bool = True,
+        cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
+        hash_workers: int | None = None,
+    ) -> None:
+        self.roots: list[SkillRoot] = [r if isinstance(r, SkillRoot) else SkillRoot(Path(r)) for r in roots]
+        self.code = CodeSkills()
+        self.digests = digest_cache if digest_cache is not None else DigestCache()
+        self.enforce_limits = enforce_limits
+        self.cursor_secret = cursor_secret
+        self.hash_workers = hash_workers or min(8, (os.cpu_count() or 2) + 2)
+        self._snapshot: CatalogSnapshot | None = None
+        self._refresh_lock = threading.Lock()
+        self._listeners: list[Listener] = []
+
+    # -- skills defined in code (see catalog.code) -------------------------------------------------
+
+    def skill(self, path: str, *, listed: bool = True) -> Callable[[F], F]:
+        return self.code.skill(path, listed=listed)
+
+    def add_folder(self, path: str, folder: str | os.PathLike[str], *, listed: bool = True) -> None:
+        self.code.add_folder(path, folder, listed=listed)
+        self._snapshot = None
+
+    def add_files(self, path: str, files: Mapping[str, bytes | str], *, listed: bool = True) -> None:
+        self.code.add_files(path, files, listed=listed)
+        self._snapshot = None
+
+    def add_dynamic(
+        self,
+        path: str,
+        *,
+        description: str,
+        read: DynamicReader,
+        frontmatter: Mapping[str, JSONValue] | None = None,
+        listed: bool = True,
+    ) -> None:
+        self.code.add_dynamic(
+            path, description=description, read=read, frontmatter=frontmatter, listed=listed
+        )
+        self._snapshot = None
+
+    # -- snapshots -----------------------------------------------------------------------------------
+
+    @property
+    def snapshot(self) -> CatalogSnapshot:
+        snap = self._snapshot
+        if snap is None:
+            snap = self.refresh()
+        return snap
+
+    def on_change(self, listener: Listener) -> None:
+        """Call `listener(old, new)` after every refresh that changed what is published."""
+        self._listeners.append(listener)
+
+    def refresh(self) -> CatalogSnapshot:
+        """Re-scan every source and swap in the new snapshot; returns it."""
+        with self._refresh_lock:
+            old = self._snapshot
+            new = self._build()
+            self._snapshot = new
+        if old is not None and _published_state(old) != _published_state(new):
+            for listener in self._listeners:
+                try:
+                    listener(old, new)
+                except Exception:
+                    logger.exception("catalog change listener failed")
+        return new
+
+    def _build(self) -> CatalogSnapshot:
+        results: list[ScanResult] = []
+        with ThreadPoolExecutor(self.hash_workers, thread_name_prefix="skillwire-hash") as pool:
+            for root in self.roots:
+                results.append(
+                    scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool)
+                )
+            if len(self.code):
+                results.append(
+                    self.code.scan(self.digests, enforce_limits=self.enforce_limits, executor=pool)
+                )
+        skills, files, skipped, ignored = _merge(results)
+        live: set[StatKey] = set().union(*(r.live for r in results)) if results else set()
+        self.digests.retain(live)
+        self.digests.flush()
+        return CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
+
+    # -- watching -------------------------------------------------------------------------------------
+
+    def watch_paths(self) -> list[str]:
+        return [str(r.path) for r in self.roots if r.path.is_dir()]
+
+    async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
+        """Refresh whenever a watched folder changes, until cancelled (or `stop_event` is set)."""
+        from watchfiles import awatch
+
+        paths = self.watch_paths()
+        if not paths:
+            return
+        async for _changes in awatch(*paths, debounce=debounce_ms, stop_event=stop_event, recursive=True):
+            try:
+                await anyio.to_thread.run_sync(self.refresh)
+            except Exception:
+                logger.exception("catalog refresh failed; still serving the previous snapshot")
+
+
+def _published_state(snapshot: CatalogSnapshot) -> tuple[tuple[str, str], ...]:
+    return tuple(sorted((f.uri, f.digest) for f in snapshot.files.values())) + tuple(
+        sorted((s.uri, "listed" if s.listed else "unlisted") for s in snapshot.skill_by_uri.values())
+    )
+
+
+def _merge(
+    results: list[ScanResult],
+) -> tuple[list[CatalogSkill], list[CatalogFile], list[SkippedSkill], list[tuple[str, str]]]:
+    """Combine sources; a skill overlapping another source's skill is skipped, never merged."""
+    skill_roots: dict[tuple[str, tuple[str, ...]], int] = {}
+    occupied: dict[tuple[str, tuple[str, ...]], int] = {}  # every directory at or above a served root
+    skills: list[CatalogSkill] = []
+    files: list[CatalogFile] = []
+    skipped: list[SkippedSkill] = []
+    ignored: list[tuple[str, str]] = []
+    for index, result in enumerate(results):
+        skipped += result.skipped
+        ignored += result.ignored
+        kept: list[CatalogSkill] = []
+        for skill in result.skills:
+            path = skill.entry.path
+            key = (path.scheme, path.segments)
+            clash = _clash(key, index, skill_roots, occupied)
+            if clash is not None:
+                skipped.append(
+                    SkippedSkill(
+                        skill.source, f"{path.root_uri} overlaps a skill from another source: {clash}"
+                    )
+                )
+                continue
+            kept.append(skill)
+        for skill in kept:
+            path = skill.entry.path
+            skill_roots[(path.scheme, path.segments)] = index
+            for depth in range(1, len(path.segments) + 1):
+                occupied.setdefault((path.scheme, path.segments[:depth]), index)
+        wanted = {f.uri for s in kept for f in s.entry.files}
+        files += [f for f in result.files if f.uri in wanted]
+        skills += kept
+    return skills, files, skipped, ignored
+
+
+def _clash(
+    key: tuple[str, tuple[str, ...]],
+    index: int,
+    skill_roots: dict[tuple[str, tuple[str, ...]], int],
+    occupied: dict[tuple[str, tuple[str, ...]], int],
+) -> str | None:
+    scheme, segments = key
+    for depth in range(1, len(segments) + 1):
+        owner = skill_roots.get((scheme, segments[:depth]))
+        if owner is not None and owner != index:
+            return f"another source already serves the skill at {'/'.join(segments[:depth])}"
+    owner = occupied.get(key)
+    if owner is not None and owner != index:
+        return "another source already serves skills below this path"
+    return None

@@ -1,0 +1,168 @@
+"""Skills defined in Python: a folder returned by a decorated function, a dict of files, or a
+generated skill whose content has no stable digest (published with `"resources": "dynamic"`).
+
+    skills = SkillCatalog()
+
+    @skills.skill("acme/billing/refunds")
+    def refunds() -> Path:
+        return Path(__file__).parent / "refunds"
+
+    skills.add_files("acme/hello", {"SKILL.md": "---\\nname: hello\\n...", "notes.md": "..."})
+    skills.add_dynamic("reports/daily", description="Today's report", read=render_report)
+
+The same rules apply as to skills on disk: the frontmatter name must equal the last path segment,
+the description must be 1–1024 characters, limits hold. A broken one is skipped with its reason.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, TypeVar
+
+from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
+from skillwire.catalog.mime import guess_mime_type, is_utf8_text
+from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader, MemoryContent, SkippedSkill
+from skillwire.core.entry import DYNAMIC, SkillEntry
+from skillwire.core.errors import SkillwireError
+from skillwire.core.frontmatter import JSONValue, parse_skill_md
+from skillwire.core.manifest import ManifestFile, limit_problem, sha256_digest
+from skillwire.core.names import frontmatter_problem
+from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, SkillPath, split_relative_path
+
+FolderOrFiles = str | os.PathLike[str] | Mapping[str, bytes | str]
+F = TypeVar("F", bound=Callable[[], FolderOrFiles])
+
+
+@dataclass(frozen=True)
+class _FolderSkill:
+    path: SkillPath
+    produce: Callable[[], FolderOrFiles]
+    listed: bool
+
+
+@dataclass(frozen=True)
+class _DynamicSkill:
+    path: SkillPath
+    frontmatter: dict[str, JSONValue]
+    read: DynamicReader
+    listed: bool
+
+
+class CodeSkills:
+    """The registry of skills defined in code (one per catalog)."""
+
+    def __init__(self) -> None:
+        self._items: list[_FolderSkill | _DynamicSkill] = []
+
+    def skill(self, path: str, *, listed: bool = True, scheme: str = DEFAULT_SCHEME) -> Callable[[F], F]:
+        """Decorate a function returning the skill's folder (or a mapping of file path to content)."""
+
+        def register(fn: F) -> F:
+            self._items.append(_FolderSkill(SkillPath.parse(path, scheme=scheme), fn, listed))
+            return fn
+
+        return register
+
+    def add_folder(self, path: str, folder: str | os.PathLike[str], *, listed: bool = True) -> None:
+        self._items.append(_FolderSkill(SkillPath.parse(path), lambda: folder, listed))
+
+    def add_files(self, path: str, files: Mapping[str, bytes | str], *, listed: bool = True) -> None:
+        frozen = dict(files)
+        self._items.append(_FolderSkill(SkillPath.parse(path), lambda: frozen, listed))
+
+    def add_dynamic(
+        self,
+        path: str,
+        *,
+        description: str,
+        read: DynamicReader,
+        frontmatter: Mapping[str, JSONValue] | None = None,
+        listed: bool = True,
+    ) -> None:
+        """A generated skill: `read(file_path)` returns the current bytes (or None when absent).
+
+        The SKILL.md it renders must carry exactly this frontmatter (`name` is the last segment);
+        hosts compare the two field by field, so the server checks it on every read too.
+        """
+        skill_path = SkillPath.parse(path)
+        fm: dict[str, JSONValue] = {
+            "name": skill_path.name,
+            "description": description,
+            **(frontmatter or {}),
+        }
+        self._items.append(_DynamicSkill(skill_path, fm, read, listed))
+
+    def __len__(self) -> int:
+        return len(self._items)
+
+    def scan(
+        self, cache: DigestCache, *, enforce_limits: bool, executor: ThreadPoolExecutor | None
+    ) -> ScanResult:
+        result = ScanResult()
+        for item in self._items:
+            location = f"code:{item.path.root_uri}"
+            if isinstance(item, _DynamicSkill):
+                problem = frontmatter_problem(dict(item.frontmatter), item.path.name)
+                if problem is not None:
+                    result.skipped.append(SkippedSkill(location, problem))
+                    continue
+                entry = SkillEntry(item.path.skill_md_uri, item.frontmatter, DYNAMIC)
+                result.skills.append(CatalogSkill(entry, location, item.listed, item.read))
+                continue
+            try:
+                produced = item.produce()
+            except Exception as exc:  # the author's function: one failure must not stop the catalog
+                result.skipped.append(SkippedSkill(location, f"the skill's function raised {exc!r}"))
+                continue
+            if isinstance(produced, Mapping):
+                _add_memory_skill(result, item, produced, location, enforce_limits)
+                continue
+            root = SkillRoot(Path(produced), item.path.segments, item.path.scheme)
+            sub = scan_root(root, cache, enforce_limits=enforce_limits, executor=executor)
+            for skill in sub.skills:
+                result.skills.append(CatalogSkill(skill.entry, skill.source, item.listed))
+            result.files += sub.files
+            result.skipped += sub.skipped
+            result.ignored += sub.ignored
+            result.live |= sub.live
+        return result
+
+
+def _add_memory_skill(
+    result: ScanResult, item: _FolderSkill, files: Mapping[str, Any], location: str, enforce_limits: bool
+) -> None:
+    try:
+        encoded = {
+            "/".join(split_relative_path(name)): (c.encode("utf-8") if isinstance(c, str) else bytes(c))
+            for name, c in files.items()
+        }
+        if SKILL_MD not in encoded:
+            raise SkillwireError("no SKILL.md among the files")
+        document = parse_skill_md(encoded[SKILL_MD])
+        problem = frontmatter_problem(dict(document.frontmatter), item.path.name)
+        if problem is None and enforce_limits:
+            over = limit_problem(len(encoded), sum(len(b) for b in encoded.values()))
+            problem = None if over is None else f"over the SEP-2640 limits: skill {over}"
+        if problem is not None:
+            raise SkillwireError(problem)
+    except SkillwireError as exc:
+        result.skipped.append(SkippedSkill(location, str(exc)))
+        return
+    catalog_files = []
+    for name, data in sorted(encoded.items()):
+        text = is_utf8_text(data)
+        mime = "text/markdown" if name == SKILL_MD else guess_mime_type(name, is_text=text)
+        catalog_files.append(
+            CatalogFile(
+                item.path.file_uri(name), len(data), sha256_digest(data), mime, text, MemoryContent(data)
+            )
+        )
+    manifest = tuple(sorted(ManifestFile(f.uri, f.digest, f.size) for f in catalog_files))
+    entry = SkillEntry(item.path.skill_md_uri, dict(document.frontmatter), manifest)
+    result.skills.append(CatalogSkill(entry, location, item.listed))
+    result.files += catalog_files

@@ -1,0 +1,311 @@
+"""Skills from folders on disk: discovery at any depth, ignore rules, symlink and special-file policy.
+
+A skill is any directory holding a regular file named exactly `SKILL.md`, at any depth (a skill
+inside another skill is published on its own *and* its files stay in the enclosing skill's
+manifest). The URI of every file follows from where it sits: `<scheme>://<prefix>/<relative path>`.
+
+What is never served: names on the ignore list (`.git`, `.env*`, editor swap files, ...), anything a
+gitignore-style `.skillignore` excludes (it applies to the folder it sits in and below), symlinks
+whose target leaves the root, symlinked directories (no loops, no duplicates), and anything that is
+not a regular file (FIFOs, sockets, devices are never opened). A skill that breaks a rule is skipped
+with a precise reason; the rest are served.
+"""
+
+from __future__ import annotations
+
+import bisect
+import os
+import stat
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from fnmatch import fnmatchcase
+from pathlib import Path
+
+import pathspec
+
+from skillwire.catalog.digests import DigestCache, FileDigest, StatKey, stat_key
+from skillwire.catalog.mime import guess_mime_type
+from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DiskContent, SkippedSkill
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import InvalidSkillURI, SkillError
+from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.manifest import ManifestFile, limit_problem
+from skillwire.core.names import frontmatter_problem
+from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, format_uri, parse_uri, validate_segment
+
+IGNORED_NAMES = frozenset(
+    {
+        ".git",
+        ".hg",
+        ".svn",
+        ".DS_Store",
+        "Thumbs.db",
+        "desktop.ini",
+        "__pycache__",
+        "node_modules",
+        ".skillignore",
+    }
+)
+IGNORED_GLOBS = (".env", ".env.*", "*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#", "*.pyc", ".*.un~")
+SKILLIGNORE = ".skillignore"
+# A SKILL.md larger than this is not parsed (its frontmatter would be absurd); the skill is skipped.
+MAX_SKILL_MD_BYTES = 16 * 1024 * 1024
+
+RelPath = tuple[str, ...]
+
+
+def is_ignored_name(name: str) -> bool:
+    return name in IGNORED_NAMES or any(fnmatchcase(name, pattern) for pattern in IGNORED_GLOBS)
+
+
+@dataclass(frozen=True)
+class SkillRoot:
+    """A folder to publish, optionally under a URI prefix (`acme/tools`) and another scheme."""
+
+    path: Path
+    prefix: tuple[str, ...] = ()
+    scheme: str = DEFAULT_SCHEME
+
+    @classmethod
+    def parse(cls, spec: str) -> SkillRoot:
+        """`PATH` or `PATH=<scheme>://<prefix>` or `PATH=<prefix>` (as written on the command line)."""
+        path, sep, target = spec.partition("=")
+        if not sep:
+            return cls(Path(path))
+        if "://" in target:
+            parsed = parse_uri(target)
+            return cls(Path(path), parsed.segments, parsed.scheme)
+        prefix = tuple(s for s in target.strip("/").split("/") if s)
+        for segment in prefix:
+            validate_segment(segment)
+        return cls(Path(path), prefix)
+
+
+@dataclass(frozen=True, slots=True)
+class _Found:
+    rel: RelPath
+    real: str
+    st: os.stat_result
+
+
+@dataclass
+class ScanResult:
+    skills: list[CatalogSkill] = field(default_factory=list)
+    files: list[CatalogFile] = field(default_factory=list)
+    skipped: list[SkippedSkill] = field(default_factory=list)
+    ignored: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
+    live: set[StatKey] = field(default_factory=set)
+
+
+class _Walker:
+    def __init__(self, root: SkillRoot, result: ScanResult) -> None:
+        self.root = root
+        self.base = os.path.realpath(root.path)
+        self.result = result
+        self.files: list[_Found] = []
+        self.skill_dirs: list[RelPath] = []
+
+    def _inside(self, real: str) -> bool:
+        return real == self.base or real.startswith(self.base + os.sep)
+
+    def walk(self) -> None:
+        self._walk(self.base, (), ())
+
+    def _walk(
+        self, directory: str, rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
+    ) -> None:
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as exc:
+            self.result.ignored.append((directory, f"unreadable directory: {exc.strerror}"))
+            return
+        names = {e.name for e in entries}
+        if SKILLIGNORE in names:
+            try:
+                with open(os.path.join(directory, SKILLIGNORE), encoding="utf-8") as handle:
+                    spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
+                specs = (*specs, (rel, spec))
+            except (OSError, UnicodeDecodeError) as exc:
+                self.result.ignored.append((os.path.join(directory, SKILLIGNORE), f"unreadable: {exc}"))
+        for entry in entries:
+            self._visit(entry, (*rel, entry.name), specs)
+
+    def _excluded(
+        self, rel: RelPath, is_dir: bool, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
+    ) -> bool:
+        for base, spec in specs:
+            sub = "/".join(rel[len(base) :]) + ("/" if is_dir else "")
+            if spec.match_file(sub):
+                return True
+        return False
+
+    def _visit(
+        self, entry: os.DirEntry[str], rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
+    ) -> None:
+        shown = os.path.join(str(self.root.path), *rel)
+        if is_ignored_name(entry.name):
+            return
+        try:
+            lst = entry.stat(follow_symlinks=False)
+        except OSError as exc:
+            self.result.ignored.append((shown, f"cannot stat: {exc.strerror}"))
+            return
+        real = entry.path
+        st = lst
+        if stat.S_ISLNK(lst.st_mode):
+            real = os.path.realpath(entry.path)
+            if not self._inside(real):
+                self.result.ignored.append((shown, "symlink whose target is outside the root"))
+                return
+            try:
+                st = os.stat(real)
+            except OSError:
+                self.result.ignored.append((shown, "dangling symlink"))
+                return
+            if stat.S_ISDIR(st.st_mode):
+                self.result.ignored.append((shown, "symlinked directory (not followed)"))
+                return
+        if stat.S_ISDIR(st.st_mode):
+            if not self._excluded(rel, True, specs):
+                self._walk(real, rel, specs)
+            return
+        if not stat.S_ISREG(st.st_mode):
+            self.result.ignored.append((shown, "not a regular file (FIFO, socket or device)"))
+            return
+        if self._excluded(rel, False, specs):
+            return
+        self.files.append(_Found(rel, real, st))
+        if rel[-1] == SKILL_MD:
+            self.skill_dirs.append(rel[:-1])
+
+
+def scan_root(
+    root: SkillRoot,
+    cache: DigestCache,
+    *,
+    enforce_limits: bool = True,
+    executor: ThreadPoolExecutor | None = None,
+) -> ScanResult:
+    result = ScanResult()
+    if not root.path.is_dir():
+        result.skipped.append(SkippedSkill(str(root.path), "not a directory"))
+        return result
+    walker = _Walker(root, result)
+    walker.walk()
+    found = sorted(walker.files, key=lambda f: f.rel)
+    keys = [f.rel for f in found]
+    served: dict[RelPath, _Found] = {}
+    digests: dict[RelPath, FileDigest] = {}
+    plans: list[tuple[RelPath, list[_Found], dict[str, object]]] = []
+
+    for skill_dir in sorted(walker.skill_dirs):
+        location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
+        members = _members(found, keys, skill_dir)
+        try:
+            frontmatter = _check_skill(root, skill_dir, members, enforce_limits)
+        except SkillError as exc:
+            result.skipped.append(SkippedSkill(location, str(exc)))
+            continue
+        plans.append((skill_dir, members, frontmatter))
+
+    wanted = {f.rel: f for _, members, _ in plans for f in members}
+    todo = [f for f in wanted.values() if f.rel not in digests]
+
+    def hash_one(item: _Found) -> tuple[RelPath, FileDigest | Exception]:
+        try:
+            return item.rel, cache.digest(item.real, item.st)
+        except OSError as exc:
+            return item.rel, exc
+
+    results = executor.map(hash_one, todo) if executor is not None else map(hash_one, todo)
+    failures: dict[RelPath, Exception] = {}
+    for rel, outcome in results:
+        if isinstance(outcome, Exception):
+            failures[rel] = outcome
+        else:
+            digests[rel] = outcome
+
+    for skill_dir, members, frontmatter in plans:
+        location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
+        broken = [f for f in members if f.rel in failures]
+        if broken:
+            first = broken[0]
+            result.skipped.append(
+                SkippedSkill(location, f"cannot read {'/'.join(first.rel)}: {failures[first.rel]}")
+            )
+            continue
+        segments = root.prefix + skill_dir
+        manifest = tuple(
+            sorted(
+                ManifestFile(
+                    format_uri(root.scheme, root.prefix + f.rel), digests[f.rel].digest, f.st.st_size
+                )
+                for f in members
+            )
+        )
+        skill_md_uri = format_uri(root.scheme, (*segments, SKILL_MD))
+        entry = SkillEntry(skill_md_uri, frontmatter, manifest)  # type: ignore[arg-type]
+        result.skills.append(CatalogSkill(entry, location))
+        for f in members:
+            served[f.rel] = f
+
+    for rel, f in served.items():
+        d = digests[rel]
+        result.files.append(
+            CatalogFile(
+                format_uri(root.scheme, root.prefix + rel),
+                f.st.st_size,
+                d.digest,
+                "text/markdown" if rel[-1] == SKILL_MD else guess_mime_type(rel[-1], is_text=d.is_text),
+                d.is_text,
+                DiskContent(f.real),
+            )
+        )
+        result.live.add(stat_key(f.real, f.st))
+    return result
+
+
+def _members(found: list[_Found], keys: list[RelPath], skill_dir: RelPath) -> list[_Found]:
+    if not skill_dir:
+        return list(found)
+    lo = bisect.bisect_left(keys, skill_dir)
+    hi = bisect.bisect_left(keys, (*skill_dir[:-1], skill_dir[-1] + "\0"))
+    return [f for f in found[lo:hi] if f.rel[: len(skill_dir)] == skill_dir]
+
+
+def _check_skill(
+    root: SkillRoot, skill_dir: RelPath, members: list[_Found], enforce_limits: bool
+) -> dict[str, object]:
+    """Every rule a skill folder must pass before anything in it is hashed; returns its frontmatter."""
+    segments = root.prefix + skill_dir
+    if not segments:
+        raise SkillError(
+            "SKILL.md sits at the top of the root, so the skill has no path; serve its parent folder "
+            "or give the root a prefix ending in the skill's name (PATH=<name>)"
+        )
+    for f in members:
+        for part in f.rel:
+            try:
+                validate_segment(part)
+            except InvalidSkillURI as exc:
+                raise SkillError(
+                    f"file {'/'.join(f.rel)!r} cannot be published in a URI: {exc.reason}"
+                ) from None
+    total = sum(f.st.st_size for f in members)
+    problem = limit_problem(len(members), total)
+    if problem is not None and enforce_limits:
+        raise SkillError(f"over the SEP-2640 limits: skill {problem}")
+    skill_md = next(f for f in members if f.rel == (*skill_dir, SKILL_MD))
+    if skill_md.st.st_size > MAX_SKILL_MD_BYTES:
+        raise SkillError(f"SKILL.md is {skill_md.st.st_size:,} bytes; refusing to parse it")
+    try:
+        with open(skill_md.real, "rb") as handle:
+            data = handle.read()
+    except OSError as exc:
+        raise SkillError(f"cannot read SKILL.md: {exc.strerror}") from None
+    document = parse_skill_md(data)  # NotASkill / FrontmatterError carry the precise reason
+    fm = document.frontmatter
+    problem = frontmatter_problem(fm, segments[-1])
+    if problem is not None:
+        raise SkillError(problem)
+    return dict(fm)

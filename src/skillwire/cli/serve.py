@@ -1,0 +1,118 @@
+"""`skillwire serve [PATH...]`: publish skill folders over Streamable HTTP (default) or stdio."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+import anyio
+import platformdirs
+
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.server.app import build_server, serve_http, serve_stdio
+from skillwire.server.extension import SkillsExtension
+
+DEFAULT_HTTP = "127.0.0.1:8765"
+
+
+def bundled_examples() -> Path:
+    return Path(str(resources.files("skillwire") / "examples" / "skills"))
+
+
+def add_parser(commands: Any) -> None:
+    p: argparse.ArgumentParser = commands.add_parser(
+        "serve",
+        help="publish skill folders over MCP",
+        description=(
+            "Publish every skill found under PATH (at any depth) over MCP. PATH may be written "
+            "PATH=PREFIX or PATH=SCHEME://PREFIX to publish under a URI prefix. With no PATH, the "
+            "bundled example skills are served."
+        ),
+    )
+    p.add_argument("paths", nargs="*", metavar="PATH", help="skill folders (default: bundled examples)")
+    transport = p.add_mutually_exclusive_group()
+    transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
+    transport.add_argument(
+        "--http", metavar="HOST:PORT", default=None, help=f"Streamable HTTP (default {DEFAULT_HTTP})"
+    )
+    p.add_argument(
+        "--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept"
+    )
+    p.add_argument("--page-size", type=int, default=100, help="skills per skills/list page (default 100)")
+    p.add_argument(
+        "--ttl-ms", type=int, default=60_000, help="ttlMs on skills/list and skills/get (default 60000)"
+    )
+    p.add_argument("--cache-scope", choices=["private", "public"], default="private")
+    p.add_argument("--no-directory-read", action="store_true", help="do not offer resources/directory/read")
+    p.add_argument("--no-watch", action="store_true", help="do not reload when files change")
+    p.add_argument("--no-limits", action="store_true", help="serve skills over 512 files / 16 MiB anyway")
+    cache = p.add_mutually_exclusive_group()
+    cache.add_argument("--digest-cache", type=Path, metavar="FILE", help="SQLite digest cache file")
+    cache.add_argument("--no-digest-cache", action="store_true", help="hash every file at start-up")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    p.set_defaults(run=run)
+
+
+def parse_host_port(value: str) -> tuple[str, int]:
+    host, sep, port = value.rpartition(":")
+    if not sep or not port.isdigit():
+        raise ValueError(f"--http wants HOST:PORT, got {value!r}")
+    return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def summary(snapshot: CatalogSnapshot) -> str:
+    lines = [f"skillwire: serving {len(snapshot.skill_by_uri)} skills, {len(snapshot.files)} files"]
+    if snapshot.skipped:
+        lines.append(f"skillwire: skipped {len(snapshot.skipped)} skills:")
+        lines += [f"  - {s.location}: {s.reason}" for s in snapshot.skipped]
+    if snapshot.ignored:
+        lines.append(f"skillwire: ignored {len(snapshot.ignored)} paths:")
+        lines += [f"  - {path}: {why}" for path, why in snapshot.ignored]
+    return "\n".join(lines)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr)
+    paths = args.paths or [str(bundled_examples())]
+    roots = [SkillRoot.parse(p) for p in paths]
+    if args.no_digest_cache:
+        cache = DigestCache()
+    else:
+        cache = DigestCache(
+            args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite"
+        )
+    catalog = SkillCatalog(roots, digest_cache=cache, enforce_limits=not args.no_limits)
+    skills = SkillsExtension(
+        catalog,
+        directory_read=not args.no_directory_read,
+        page_size=args.page_size,
+        ttl_ms=args.ttl_ms,
+        cache_scope=args.cache_scope,
+    )
+    snapshot = catalog.snapshot
+    if not args.quiet:
+        print(summary(snapshot), file=sys.stderr, flush=True)
+    server = build_server(skills)
+    watch = not args.no_watch
+    if args.stdio:
+        anyio.run(lambda: serve_stdio(server, skills, watch=watch))
+        return 0
+    host, port = parse_host_port(args.http or DEFAULT_HTTP)
+
+    def ready(url: str) -> None:
+        if not args.quiet:
+            print(f"skillwire: listening on {url}", file=sys.stderr, flush=True)
+
+    anyio.run(
+        lambda: serve_http(
+            server, skills, host=host, port=port, allowed_hosts=args.allow_host, watch=watch, on_ready=ready
+        )
+    )
+    return 0

@@ -1,0 +1,104 @@
+"""Everything skillwire raises lives here: one hierarchy, catchable at any level.
+
+`SkillwireError` is the root. Callers who only care that *something about a skill
+is wrong* catch `SkillError`; hosts that must tell a lying server from a broken
+skill catch `VerificationFailed` (and its four precise children) separately.
+"""
+
+from __future__ import annotations
+
+
+class SkillwireError(Exception):
+    """Root of every exception skillwire raises on purpose."""
+
+
+class SkillError(SkillwireError):
+    """A skill, its entry or one of its files breaks a rule of SEP-2640 or Agent Skills."""
+
+
+class InvalidSkillURI(SkillError, ValueError):
+    """A string is not a usable skill URI (bad scheme, empty or hostile segment, climbs out of its root)."""
+
+    def __init__(self, uri: str, reason: str) -> None:
+        super().__init__(f"invalid skill URI {uri!r}: {reason}")
+        self.uri = uri
+        self.reason = reason
+
+
+class InvalidName(SkillError, ValueError):
+    """A skill name breaks the Agent Skills naming rules."""
+
+    def __init__(self, name: str, reason: str) -> None:
+        super().__init__(f"invalid skill name {name!r}: {reason}")
+        self.name = name
+        self.reason = reason
+
+
+class NotASkill(SkillError):
+    """Text that should be a SKILL.md is not one (no frontmatter block, not UTF-8, ...)."""
+
+
+class FrontmatterError(SkillError):
+    """The YAML frontmatter of a SKILL.md cannot be decoded into a JSON object.
+
+    `line` is 1-based within the SKILL.md file when known, so tools can point at it.
+    """
+
+    def __init__(self, message: str, line: int | None = None) -> None:
+        super().__init__(message if line is None else f"line {line}: {message}")
+        self.line = line
+
+
+class InvalidEntry(SkillError, ValueError):
+    """A skill entry (as sent in skills/list or skills/get) is malformed."""
+
+
+class LimitExceeded(SkillError):
+    """A skill exceeds the SEP's per-skill limits (512 files, 16 MiB)."""
+
+    def __init__(self, message: str, *, files: int | None = None, total_bytes: int | None = None) -> None:
+        super().__init__(message)
+        self.files = files
+        self.total_bytes = total_bytes
+
+
+class InvalidCursor(SkillwireError, ValueError):
+    """A pagination cursor that this catalog never issued (forged, truncated, or from another listing)."""
+
+
+class VerificationFailed(SkillError):
+    """Bytes or metadata received from a server do not match the entry that described them."""
+
+    def __init__(self, uri: str, message: str) -> None:
+        super().__init__(f"{uri}: {message}")
+        self.uri = uri
+
+
+class SizeMismatch(VerificationFailed):
+    def __init__(self, uri: str, expected: int, actual: int) -> None:
+        super().__init__(uri, f"size mismatch: manifest says {expected} bytes, received {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class DigestMismatch(VerificationFailed):
+    def __init__(self, uri: str, expected: str, actual: str) -> None:
+        super().__init__(uri, f"digest mismatch: manifest says {expected}, received bytes hash to {actual}")
+        self.expected = expected
+        self.actual = actual
+
+
+class FrontmatterMismatch(VerificationFailed):
+    def __init__(self, uri: str, differences: list[str]) -> None:
+        super().__init__(uri, "frontmatter differs from the entry: " + "; ".join(differences))
+        self.differences = differences
+
+
+class UnlistedFile(VerificationFailed):
+    def __init__(self, uri: str, skill_uri: str) -> None:
+        super().__init__(uri, f"not listed in the manifest of {skill_uri}")
+        self.skill_uri = skill_uri
+
+
+class SkillChanged(SkillError):
+    """The skill on the server no longer matches the entry the host holds; re-approval is needed."""

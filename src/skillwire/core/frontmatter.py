@@ -1,0 +1,1059 @@
+"""SKILL.md frontmatter: where the block is, and what its YAML means.
+
+This module owns one rule: *a skill's frontmatter is the JSON object a YAML 1.2 core-schema parser
+reads from the block between the leading ``---`` line and the next ``---`` (or ``...``) line.*
+"A YAML 1.2 core-schema parser" means, precisely, npm ``yaml`` v2 with default options
+(``yaml.parse``), the parser the official conformance suite uses to check that an entry's
+``frontmatter`` is identical to its SKILL.md. The differential test in ``tests/test_frontmatter.py``
+holds this module to that reference.
+
+What that means in practice:
+
+* ``yes``/``no``/``on``/``off``/``y``/``n`` and dates stay strings; ``true``/``True``/``TRUE`` are
+  booleans; ``0o17`` is 15, ``0x1F`` is 31, ``010`` is 10; ``1.10`` is the float 1.1.
+* Numbers follow JavaScript: integers beyond 2**53 become the nearest float, ``-0`` is ``-0.0``.
+  Non-finite numbers (``.inf``, ``.nan``, ``1e999``) cannot be JSON, so they are a
+  `FrontmatterError` (npm ``yaml`` returns ``Infinity``, which ``JSON.stringify`` turns into ``null``).
+* Merge keys (``<<``) are ordinary keys, as in npm ``yaml``'s core schema.
+* Scalar keys are converted to JSON keys the way JavaScript does (``1`` -> ``"1"``, ``true`` ->
+  ``"true"``, ``null`` -> ``""``); collection keys are a `FrontmatterError`.
+* Two keys that end up as the same JSON key are a `FrontmatterError` naming the key and its line.
+* Aliases are expanded under npm ``yaml``'s own budget (``maxAliasCount: 100``), computed without
+  building the expanded structure, so an alias bomb fails in microseconds.
+* Explicit tags behave as in npm ``yaml``: ``!!str``/``!!int``/``!!float``/``!!bool``/``!!null`` apply
+  when the text fits the tag (else the value stays a string), unknown and local tags are ignored,
+  and the YAML 1.1 types npm would turn into non-JSON objects (``!!binary``, ``!!timestamp``,
+  ``!!set``, ``!!omap``, ``!!pairs``, ``!!merge``) are a `FrontmatterError`.
+
+Everything here is sans-IO: callers hand in bytes or text.
+"""
+
+from __future__ import annotations
+
+import copy
+import math
+import re
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any, TypeAlias
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import MarkedYAMLError, YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    DocumentEndEvent,
+    DocumentStartEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+    StreamEndEvent,
+    StreamStartEvent,
+)
+from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.scanner import Scanner, ScannerError
+from ruamel.yaml.tokens import TagToken
+
+from skillwire.core.errors import FrontmatterError, NotASkill
+
+__all__ = [
+    "JSONValue",
+    "SkillDocument",
+    "frontmatter_differences",
+    "parse_frontmatter",
+    "parse_skill_md",
+    "split_skill_md",
+    "yaml_interop_hazards",
+]
+
+JSONValue: TypeAlias = "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
+
+#: npm ``yaml``'s default ``maxAliasCount``.
+MAX_ALIAS_COUNT = 100
+#: Collections nested deeper than this are refused (frontmatter is flat in practice).
+MAX_DEPTH = 100
+
+_MAX_SAFE_INTEGER = 2**53
+
+# --------------------------------------------------------------------------------------------------
+# Splitting SKILL.md
+# --------------------------------------------------------------------------------------------------
+
+_OPENING = re.compile(r"---[ \t]*")
+_CLOSING = re.compile(r"(?:---|\.\.\.)[ \t]*")
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+@dataclass(frozen=True)
+class SkillDocument:
+    """A parsed SKILL.md: its frontmatter as JSON, the raw YAML, and the Markdown body."""
+
+    frontmatter: dict[str, JSONValue]
+    frontmatter_text: str
+    body: str
+    frontmatter_start_line: int
+    body_start_line: int
+
+
+def split_skill_md(text: str) -> tuple[str, str, int, int]:
+    """Split SKILL.md text into ``(frontmatter_text, body, frontmatter_start_line, body_start_line)``.
+
+    A leading BOM is skipped; lines may end in LF or CRLF. The first line must be ``---`` (trailing
+    blanks allowed) and the block ends at the first later line that is ``---`` or ``...``, so a
+    ``---`` inside a value never cuts it. ``frontmatter_text`` excludes the line break before the
+    closing line, as the conformance suite's extractor does (this matters only for a block scalar
+    that ends the frontmatter). Line numbers are 1-based.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = _LINE.findall(text)
+    if not lines or _OPENING.fullmatch(lines[0].rstrip("\r\n")) is None:
+        raise NotASkill("SKILL.md does not start with a YAML frontmatter block ('---' on line 1)")
+    start = len(lines[0])
+    offset = start
+    for index, line in enumerate(lines[1:], start=2):
+        if _CLOSING.fullmatch(line.rstrip("\r\n")) is not None:
+            yaml_end = offset
+            if text.endswith("\n", start, yaml_end):
+                yaml_end -= 2 if text.endswith("\r\n", start, yaml_end) else 1
+            frontmatter_text = text[start : max(start, yaml_end)]
+            body = text[offset + len(line) :]
+            return frontmatter_text, body, 2, index + 1
+        offset += len(line)
+    raise NotASkill(
+        "SKILL.md frontmatter opened with '---' on line 1 is never closed "
+        "(no later line is exactly '---' or '...')"
+    )
+
+
+def parse_skill_md(data: bytes | str) -> SkillDocument:
+    """Decode a whole SKILL.md (UTF-8 bytes or text) into a `SkillDocument`.
+
+    Raises `NotASkill` when the bytes are not UTF-8 or there is no frontmatter block, and
+    `FrontmatterError` (with a line number in the file) when the YAML is not a valid JSON object.
+    """
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise NotASkill(f"SKILL.md is not valid UTF-8 (byte offset {exc.start}: {exc.reason})") from None
+    else:
+        text = data
+    frontmatter_text, body, fm_line, body_line = split_skill_md(text)
+    frontmatter = parse_frontmatter(frontmatter_text, first_line=fm_line)
+    return SkillDocument(
+        frontmatter=frontmatter,
+        frontmatter_text=frontmatter_text,
+        body=body,
+        frontmatter_start_line=fm_line,
+        body_start_line=body_line,
+    )
+
+
+# --------------------------------------------------------------------------------------------------
+# YAML 1.2 core schema (the regular expressions of npm yaml's core schema, anchored at both ends)
+# --------------------------------------------------------------------------------------------------
+
+_NULL = re.compile(r"(?:~|[Nn]ull|NULL)?")
+_BOOL = re.compile(r"[Tt]rue|TRUE|[Ff]alse|FALSE")
+_INT_OCT = re.compile(r"0o[0-7]+")
+_INT_DEC = re.compile(r"[-+]?[0-9]+")
+_INT_HEX = re.compile(r"0x[0-9a-fA-F]+")
+_FLOAT_NAN = re.compile(r"[-+]?\.(?:inf|Inf|INF)|\.nan|\.NaN|\.NAN")
+_FLOAT_EXP = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
+_FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)")
+
+_TAG = "tag:yaml.org,2002:"
+_STR, _NULL_TAG, _BOOL_TAG = _TAG + "str", _TAG + "null", _TAG + "bool"
+_INT_TAG, _FLOAT_TAG, _MAP_TAG, _SEQ_TAG = _TAG + "int", _TAG + "float", _TAG + "map", _TAG + "seq"
+# npm yaml knows these YAML 1.1 tags even under the core schema; they yield values JSON cannot carry
+# (Date, Uint8Array, Set, Map, a merge), so frontmatter refuses them.
+_YAML11_SCALAR_TAGS = frozenset({_TAG + "binary", _TAG + "timestamp", _TAG + "merge"})
+_YAML11_COLLECTION_TAGS = {_TAG + "omap": "seq", _TAG + "pairs": "seq", _TAG + "set": "map"}
+
+_Number = int | float
+_Scalar = None | bool | int | float | str
+
+
+def _js_int(text: str, base: int) -> _Number:
+    """`parseInt` as JavaScript computes it: exact up to 2**53, the nearest double beyond."""
+    value = int(text, base)
+    if value == 0 and text.startswith("-"):
+        return -0.0
+    if -_MAX_SAFE_INTEGER <= value <= _MAX_SAFE_INTEGER:
+        return value
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _resolve_plain(text: str) -> _Scalar:
+    """The core-schema value of an untagged plain scalar."""
+    if _NULL.fullmatch(text):
+        return None
+    if _BOOL.fullmatch(text):
+        return text[0] in "tT"
+    if _INT_OCT.fullmatch(text):
+        return _js_int(text[2:], 8)
+    if _INT_DEC.fullmatch(text):
+        return _js_int(text, 10)
+    if _INT_HEX.fullmatch(text):
+        return _js_int(text[2:], 16)
+    if _FLOAT_NAN.fullmatch(text):
+        return (
+            math.nan if text.endswith(("nan", "NaN", "NAN")) else (-math.inf if text[0] == "-" else math.inf)
+        )
+    if _FLOAT_EXP.fullmatch(text) or _FLOAT.fullmatch(text):
+        return float(text)
+    return text
+
+
+def _resolve_tagged(text: str, tag: str) -> _Scalar:
+    """A scalar with an explicit tag, as npm yaml's ``findScalarTagByName`` resolves it."""
+    if tag == _NULL_TAG:
+        return None if _NULL.fullmatch(text) else text
+    if tag == _BOOL_TAG:
+        return (text[0] in "tT") if _BOOL.fullmatch(text) else text
+    if tag == _INT_TAG:
+        if _INT_OCT.fullmatch(text):
+            return _js_int(text[2:], 8)
+        if _INT_DEC.fullmatch(text):
+            return _js_int(text, 10)
+        if _INT_HEX.fullmatch(text):
+            return _js_int(text[2:], 16)
+        return text
+    if tag == _FLOAT_TAG:
+        return (
+            _resolve_plain(text)
+            if _FLOAT_NAN.fullmatch(text) or _FLOAT_EXP.fullmatch(text) or (_FLOAT.fullmatch(text))
+            else text
+        )
+    # !!str, the non-specific "!", local and unknown tags: the text itself.
+    return text
+
+
+def _js_number_to_string(value: _Number) -> str:
+    """JavaScript's ``String(number)`` (ECMAScript Number::toString), used for numeric keys."""
+    if isinstance(value, int):
+        return str(value)
+    if math.isnan(value):
+        return "NaN"
+    if math.isinf(value):
+        return "Infinity" if value > 0 else "-Infinity"
+    if value == 0:
+        return "0"
+    sign = "-" if value < 0 else ""
+    mantissa, _, exp_text = repr(abs(value)).partition("e")
+    whole, _, fraction = mantissa.partition(".")
+    digits = (whole + fraction).lstrip("0")
+    # n: position of the decimal point relative to the first significant digit.
+    point = len(whole) + (int(exp_text) if exp_text else 0)
+    if whole == "0":
+        stripped = fraction.lstrip("0")
+        point = -(len(fraction) - len(stripped)) + (int(exp_text) if exp_text else 0)
+        digits = stripped
+    digits = digits.rstrip("0") or "0"
+    k = len(digits)
+    if k <= point <= 21:
+        return sign + digits + "0" * (point - k)
+    if 0 < point <= 21:
+        return sign + digits[:point] + "." + digits[point:]
+    if -6 < point <= 0:
+        return sign + "0." + "0" * (-point) + digits
+    exponent = point - 1
+    exp_sign = "+" if exponent >= 0 else "-"
+    head = digits[0] + ("." + digits[1:] if k > 1 else "")
+    return f"{sign}{head}e{exp_sign}{abs(exponent)}"
+
+
+# --------------------------------------------------------------------------------------------------
+# Composition: ruamel.yaml events -> a small node tree that keeps aliases as references
+# --------------------------------------------------------------------------------------------------
+
+
+class _Node:
+    __slots__ = ("anchor", "line")
+
+    def __init__(self, anchor: str | None, line: int) -> None:
+        self.anchor = anchor
+        self.line = line
+
+
+class _ScalarNode(_Node):
+    __slots__ = ("value",)
+
+    def __init__(self, anchor: str | None, line: int, value: _Scalar) -> None:
+        super().__init__(anchor, line)
+        self.value = value
+
+
+class _SeqNode(_Node):
+    __slots__ = ("items",)
+
+    def __init__(self, anchor: str | None, line: int) -> None:
+        super().__init__(anchor, line)
+        self.items: list[_Node] = []
+
+
+class _MapNode(_Node):
+    __slots__ = ("pairs", "pending_key")
+
+    def __init__(self, anchor: str | None, line: int) -> None:
+        super().__init__(anchor, line)
+        self.pairs: list[tuple[_Node, _Node]] = []
+        self.pending_key: _Node | None = None
+
+
+class _AliasNode(_Node):
+    __slots__ = ("target",)
+
+    def __init__(self, name: str, line: int, target: _Node) -> None:
+        super().__init__(None, line)
+        self.anchor = name
+        self.target = target
+
+
+_BREAKS = "\r\n\x85\u2028\u2029"
+
+
+class _Scanner(Scanner):  # type: ignore[misc]
+    """ruamel's scanner, corrected to YAML 1.2 (as npm ``yaml`` reads it) where PyYAML's rules differ.
+
+    * Tabs may separate tokens (``key:<TAB>value``, ``value<TAB># comment``, ``!tag<TAB>value``,
+      tabs inside plain scalars); only indentation must be spaces. PyYAML, and so ruamel,
+      reject a tab anywhere outside quotes and flow collections.
+    * Continuation lines of quoted scalars and flow collections inside a block collection must be
+      indented more than that collection (ruamel does not check indentation there at all).
+    """
+
+    def _blank_from(self, offset: int) -> bool:
+        """Whether the rest of the line, from ``offset`` on, is blanks and maybe a comment."""
+        peek = self.reader.peek
+        while peek(offset) in " \t":
+            offset += 1
+        return peek(offset) in "#\0" + _BREAKS
+
+    def _in_indentation(self) -> bool:
+        """Whether only blanks precede the reader's position on its line."""
+        column = int(self.reader.column)
+        return all(self.reader.peek(-i) in " \t" for i in range(1, column + 1))
+
+    def _check_continuation(self, spaces: int, what: str, start_mark: Any) -> None:
+        """A new line inside a flow scalar or collection: npm yaml's ``continueScalar`` rule."""
+        if self.indent < 0 or spaces > self.indent:
+            return
+        offset = spaces
+        while self.reader.peek(offset) in " \t":
+            offset += 1
+        ch = self.reader.peek(offset)
+        if ch in "\0" + _BREAKS and offset == spaces:
+            return  # an empty line
+        if what == "flow collection" and (
+            ch in "#\0" + _BREAKS or (ch in "]}" and self.flow_level == 1 and spaces == self.indent)
+        ):
+            return
+        self.reader.forward(spaces)
+        raise ScannerError(
+            f"while scanning a {what}",
+            start_mark,
+            f"found a continuation line indented {spaces} spaces; it must be indented more than "
+            f"the enclosing block collection (column {self.indent + 1})",
+            self.reader.get_mark(),
+        )
+
+    def scan_to_next_token(self) -> None:
+        peek, forward = self.reader.peek, self.reader.forward
+        if self.reader.index == 0 and peek() == "\ufeff":
+            forward()
+        while True:
+            while True:
+                ch = peek()
+                if ch == " " or (ch == "\t" and (
+                    self.flow_level > 0 or not self._in_indentation() or self._blank_from(0)
+                )):
+                    forward()
+                else:
+                    break
+            if peek() == "#":
+                while peek() not in "\0" + _BREAKS:
+                    forward()
+            if not self.scan_line_break():
+                return
+            if not self.flow_level:
+                self.allow_simple_key = True
+            else:
+                spaces = 0
+                while peek(spaces) == " ":
+                    spaces += 1
+                self._check_continuation(spaces, "flow collection", self.reader.get_mark())
+
+    def scan_plain_spaces(self, indent: int, start_mark: Any) -> Any:
+        peek, forward = self.reader.peek, self.reader.forward
+        chunks: list[str] = []
+        length = 0
+        while peek(length) in " \t":
+            length += 1
+        whitespaces = self.reader.prefix(length)
+        forward(length)
+        if peek() not in _BREAKS:
+            if whitespaces:
+                chunks.append(whitespaces)
+            return chunks
+        line_break = self.scan_line_break()
+        self.allow_simple_key = True
+        breaks: list[str] = []
+        while True:
+            if self.reader.prefix(3) in ("---", "...") and peek(3) in "\0 \t" + _BREAKS:
+                return None
+            spaces = 0
+            while peek(spaces) == " ":
+                spaces += 1
+            if self.flow_level:
+                self._check_continuation(spaces, "flow collection", start_mark)
+            forward(spaces)
+            if peek() == "\t" and (self.flow_level or self.reader.column >= indent):
+                while peek() in " \t":
+                    forward()
+            if peek() not in _BREAKS:
+                break
+            breaks.append(self.scan_line_break())
+        if line_break != "\n":
+            chunks.append(line_break)
+        elif not breaks:
+            chunks.append(" ")
+        chunks.extend(breaks)
+        return chunks
+
+    def scan_flow_scalar_breaks(self, double: Any, start_mark: Any) -> Any:
+        peek, forward = self.reader.peek, self.reader.forward
+        chunks: list[str] = []
+        while True:
+            if self.reader.prefix(3) in ("---", "...") and peek(3) in "\0 \t" + _BREAKS:
+                raise ScannerError(
+                    "while scanning a quoted scalar",
+                    start_mark,
+                    "found unexpected document separator",
+                    self.reader.get_mark(),
+                )
+            spaces = 0
+            while peek(spaces) == " ":
+                spaces += 1
+            self._check_continuation(spaces, "quoted scalar", start_mark)
+            while peek() in " \t":
+                forward()
+            if peek() not in _BREAKS:
+                return chunks
+            chunks.append(self.scan_line_break())
+
+    def scan_tag(self) -> Any:
+        # ruamel's scan_tag, except that a tab may follow the tag as a space may.
+        peek, forward = self.reader.peek, self.reader.forward
+        start_mark = self.reader.get_mark()
+        ch = peek(1)
+        short_handle = "!"
+        if ch == "!":
+            short_handle = "!!"
+            forward()
+            ch = peek(1)
+        handle: str | None
+        if ch == "<":
+            handle = None
+            forward(2)
+            suffix = self.scan_tag_uri("tag", start_mark)
+            if peek() != ">":
+                raise ScannerError(
+                    "while parsing a tag",
+                    start_mark,
+                    f"expected '>' but found {peek()!r}",
+                    self.reader.get_mark(),
+                )
+            forward()
+        elif ch in "\0 \t" + _BREAKS:
+            if short_handle == "!!":
+                raise ScannerError("while scanning a tag", start_mark, "the !! tag has no suffix", start_mark)
+            handle = None
+            suffix = short_handle
+            forward()
+        else:
+            length = 1
+            use_handle = False
+            while ch not in "\0 \t" + _BREAKS:
+                if ch == "!":
+                    use_handle = True
+                    break
+                length += 1
+                ch = peek(length)
+            if use_handle:
+                handle = self.scan_tag_handle("tag", start_mark)
+            else:
+                handle = short_handle
+                forward()
+            suffix = self.scan_tag_uri("tag", start_mark)
+        if peek() not in "\0 \t" + _BREAKS:
+            raise ScannerError(
+                "while scanning a tag",
+                start_mark,
+                f"expected ' ', but found {peek()!r}",
+                self.reader.get_mark(),
+            )
+        return TagToken((handle, suffix), start_mark, self.reader.get_mark())
+
+    def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
+        peek, forward = self.reader.peek, self.reader.forward
+        chomping: bool | None = None
+        increment: int | None = None
+        for _ in range(2):
+            ch = peek()
+            if ch in "+-" and chomping is None:
+                chomping = ch == "+"
+                forward()
+            elif ch in "123456789" and increment is None:
+                increment = int(ch)
+                forward()
+            elif ch == "0" and increment is None:
+                raise ScannerError(
+                    "while scanning a block scalar",
+                    start_mark,
+                    "expected indentation indicator in the range 1-9, but found 0",
+                    self.reader.get_mark(),
+                )
+        ch = peek()
+        if ch not in "\0 \t" + _BREAKS:
+            raise ScannerError(
+                "while scanning a block scalar",
+                start_mark,
+                f"expected chomping or indentation indicators, but found {ch!r}",
+                self.reader.get_mark(),
+            )
+        return chomping, increment
+
+    def scan_block_scalar_ignored_line(self, start_mark: Any) -> Any:
+        peek, forward = self.reader.peek, self.reader.forward
+        while peek() in " \t":
+            forward()
+        if peek() == "#":
+            while peek() not in "\0" + _BREAKS:
+                forward()
+        ch = peek()
+        if ch not in "\0" + _BREAKS:
+            raise ScannerError(
+                "while scanning a block scalar",
+                start_mark,
+                f"expected a comment or a line break, but found {ch!r}",
+                self.reader.get_mark(),
+            )
+        self.scan_line_break()
+        return None
+
+
+def _events(yaml_text: str) -> Iterator[Any]:
+    yaml = YAML(typ="safe", pure=True)
+    yaml.version = (1, 2)
+    yaml.Scanner = _Scanner
+    if yaml_text and not yaml_text.endswith(("\n", "\r")):
+        # npm yaml ends the last line at the end of input: `a: |` + `  x` (no newline) is "x\n".
+        yaml_text += "\n"
+    return iter(yaml.parse(yaml_text))
+
+
+def _syntax_error(exc: YAMLError, yaml_text: str, first_line: int) -> FrontmatterError:
+    if isinstance(exc, MarkedYAMLError):
+        mark = exc.problem_mark or exc.context_mark
+        problem = exc.problem or exc.context or "invalid YAML"
+        context = f" ({exc.context})" if exc.context and exc.problem else ""
+        if mark is not None:
+            return FrontmatterError(
+                f"invalid YAML: {problem}{context} (column {mark.column + 1})", line=first_line + mark.line
+            )
+        return FrontmatterError(f"invalid YAML: {problem}{context}")
+    if isinstance(exc, ReaderError):
+        position = int(exc.position)
+        line = first_line + yaml_text.count("\n", 0, position)
+        return FrontmatterError(
+            f"invalid YAML: character U+{int(exc.character):04X} is not allowed ({exc.reason})", line=line
+        )
+    return FrontmatterError(f"invalid YAML: {exc}")
+
+
+def _compose(yaml_text: str, first_line: int) -> _Node | None:
+    """Build the node tree of the single document in ``yaml_text`` (None when there is none)."""
+    anchors: dict[str, _Node] = {}
+    stack: list[_SeqNode | _MapNode] = []
+    root: _Node | None = None
+    documents = 0
+    events = _events(yaml_text)
+
+    def attach(node: _Node) -> None:
+        nonlocal root
+        if not stack:
+            root = node
+            return
+        parent = stack[-1]
+        if isinstance(parent, _SeqNode):
+            parent.items.append(node)
+        elif parent.pending_key is None:
+            parent.pending_key = node
+        else:
+            parent.pairs.append((parent.pending_key, node))
+            parent.pending_key = None
+
+    try:
+        for event in events:
+            line = first_line + event.start_mark.line if event.start_mark is not None else first_line
+            if isinstance(event, ScalarEvent):
+                tag = event.tag
+                if tag is None:
+                    value = _resolve_plain(event.value) if event.style is None else event.value
+                elif tag in _YAML11_SCALAR_TAGS:
+                    raise FrontmatterError(
+                        f"YAML 1.1 tag !!{tag[len(_TAG) :]} is not supported in frontmatter "
+                        "(its value is not JSON)",
+                        line=line,
+                    )
+                else:
+                    value = _resolve_tagged(event.value, str(tag))
+                node: _Node = _ScalarNode(event.anchor, line, value)
+                attach(node)
+                if event.anchor is not None:
+                    anchors[event.anchor] = node
+            elif isinstance(event, (SequenceStartEvent, MappingStartEvent)):
+                kind = "seq" if isinstance(event, SequenceStartEvent) else "map"
+                if event.tag is not None and _YAML11_COLLECTION_TAGS.get(str(event.tag)) == kind:
+                    raise FrontmatterError(
+                        f"YAML 1.1 tag !!{str(event.tag)[len(_TAG) :]} is not supported in frontmatter "
+                        "(its value is not JSON)",
+                        line=line,
+                    )
+                if len(stack) >= MAX_DEPTH:
+                    raise FrontmatterError(f"collections are nested more than {MAX_DEPTH} deep", line=line)
+                collection: _SeqNode | _MapNode = (
+                    _SeqNode(event.anchor, line) if kind == "seq" else _MapNode(event.anchor, line)
+                )
+                attach(collection)
+                if event.anchor is not None:
+                    anchors[event.anchor] = collection
+                stack.append(collection)
+            elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+                stack.pop()
+            elif isinstance(event, AliasEvent):
+                target = anchors.get(event.anchor)
+                if target is None:
+                    raise FrontmatterError(
+                        f"alias *{event.anchor} refers to no anchor defined before it", line=line
+                    )
+                attach(_AliasNode(event.anchor, line, target))
+            elif isinstance(event, DocumentStartEvent):
+                documents += 1
+                if documents > 1:
+                    raise FrontmatterError(
+                        "frontmatter holds more than one YAML document (a '---' or '...' line inside it?)",
+                        line=line,
+                    )
+                version = event.version
+                if version is not None and tuple(version) != (1, 2):
+                    raise FrontmatterError(
+                        f"%YAML {'.'.join(map(str, version))} directive: frontmatter is YAML 1.2", line=line
+                    )
+            elif isinstance(event, (DocumentEndEvent, StreamStartEvent, StreamEndEvent)):
+                pass
+    except YAMLError as exc:
+        raise _syntax_error(exc, yaml_text, first_line) from None
+    return root
+
+
+# --------------------------------------------------------------------------------------------------
+# Conversion to JSON, with npm yaml's alias accounting
+# --------------------------------------------------------------------------------------------------
+
+
+class _AnchorData:
+    __slots__ = ("alias_count", "count", "done", "res")
+
+    def __init__(self) -> None:
+        self.count = 1
+        self.alias_count = 0
+        self.res: JSONValue = None
+        self.done = False
+
+
+class _Converter:
+    """npm yaml's ``toJS``: same traversal order, same alias budget, JSON-only output."""
+
+    def __init__(self) -> None:
+        self.anchors: dict[int, _AnchorData] = {}
+
+    def value(self, node: _Node) -> JSONValue:
+        result = self.convert(node)
+        if isinstance(result, float) and not math.isfinite(result):
+            raise FrontmatterError(
+                f"{_js_number_to_string(result)} is not a finite number; frontmatter must be JSON",
+                line=node.line,
+            )
+        return result
+
+    def convert(self, node: _Node) -> JSONValue:
+        if isinstance(node, _AliasNode):
+            return self.resolve_alias(node)
+        data: _AnchorData | None = None
+        if node.anchor is not None:
+            data = _AnchorData()
+            self.anchors[id(node)] = data
+        result: JSONValue
+        if isinstance(node, _ScalarNode):
+            result = node.value
+            if data is not None:
+                data.res = result
+        elif isinstance(node, _SeqNode):
+            items: list[JSONValue] = []
+            if data is not None:
+                data.res = items
+            for item in node.items:
+                items.append(self.value(item))
+            result = items
+        else:
+            assert isinstance(node, _MapNode)
+            mapping: dict[str, JSONValue] = {}
+            if data is not None:
+                data.res = mapping
+            key_lines: dict[str, int] = {}
+            for key_node, value_node in node.pairs:
+                key = self.key(key_node)
+                if key in key_lines:
+                    raise FrontmatterError(
+                        f"duplicate key {key!r} (first defined on line {key_lines[key]})", line=key_node.line
+                    )
+                key_lines[key] = key_node.line
+                mapping[key] = self.value(value_node)
+            result = mapping
+        if data is not None:
+            data.done = True
+        return result
+
+    def key(self, node: _Node) -> str:
+        target = node.target if isinstance(node, _AliasNode) else node
+        if not isinstance(target, _ScalarNode):
+            raise FrontmatterError(
+                "mapping keys must be scalars (a JSON object key is a string)", line=node.line
+            )
+        jskey = self.convert(node)
+        if jskey is None:
+            return ""
+        if isinstance(jskey, bool):
+            return "true" if jskey else "false"
+        if isinstance(jskey, (int, float)):
+            return _js_number_to_string(jskey)
+        assert isinstance(jskey, str)
+        return jskey
+
+    def resolve_alias(self, node: _AliasNode) -> JSONValue:
+        found = node.target
+        data = self.anchors.get(id(found))
+        if data is None:
+            self.convert(found)
+            data = self.anchors[id(found)]
+        if not data.done:
+            raise FrontmatterError(f"alias *{node.anchor} refers to a node that contains it", line=node.line)
+        data.count += 1
+        if data.alias_count == 0:
+            data.alias_count = self.alias_count(found)
+        if data.count * data.alias_count > MAX_ALIAS_COUNT:
+            raise FrontmatterError(
+                f"alias *{node.anchor} expands too much (more than {MAX_ALIAS_COUNT} alias expansions, "
+                "as in a 'billion laughs' attack)",
+                line=node.line,
+            )
+        return copy.deepcopy(data.res)
+
+    def alias_count(self, node: _Node) -> int:
+        if isinstance(node, _AliasNode):
+            data = self.anchors.get(id(node.target))
+            return data.count * data.alias_count if data is not None else 0
+        if isinstance(node, _SeqNode):
+            return max((self.alias_count(item) for item in node.items), default=0)
+        if isinstance(node, _MapNode):
+            return max(
+                (max(self.alias_count(k), self.alias_count(v)) for k, v in node.pairs),
+                default=0,
+            )
+        return 1
+
+
+def parse_frontmatter(yaml_text: str, *, first_line: int = 1) -> dict[str, JSONValue]:
+    """Decode frontmatter YAML into a JSON object exactly as npm ``yaml`` v2 (YAML 1.2 core) does.
+
+    ``first_line`` is the 1-based line of ``yaml_text``'s first line in the SKILL.md, so every
+    `FrontmatterError` carries a line number in the file. Key order follows the file.
+    """
+    root = _compose(yaml_text, first_line)
+    if root is None:
+        raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=first_line)
+    if not isinstance(root, _MapNode) and not (
+        isinstance(root, _AliasNode) and isinstance(root.target, _MapNode)
+    ):
+        kind = "a sequence" if isinstance(root, _SeqNode) else "a scalar"
+        if isinstance(root, _ScalarNode) and root.value is None:
+            raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=root.line)
+        raise FrontmatterError(f"frontmatter must be a YAML mapping, not {kind}", line=root.line)
+    result = _Converter().value(root)
+    assert isinstance(result, dict)
+    return result
+
+
+# --------------------------------------------------------------------------------------------------
+# Comparing frontmatter
+# --------------------------------------------------------------------------------------------------
+
+
+def _as_js_number(value: _Number) -> float:
+    try:
+        return float(value)
+    except OverflowError:
+        return math.inf if value > 0 else -math.inf
+
+
+def _same_number(a: _Number, b: _Number) -> bool:
+    """JavaScript's ``Object.is`` on the doubles: 1 is 1.0, but 0 is not -0 and NaN is NaN."""
+    x, y = _as_js_number(a), _as_js_number(b)
+    if math.isnan(x) or math.isnan(y):
+        return math.isnan(x) and math.isnan(y)
+    return x == y and math.copysign(1.0, x) == math.copysign(1.0, y)
+
+
+def _render(value: object, limit: int = 80) -> str:
+    def walk(item: object) -> str:
+        if item is None:
+            return "null"
+        if isinstance(item, bool):
+            return "true" if item else "false"
+        if isinstance(item, (int, float)):
+            return repr(item)
+        if isinstance(item, str):
+            return repr(item)
+        if isinstance(item, list):
+            return "[" + ", ".join(walk(v) for v in item) + "]"
+        if isinstance(item, dict):
+            return "{" + ", ".join(f"{k!r}: {walk(v)}" for k, v in item.items()) + "}"
+        return repr(item)
+
+    text = walk(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "bool"
+    if isinstance(value, (int, float)):
+        return "number"
+    if isinstance(value, str):
+        return "string"
+    if isinstance(value, list):
+        return "list"
+    if isinstance(value, dict):
+        return "object"
+    return type(value).__name__
+
+
+def _diff(path: str, expected: object, actual: object, out: list[str]) -> None:
+    kind = _kind(expected)
+    if kind != _kind(actual):
+        out.append(f"{path}: entry has {_render(expected)}, file has {_render(actual)}")
+    elif kind == "number":
+        assert isinstance(expected, (int, float)) and isinstance(actual, (int, float))
+        if not _same_number(expected, actual):
+            out.append(f"{path}: entry has {_render(expected)}, file has {_render(actual)}")
+    elif kind == "list":
+        assert isinstance(expected, list) and isinstance(actual, list)
+        if len(expected) != len(actual):
+            out.append(
+                f"{path}: entry has {len(expected)} items {_render(expected)}, "
+                f"file has {len(actual)} items {_render(actual)}"
+            )
+        else:
+            for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+                _diff(f"{path}[{index}]", e, a, out)
+    elif kind == "object":
+        assert isinstance(expected, dict) and isinstance(actual, dict)
+        for key in list(expected) + [k for k in actual if k not in expected]:
+            sub = f"{path}.{key}"
+            if key not in actual:
+                out.append(f"{sub}: entry has {_render(expected[key])}, file has no such key")
+            elif key not in expected:
+                out.append(f"{sub}: entry has no such key, file has {_render(actual[key])}")
+            else:
+                _diff(sub, expected[key], actual[key], out)
+    elif expected != actual:
+        out.append(f"{path}: entry has {_render(expected)}, file has {_render(actual)}")
+
+
+def frontmatter_differences(expected: dict[str, JSONValue], actual: dict[str, JSONValue]) -> list[str]:
+    """Compare an entry's frontmatter (``expected``) with a file's (``actual``), field by field.
+
+    Returns one human-readable line per difference (empty when they are identical), e.g.
+    ``"reviewed: entry has true, file has 'yes'"``. The comparison is the conformance suite's:
+    over the union of top-level keys, a missing field counts as ``null``, values are compared like
+    Node's ``util.isDeepStrictEqual`` on the JSON (so ``1`` equals ``1.0``, ``true`` is not ``1``,
+    ``0`` is not ``-0.0``, and key order does not matter).
+    """
+    out: list[str] = []
+    for key in list(expected) + [k for k in actual if k not in expected]:
+        _diff(key, expected.get(key), actual.get(key), out)
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Interop hazards (for `skillwire lint`)
+# --------------------------------------------------------------------------------------------------
+
+_YAML11_BOOL = re.compile(r"y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF")
+_YAML11_TIMESTAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
+    r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?"
+)
+_LEADING_ZERO_INT = re.compile(r"[-+]?0[0-9]+")
+_YAML11_BINARY = re.compile(r"[-+]?0b[0-1_]+")
+_YAML11_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+_UNDERSCORE_NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F_]+|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)")
+# PyYAML's float (YAML 1.1): needs a dot, and a signed exponent.
+_PYYAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?")
+_TRAILING_ZERO_FLOAT = re.compile(r"[-+]?[0-9]*\.[0-9]*0|[-+]?[0-9]+\.")
+
+
+def _plain_hazard(text: str, *, is_key: bool) -> str | None:
+    """Why a plain scalar is read differently by YAML 1.1 parsers (or silently changes), if it is."""
+    shown = repr(text)
+    if _YAML11_BOOL.fullmatch(text):
+        return (
+            f"{shown} is the string {shown} in YAML 1.2 but a boolean in YAML 1.1 parsers "
+            "(PyYAML, FastMCP); quote it, or write true/false"
+        )
+    if _YAML11_TIMESTAMP.fullmatch(text):
+        return (
+            f"{shown} is a string in YAML 1.2 but a date/datetime in YAML 1.1 parsers (PyYAML), "
+            "which is not JSON; quote it"
+        )
+    if text == "=":
+        return "'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load; quote it"
+    if text == "<<" and is_key:
+        return "'<<' is a plain key in YAML 1.2 but a merge key in YAML 1.1 parsers; quote it"
+    if _INT_OCT.fullmatch(text):
+        return f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers; quote it"
+    if _LEADING_ZERO_INT.fullmatch(text):
+        return (
+            f"{shown} is the integer {int(text, 10)} in YAML 1.2 but an octal number in YAML 1.1 "
+            f"parsers; quote it"
+        )
+    if _YAML11_BINARY.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers; quote it"
+    if _YAML11_SEXAGESIMAL.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers; quote it"
+    if "_" in text and _UNDERSCORE_NUMBER.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers; quote it"
+    if _FLOAT_NAN.fullmatch(text):
+        return f"{shown} is not a finite number, so it cannot be JSON; quote it"
+    if _FLOAT_EXP.fullmatch(text) and not _PYYAML_FLOAT.fullmatch(text):
+        return (
+            f"{shown} is the number {_js_number_to_string(float(text))} in YAML 1.2 but a string in "
+            "YAML 1.1 parsers (PyYAML); quote it"
+        )
+    if (_FLOAT.fullmatch(text) or _FLOAT_EXP.fullmatch(text)) and _TRAILING_ZERO_FLOAT.fullmatch(
+        text.split("e")[0].split("E")[0]
+    ):
+        return (
+            f"{shown} is the number {_js_number_to_string(float(text))} (written digits are lost); "
+            "quote it if it is a version or an identifier"
+        )
+    return None
+
+
+def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[int, str, str]]:
+    """Plain scalars that YAML 1.1 parsers read differently, or that silently change meaning.
+
+    Returns ``(line, key_path, message)`` for each, in file order; ``line`` is 1-based in the
+    SKILL.md (``first_line`` is where ``yaml_text`` starts). Also reports non-string values under
+    ``metadata`` (Agent Skills metadata values are strings). Raises `FrontmatterError` when the
+    YAML cannot be parsed at all.
+    """
+    hazards: list[tuple[int, str, str]] = []
+    # Each frame: (kind, path, next index or pending key, whether the next scalar is a key).
+    frames: list[list[Any]] = []
+
+    def child_path() -> tuple[str, bool]:
+        """Path of the node about to be read, and whether it is a mapping key."""
+        if not frames:
+            return "", False
+        frame = frames[-1]
+        if frame[0] == "seq":
+            path = f"{frame[1]}[{frame[2]}]"
+            frame[2] += 1
+            return path, False
+        if frame[3]:  # a key
+            return frame[1], True
+        key = frame[2]
+        return (f"{frame[1]}.{key}" if frame[1] else str(key)), False
+
+    def after_node(is_key: bool, key_text: str | None) -> None:
+        if frames and frames[-1][0] == "map":
+            frame = frames[-1]
+            if is_key:
+                frame[2] = key_text if key_text is not None else "?"
+                frame[3] = False
+            else:
+                frame[3] = True
+
+    def under_metadata(path: str) -> bool:
+        return path.startswith("metadata.") and path.count(".") == 1 and "[" not in path
+
+    try:
+        for event in _events(yaml_text):
+            line = first_line + event.start_mark.line if event.start_mark is not None else first_line
+            if isinstance(event, ScalarEvent):
+                path, is_key = child_path()
+                if event.style is None and event.tag is None:
+                    problem = _plain_hazard(event.value, is_key=is_key)
+                    if problem is not None:
+                        where = path or "(top level)"
+                        hazards.append((line, where, ("key " if is_key else "") + problem))
+                    if (
+                        not is_key
+                        and under_metadata(path)
+                        and not isinstance(_resolve_plain(event.value), str)
+                        and problem is None
+                    ):
+                        hazards.append(
+                            (
+                                line,
+                                path,
+                                f"metadata values are strings in Agent Skills; quote {event.value!r}",
+                            )
+                        )
+                elif not is_key and under_metadata(path) and event.tag is not None:
+                    resolved = _resolve_tagged(event.value, str(event.tag))
+                    if not isinstance(resolved, str):
+                        hazards.append((line, path, "metadata values are strings in Agent Skills"))
+                after_node(is_key, event.value)
+            elif isinstance(event, AliasEvent):
+                path, is_key = child_path()
+                after_node(is_key, f"*{event.anchor}")
+            elif isinstance(event, (SequenceStartEvent, MappingStartEvent)):
+                path, is_key = child_path()
+                kind = "seq" if isinstance(event, SequenceStartEvent) else "map"
+                if not is_key and under_metadata(path):
+                    what = "a list" if kind == "seq" else "a mapping"
+                    hazards.append((line, path, f"metadata values are strings in Agent Skills, not {what}"))
+                if not is_key and path == "metadata" and kind == "seq":
+                    hazards.append(
+                        (line, path, "metadata is a mapping of strings in Agent Skills, not a list")
+                    )
+                frames.append([kind, path if not is_key else f"{path}.?", 0 if kind == "seq" else None, True])
+                frames[-1].append(is_key)
+            elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+                was_key = frames.pop()[4]
+                after_node(was_key, None)
+    except YAMLError as exc:
+        raise _syntax_error(exc, yaml_text, first_line) from None
+    return hazards

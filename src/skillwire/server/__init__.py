@@ -1,0 +1,1 @@
+"""Adapter over the official `mcp` SDK: the skills extension, resource handlers, and the serve app."""

@@ -1,0 +1,305 @@
+"""`SkillsExtension`: SEP-2640 on the official `mcp` SDK, added to any server in one line.
+
+    skills = SkillsExtension(SkillCatalog(["./skills"]))
+    skills.attach(mcp)          # an MCPServer or a low-level Server
+
+`attach` binds `skills/list`, `skills/get` and `resources/directory/read`, advertises the extension
+(also in the legacy 2025-11-25 `initialize` result, which the SDK would otherwise strip), and wraps
+the server's own `resources/read` and `resources/list` so skill URIs are served here and every other
+URI falls through to the handlers the server already had. Each request reads the current snapshot
+once and costs O(log n + page).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+from collections.abc import Sequence
+from typing import Any, Literal
+
+import anyio
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.extension import Extension, MethodBinding
+from mcp.server.lowlevel.server import Server
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.exceptions import MCPError
+from mcp_types import PaginatedRequestParams, ReadResourceRequestParams, RequestParams
+from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
+
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.snapshot import FileChanged
+from skillwire.core.cursor import decode_cursor, encode_cursor
+from skillwire.core.errors import FrontmatterError, InvalidCursor, InvalidSkillURI, NotASkill
+from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
+from skillwire.server.content import dynamic_contents, file_contents
+
+logger = logging.getLogger("skillwire.server")
+
+EXTENSION_ID = "io.modelcontextprotocol/skills"
+CacheScope = Literal["public", "private"]
+_BIG_FILE = 256 * 1024  # read files above this size in a worker thread
+
+
+class GetSkillParams(RequestParams):
+    uri: str
+
+
+class ReadDirectoryParams(PaginatedRequestParams):
+    uri: str
+
+
+def invalid_params(message: str, uri: str | None = None) -> MCPError:
+    return MCPError(INVALID_PARAMS, message, {"uri": uri} if uri is not None else None)
+
+
+class SkillsExtension(Extension):
+    identifier = EXTENSION_ID
+
+    def __init__(
+        self,
+        catalog: SkillCatalog | None = None,
+        *,
+        directory_read: bool = True,
+        page_size: int = 100,
+        directory_page_size: int = 500,
+        ttl_ms: int = 60_000,
+        cache_scope: CacheScope = "private",
+    ) -> None:
+        if page_size < 1 or directory_page_size < 1:
+            raise ValueError("page sizes must be at least 1")
+        if ttl_ms < 0:
+            raise ValueError("ttl_ms must be >= 0")
+        if cache_scope not in ("public", "private"):
+            raise ValueError("cache_scope is 'public' or 'private'")
+        self.catalog = catalog if catalog is not None else SkillCatalog()
+        self.directory_read = directory_read
+        self.page_size = page_size
+        self.directory_page_size = directory_page_size
+        self.ttl_ms = ttl_ms
+        self.cache_scope: CacheScope = cache_scope
+
+    # -- Extension contract ----------------------------------------------------------------------------
+
+    def settings(self) -> dict[str, Any]:
+        return {"directoryRead": True} if self.directory_read else {}
+
+    def methods(self) -> Sequence[MethodBinding]:
+        bindings = [
+            MethodBinding("skills/list", PaginatedRequestParams, self.handle_list),
+            MethodBinding("skills/get", GetSkillParams, self.handle_get),
+        ]
+        if self.directory_read:
+            bindings.append(
+                MethodBinding("resources/directory/read", ReadDirectoryParams, self.handle_directory_read)
+            )
+        return bindings
+
+    def attach(self, server: MCPServer | Server[Any]) -> None:
+        """Install everything on `server` (idempotent for the methods `MCPServer(extensions=[...])` bound)."""
+        lowlevel: Server[Any] = server._lowlevel_server if isinstance(server, MCPServer) else server
+        for binding in self.methods():
+            if lowlevel.get_request_handler(binding.method) is None:
+                lowlevel.add_request_handler(binding.method, binding.params_type, binding.handler)
+        lowlevel.extensions[self.identifier] = self.settings()
+        previous_read = lowlevel.get_request_handler("resources/read")
+        previous_list = lowlevel.get_request_handler("resources/list")
+        self._previous_read = previous_read.handler if previous_read is not None else None
+        self._previous_list = previous_list.handler if previous_list is not None else None
+        lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, self.handle_read_resource)
+        lowlevel.add_request_handler("resources/list", PaginatedRequestParams, self.handle_list_resources)
+        if not any(isinstance(m, LegacyInitializeAdvertiser) for m in lowlevel.middleware):
+            lowlevel.middleware.append(LegacyInitializeAdvertiser(lowlevel))
+
+    _previous_read: Any = None
+    _previous_list: Any = None
+
+    def _cache_fields(self) -> dict[str, Any]:
+        return {"ttlMs": self.ttl_ms, "cacheScope": self.cache_scope}
+
+    # -- skills/list, skills/get -------------------------------------------------------------------------
+
+    async def handle_list(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
+    ) -> HandlerResult:
+        snapshot = self.catalog.snapshot
+        try:
+            page, next_cursor = snapshot.list_page(params.cursor, self.page_size)
+        except InvalidCursor as exc:
+            raise invalid_params(str(exc)) from None
+        result: dict[str, Any] = {"resultType": "complete", "skills": [s.wire for s in page]}
+        if next_cursor is not None:
+            result["nextCursor"] = next_cursor
+        result.update(self._cache_fields())
+        return result
+
+    async def handle_get(self, ctx: ServerRequestContext[Any, Any], params: GetSkillParams) -> HandlerResult:
+        try:
+            uri = canonical_uri(params.uri)
+        except InvalidSkillURI as exc:
+            raise invalid_params(f"Unknown skill: {exc}", params.uri) from None
+        skill = self.catalog.snapshot.skill_by_uri.get(uri)
+        if skill is None:
+            hint = "" if uri.endswith("/" + SKILL_MD) else f" (a skill is named by its {SKILL_MD} URI)"
+            raise invalid_params(
+                f"Unknown skill: this server serves no skill at {params.uri}{hint}", params.uri
+            )
+        return {"resultType": "complete", "skill": skill.wire, **self._cache_fields()}
+
+    # -- resources/directory/read ----------------------------------------------------------------------------
+
+    async def handle_directory_read(
+        self, ctx: ServerRequestContext[Any, Any], params: ReadDirectoryParams
+    ) -> HandlerResult:
+        try:
+            uri = canonical_uri(params.uri)
+        except InvalidSkillURI as exc:
+            raise invalid_params(str(exc), params.uri) from None
+        snapshot = self.catalog.snapshot
+        try:
+            page = snapshot.directory_page(uri, params.cursor, self.directory_page_size)
+        except InvalidCursor as exc:
+            raise invalid_params(str(exc), params.uri) from None
+        if page is None:
+            if uri in snapshot.files:
+                raise invalid_params(
+                    f"Not a directory: {params.uri} is a file; read it with resources/read", params.uri
+                )
+            raise invalid_params(f"No such directory: {params.uri}", params.uri)
+        result: dict[str, Any] = {"resultType": "complete", "resources": page.items}
+        if page.next_cursor is not None:
+            result["nextCursor"] = page.next_cursor
+        return result
+
+    # -- resources/read, resources/list: skill URIs here, the rest to the server's own handlers --------
+
+    async def handle_read_resource(
+        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+    ) -> HandlerResult:
+        raw = str(params.uri)
+        snapshot = self.catalog.snapshot
+        try:
+            parsed = parse_uri(raw)
+        except InvalidSkillURI as exc:
+            if raw.partition("://")[0].lower() in snapshot.schemes | {"skill"}:
+                raise invalid_params(f"Resource not found: {exc}", raw) from None
+            parsed = None
+        if parsed is not None:
+            uri = str(parsed)
+            file = snapshot.files.get(uri)
+            if file is not None:
+                try:
+                    data = (
+                        file.read() if file.size <= _BIG_FILE else await anyio.to_thread.run_sync(file.read)
+                    )
+                except (FileChanged, OSError) as exc:
+                    # Serving new bytes under the old digest would make every host reject the skill; the
+                    # honest answer is an error and a fresh snapshot for the next request.
+                    logger.warning("refusing to serve %s: %s", uri, exc)
+                    await anyio.to_thread.run_sync(self.catalog.refresh)
+                    raise MCPError(
+                        INTERNAL_ERROR, f"{uri} changed on the server; fetch its entry again", {"uri": raw}
+                    ) from None
+                return {
+                    "resultType": "complete",
+                    "contents": [file_contents(file, data)],
+                    **self._cache_fields(),
+                }
+            owner = snapshot.dynamic_skill_for(uri)
+            if owner is not None:
+                return await self._read_dynamic(raw, uri, *owner)
+        if self._previous_read is not None:
+            return await self._previous_read(ctx, params)  # type: ignore[no-any-return]
+        raise invalid_params(f"Resource not found: {raw}", raw)
+
+    async def _read_dynamic(self, raw: str, uri: str, skill: Any, file_path: str) -> HandlerResult:
+        reader = skill.dynamic_reader
+        try:
+            produced = await anyio.to_thread.run_sync(reader, file_path)
+        except Exception as exc:
+            logger.exception("dynamic skill reader failed for %s", uri)
+            raise MCPError(INTERNAL_ERROR, f"generating {uri} failed: {exc!r}", {"uri": raw}) from None
+        if produced is None:
+            raise invalid_params(f"Resource not found: {raw}", raw)
+        data = produced.encode("utf-8") if isinstance(produced, str) else bytes(produced)
+        if file_path == SKILL_MD:
+            try:
+                fm = parse_skill_md(data).frontmatter
+            except (NotASkill, FrontmatterError) as exc:
+                raise MCPError(
+                    INTERNAL_ERROR, f"generated {uri} is not a valid SKILL.md: {exc}", {"uri": raw}
+                ) from None
+            if fm != skill.entry.frontmatter:
+                raise MCPError(
+                    INTERNAL_ERROR,
+                    f"generated {uri} does not carry the frontmatter its entry declares",
+                    {"uri": raw},
+                )
+        return {
+            "resultType": "complete",
+            "contents": [dynamic_contents(uri, file_path, data)],
+            **self._cache_fields(),
+        }
+
+    async def handle_list_resources(
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
+    ) -> HandlerResult:
+        # Phase-tagged cursor: the server's own resources first (its cursor carried inside ours), then
+        # every listed SKILL.md. Both halves are keyset-paged, so no phase costs more than a page.
+        snapshot = self.catalog.snapshot
+        phase, key = ("own", None) if self._previous_list is not None else ("skills", None)
+        if params.cursor is not None:
+            try:
+                phase, key = json.loads(
+                    decode_cursor(params.cursor, "resources/list", secret=snapshot.cursor_secret)
+                )
+            except (InvalidCursor, ValueError, TypeError) as exc:
+                raise invalid_params(f"invalid cursor for resources/list: {exc}") from None
+        result: dict[str, Any] = {"resultType": "complete", "resources": [], **self._cache_fields()}
+        next_state: list[Any] | None = None
+        if phase == "own":
+            own = await self._previous_list(ctx, params.model_copy(update={"cursor": key}))
+            own_dict = (
+                own
+                if isinstance(own, dict)
+                else own.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+            result["resources"] = list(own_dict.get("resources", []))
+            own_next = own_dict.get("nextCursor")
+            if own_next:
+                next_state = ["own", own_next]
+            elif snapshot.listed:
+                next_state = ["skills", None]
+        else:
+            items, after = snapshot.skill_md_page(key, self.page_size)
+            result["resources"] = items
+            if after is not None:
+                next_state = ["skills", after]
+        if next_state is not None:
+            result["nextCursor"] = encode_cursor(
+                "resources/list", json.dumps(next_state), secret=snapshot.cursor_secret
+            )
+        return result
+
+
+class LegacyInitializeAdvertiser:
+    """Puts `capabilities.extensions` back into the 2025-11-25 `initialize` result.
+
+    The SDK serialises `initialize` through the 2025-11-25 `ServerCapabilities` model, which has no
+    `extensions` field, so the advertisement would silently vanish and no legacy client would ever
+    learn that this server serves skills. Drop this once the SDK keeps the field.
+    """
+
+    def __init__(self, server: Server[Any]) -> None:
+        self.server = server
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        result = await call_next(ctx)
+        if ctx.method == "initialize" and isinstance(result, dict) and self.server.extensions:
+            capabilities = result.get("capabilities")
+            if isinstance(capabilities, dict):
+                advertised = dict(capabilities.get("extensions") or {})
+                for identifier, settings in self.server.extensions.items():
+                    advertised.setdefault(identifier, settings)
+                capabilities["extensions"] = advertised
+        return result

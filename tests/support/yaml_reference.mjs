@@ -1,0 +1,35 @@
+// Reference YAML 1.2 decoder for skillwire's differential tests.
+//
+// Reads a JSON array of YAML texts on stdin and writes a JSON array with one result per text:
+//   {"ok": value}                      what `yaml.parse(text)` (npm yaml v2, default options) returns
+//   {"ok": value, "nonFinite": true}   same, but the value holds Infinity/NaN (JSON turns them into null)
+//   {"error": message}                 yaml.parse threw (syntax error, duplicate key, alias bomb, ...)
+// Default options already reject duplicate keys (uniqueKeys: true) and bound aliases (maxAliasCount: 100).
+// Warnings (unresolved tags, collection keys) are silenced; they do not change the value.
+import { createRequire } from "node:module";
+import { readFileSync } from "node:fs";
+
+const require = createRequire(import.meta.url);
+const yamlPath = process.argv[2];
+const YAML = require(yamlPath);
+
+function hasNonFinite(value) {
+  if (typeof value === "number") return !Number.isFinite(value);
+  if (Array.isArray(value)) return value.some(hasNonFinite);
+  if (value !== null && typeof value === "object") return Object.values(value).some(hasNonFinite);
+  return false;
+}
+
+const texts = JSON.parse(readFileSync(0, "utf8"));
+const results = texts.map((text) => {
+  try {
+    const value = YAML.parse(text, { logLevel: "error" });
+    const result = { ok: value === undefined ? null : value };
+    if (hasNonFinite(value)) result.nonFinite = true;
+    // Dates, Buffers, Maps and Sets (YAML 1.1 tags) go through JSON.stringify like any JS consumer would.
+    return JSON.parse(JSON.stringify(result));
+  } catch (error) {
+    return { error: String(error && error.message ? error.message : error) };
+  }
+});
+process.stdout.write(JSON.stringify(results));
