@@ -11,7 +11,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -25,6 +25,8 @@ from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.frontmatter import JSONValue
 
 logger = logging.getLogger("skillwire.catalog")
+# watchfiles logs every batch of changes at INFO; that is noise in a server's output.
+logging.getLogger("watchfiles").setLevel(logging.WARNING)
 
 Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
 
@@ -48,6 +50,7 @@ class SkillCatalog:
         self._snapshot: CatalogSnapshot | None = None
         self._refresh_lock = threading.Lock()
         self._listeners: list[Listener] = []
+        self._async_listeners: list[Callable[[], Awaitable[None]]] = []
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
 
@@ -88,6 +91,10 @@ class SkillCatalog:
     def on_change(self, listener: Listener) -> None:
         """Call `listener(old, new)` after every refresh that changed what is published."""
         self._listeners.append(listener)
+
+    def on_change_async(self, listener: Callable[[], Awaitable[None]]) -> None:
+        """Await `listener()` after a watcher-driven refresh changed what is published."""
+        self._async_listeners.append(listener)
 
     def refresh(self) -> CatalogSnapshot:
         """Re-scan every source and swap in the new snapshot; returns it."""
@@ -132,11 +139,22 @@ class SkillCatalog:
         paths = self.watch_paths()
         if not paths:
             return
-        async for _changes in awatch(*paths, debounce=debounce_ms, stop_event=stop_event, recursive=True):
+        async for _changes in awatch(
+            *paths, debounce=debounce_ms, stop_event=stop_event, recursive=True
+        ):
+            before = self._snapshot
             try:
-                await anyio.to_thread.run_sync(self.refresh)
+                after = await anyio.to_thread.run_sync(self.refresh)
             except Exception:
                 logger.exception("catalog refresh failed; still serving the previous snapshot")
+                continue
+            if before is not None and _published_state(before) == _published_state(after):
+                continue
+            for listener in self._async_listeners:
+                try:
+                    await listener()
+                except Exception:
+                    logger.exception("catalog change notification failed")
 
 
 def _published_state(snapshot: CatalogSnapshot) -> tuple[tuple[str, str], ...]:

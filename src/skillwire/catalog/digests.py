@@ -9,7 +9,9 @@ single transaction per scan, so a restart hashes only what changed while it was 
 
 from __future__ import annotations
 
+import copy
 import hashlib
+import json
 import os
 import sqlite3
 import threading
@@ -18,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.catalog.mime import is_utf8_text
+from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
 
 StatKey = tuple[str, int, int, int, int, int]
@@ -43,14 +46,16 @@ def hash_file(path: str, expected_size: int) -> tuple[FileDigest, int]:
     total = 0
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     with os.fdopen(fd, "rb") as handle:
+        # Never read more than one byte past the size `stat` reported: a file that grows while it is
+        # hashed (a log being appended to) is detected by the caller, not read without end.
         if expected_size <= _CHUNK:
-            data = handle.read()
+            data = handle.read(expected_size + 1)
             hasher.update(data)
             return FileDigest(DIGEST_PREFIX + hasher.hexdigest(), is_utf8_text(data)), len(data)
         import codecs
 
         decoder = codecs.getincrementaldecoder("utf-8")()
-        while chunk := handle.read(_CHUNK):
+        while total <= expected_size and (chunk := handle.read(min(_CHUNK, expected_size + 1 - total))):
             hasher.update(chunk)
             total += len(chunk)
             saw_nul = saw_nul or b"\0" in chunk
@@ -74,6 +79,8 @@ class DigestCache:
         self.path = path
         self._memory: dict[StatKey, FileDigest] = {}
         self._pending: dict[StatKey, FileDigest] = {}
+        self._frontmatter: dict[str, dict[str, JSONValue]] = {}
+        self._pending_frontmatter: dict[str, str] = {}
         self._lock = threading.Lock()
         self.hashed = 0  # files hashed since creation: what tests and benchmarks watch
         self.hits = 0
@@ -88,6 +95,7 @@ class DigestCache:
             "mtime_ns INTEGER, ctime_ns INTEGER, digest TEXT NOT NULL, is_text INTEGER NOT NULL, "
             "PRIMARY KEY (path, dev, ino, size, mtime_ns, ctime_ns))"
         )
+        db.execute("CREATE TABLE IF NOT EXISTS frontmatter (digest TEXT PRIMARY KEY, json TEXT NOT NULL)")
         return db
 
     def _load(self, path: Path) -> None:
@@ -99,11 +107,16 @@ class DigestCache:
                 ):
                     key: StatKey = (row[0], row[1], row[2], row[3], row[4], row[5])
                     self._memory[key] = FileDigest(row[6], bool(row[7]))
+                for digest, text in db.execute("SELECT digest, json FROM frontmatter"):
+                    self._frontmatter[digest] = json.loads(text)
             finally:
                 db.close()
         except sqlite3.Error:
             # A corrupt or foreign cache file costs a rehash, never a start-up failure.
             self._memory.clear()
+
+    def has(self, path: str, st: os.stat_result) -> bool:
+        return stat_key(path, st) in self._memory
 
     def digest(self, path: str, st: os.stat_result) -> FileDigest:
         key = stat_key(path, st)
@@ -122,13 +135,26 @@ class DigestCache:
                 self._pending[key] = result
         return result
 
+    def frontmatter(self, digest: str) -> dict[str, JSONValue] | None:
+        """The decoded frontmatter of a SKILL.md with this digest, if it was parsed before."""
+        with self._lock:
+            cached = self._frontmatter.get(digest)
+        return None if cached is None else copy.deepcopy(cached)
+
+    def remember_frontmatter(self, digest: str, frontmatter: dict[str, JSONValue]) -> None:
+        encoded = json.dumps(frontmatter, ensure_ascii=False, allow_nan=False)
+        with self._lock:
+            self._frontmatter[digest] = copy.deepcopy(frontmatter)
+            self._pending_frontmatter[digest] = encoded
+
     def flush(self) -> None:
         """Persist what was hashed since the last flush, and forget entries for vanished paths."""
         if self.path is None:
             return
         with self._lock:
             pending, self._pending = self._pending, {}
-        if not pending:
+            pending_fm, self._pending_frontmatter = self._pending_frontmatter, {}
+        if not pending and not pending_fm:
             return
         try:
             db = self._connect(self.path)
@@ -137,6 +163,9 @@ class DigestCache:
                     db.executemany(
                         "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [(*key, value.digest, int(value.is_text)) for key, value in pending.items()],
+                    )
+                    db.executemany(
+                        "INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", list(pending_fm.items())
                     )
             finally:
                 db.close()

@@ -14,11 +14,12 @@ with a precise reason; the rest are served.
 from __future__ import annotations
 
 import bisect
+import fnmatch
 import os
+import re
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from fnmatch import fnmatchcase
 from pathlib import Path
 
 import pathspec
@@ -29,7 +30,7 @@ from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DiskContent, S
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillError
 from skillwire.core.frontmatter import parse_skill_md
-from skillwire.core.manifest import ManifestFile, limit_problem
+from skillwire.core.manifest import ManifestFile, limit_problem, sha256_digest
 from skillwire.core.names import frontmatter_problem
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, format_uri, parse_uri, validate_segment
 
@@ -54,8 +55,11 @@ MAX_SKILL_MD_BYTES = 16 * 1024 * 1024
 RelPath = tuple[str, ...]
 
 
+_IGNORED_GLOBS_RE = re.compile("|".join(fnmatch.translate(p) for p in IGNORED_GLOBS))
+
+
 def is_ignored_name(name: str) -> bool:
-    return name in IGNORED_NAMES or any(fnmatchcase(name, pattern) for pattern in IGNORED_GLOBS)
+    return name in IGNORED_NAMES or _IGNORED_GLOBS_RE.match(name) is not None
 
 
 @dataclass(frozen=True)
@@ -157,6 +161,10 @@ class _Walker:
             if not self._inside(real):
                 self.result.ignored.append((shown, "symlink whose target is outside the root"))
                 return
+            # A link must not republish what the ignore list hides (`notes.txt -> .env`).
+            if any(is_ignored_name(part) for part in os.path.relpath(real, self.base).split(os.sep)):
+                self.result.ignored.append((shown, "symlink whose target is on the ignore list"))
+                return
             try:
                 st = os.stat(real)
             except OSError:
@@ -202,7 +210,7 @@ def scan_root(
         location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
         members = _members(found, keys, skill_dir)
         try:
-            frontmatter = _check_skill(root, skill_dir, members, enforce_limits)
+            frontmatter = _check_skill(root, skill_dir, members, enforce_limits, cache)
         except SkillError as exc:
             result.skipped.append(SkippedSkill(location, str(exc)))
             continue
@@ -217,7 +225,11 @@ def scan_root(
         except OSError as exc:
             return item.rel, exc
 
-    results = executor.map(hash_one, todo) if executor is not None else map(hash_one, todo)
+    # Cache hits are dictionary look-ups: only misses are worth a thread hand-off.
+    misses = [f for f in todo if not cache.has(f.real, f.st)]
+    hits = [f for f in todo if cache.has(f.real, f.st)]
+    results = list(map(hash_one, hits))
+    results += executor.map(hash_one, misses) if executor is not None else map(hash_one, misses)
     failures: dict[RelPath, Exception] = {}
     for rel, outcome in results:
         if isinstance(outcome, Exception):
@@ -274,7 +286,7 @@ def _members(found: list[_Found], keys: list[RelPath], skill_dir: RelPath) -> li
 
 
 def _check_skill(
-    root: SkillRoot, skill_dir: RelPath, members: list[_Found], enforce_limits: bool
+    root: SkillRoot, skill_dir: RelPath, members: list[_Found], enforce_limits: bool, cache: DigestCache
 ) -> dict[str, object]:
     """Every rule a skill folder must pass before anything in it is hashed; returns its frontmatter."""
     segments = root.prefix + skill_dir
@@ -299,12 +311,21 @@ def _check_skill(
     if skill_md.st.st_size > MAX_SKILL_MD_BYTES:
         raise SkillError(f"SKILL.md is {skill_md.st.st_size:,} bytes; refusing to parse it")
     try:
-        with open(skill_md.real, "rb") as handle:
-            data = handle.read()
+        # Parsing YAML costs far more than hashing a SKILL.md, so the decoded frontmatter is cached by
+        # the file's digest: a restart or reload parses only SKILL.md files whose bytes changed.
+        digest = cache.digest(skill_md.real, skill_md.st).digest
+        fm = cache.frontmatter(digest)
+        if fm is None:
+            with open(skill_md.real, "rb") as handle:
+                data = handle.read()
+            if sha256_digest(data) != digest:
+                raise SkillError(
+                    "SKILL.md changed while it was being read; it will be picked up on the next scan"
+                )
+            fm = parse_skill_md(data).frontmatter  # NotASkill / FrontmatterError carry the precise reason
+            cache.remember_frontmatter(digest, fm)
     except OSError as exc:
-        raise SkillError(f"cannot read SKILL.md: {exc.strerror}") from None
-    document = parse_skill_md(data)  # NotASkill / FrontmatterError carry the precise reason
-    fm = document.frontmatter
+        raise SkillError(f"cannot read SKILL.md: {exc.strerror or exc}") from None
     problem = frontmatter_problem(fm, segments[-1])
     if problem is not None:
         raise SkillError(problem)

@@ -14,13 +14,14 @@ import os
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+from urllib.parse import unquote
 
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, decode_cursor, encode_cursor
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import sha256_digest
-from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, format_uri, parse_uri
+from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, parse_uri
 
 META_PREFIX = "io.modelcontextprotocol.skills/"
 DIRECTORY_MIME_TYPE = "inode/directory"
@@ -169,34 +170,34 @@ class CatalogSnapshot:
     # -- construction ---------------------------------------------------------------------------
 
     def _build_directories(self) -> dict[str, list[DirectoryChild]]:
-        children: dict[tuple[str, tuple[str, ...]], dict[str, DirectoryChild]] = {}
+        # Published URIs are canonical already, so directories are built from their text: splitting
+        # on "/" gives encoded segments whose prefixes are the directory URIs (no re-encoding).
+        children: dict[str, dict[str, DirectoryChild]] = {}
 
-        def add_path(scheme: str, segments: tuple[str, ...], file: CatalogFile | None) -> None:
-            # Register the leaf, then every ancestor directory down to the authority.
-            for depth in range(len(segments) - 1, 0, -1):
-                parent = segments[:depth]
-                name = segments[depth]
-                kids = children.setdefault((scheme, parent), {})
+        def add_path(uri: str, file: CatalogFile | None) -> None:
+            scheme_sep = uri.index("://") + 3
+            cut = len(uri)
+            is_leaf = True
+            while True:
+                slash = uri.rfind("/", scheme_sep, cut)
+                if slash < 0:
+                    return  # reached the authority: it has no parent directory
+                parent, child_uri = uri[:slash], uri[:cut]
+                name = unquote(child_uri[slash + 1 :])
+                kids = children.setdefault(parent, {})
                 if name in kids:
-                    if file is not None and depth == len(segments) - 1:
-                        kids[name] = DirectoryChild(name, kids[name].uri, file)
+                    if is_leaf and file is not None:
+                        kids[name] = DirectoryChild(name, child_uri, file)
                     return
-                is_leaf = depth == len(segments) - 1
-                kids[name] = DirectoryChild(
-                    name, format_uri(scheme, segments[: depth + 1]), file if is_leaf else None
-                )
+                kids[name] = DirectoryChild(name, child_uri, file if is_leaf else None)
+                cut, is_leaf = slash, False
 
         for file in self.files.values():
-            parsed = parse_uri(file.uri)
-            add_path(parsed.scheme, parsed.segments, file)
-        for root, skill in self.dynamic_roots.items():
+            add_path(file.uri, file)
+        for skill in self.dynamic_roots.values():
             # A generated skill's root is browsable: it holds at least its SKILL.md.
-            skill_md = CatalogFile(skill.uri, 0, "", "text/markdown", True, MemoryContent(b""))
-            add_path(root.scheme, (*root.segments, SKILL_MD), skill_md)
-        return {
-            format_uri(scheme, parent): sorted(kids.values(), key=lambda c: c.name)
-            for (scheme, parent), kids in children.items()
-        }
+            add_path(skill.uri, CatalogFile(skill.uri, 0, "", "text/markdown", True, MemoryContent(b"")))
+        return {parent: sorted(kids.values(), key=lambda c: c.name) for parent, kids in children.items()}
 
     # -- queries ----------------------------------------------------------------------------------
 

@@ -33,6 +33,7 @@ from skillwire.core.errors import FrontmatterError, InvalidCursor, InvalidSkillU
 from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
 from skillwire.server.content import dynamic_contents, file_contents
+from skillwire.server.notify import ListChangedNotifier
 
 logger = logging.getLogger("skillwire.server")
 
@@ -110,7 +111,13 @@ class SkillsExtension(Extension):
         lowlevel.add_request_handler("resources/list", PaginatedRequestParams, self.handle_list_resources)
         if not any(isinstance(m, LegacyInitializeAdvertiser) for m in lowlevel.middleware):
             lowlevel.middleware.append(LegacyInitializeAdvertiser(lowlevel))
+        if self.notifier is None:
+            bus = server._subscriptions if isinstance(server, MCPServer) else None
+            self.notifier = ListChangedNotifier(bus)
+            lowlevel.middleware.append(self.notifier)
+            self.catalog.on_change_async(self.notifier.notify)
 
+    notifier: ListChangedNotifier | None = None
     _previous_read: Any = None
     _previous_list: Any = None
 
@@ -266,8 +273,16 @@ class SkillsExtension(Extension):
             )
             result["resources"] = list(own_dict.get("resources", []))
             own_next = own_dict.get("nextCursor")
+            room = self.page_size - len(result["resources"])
             if own_next:
                 next_state = ["own", own_next]
+            elif snapshot.listed and room > 0:
+                # The server's own listing ended on this page: fill the rest with SKILL.md resources,
+                # so a server without resources of its own does not answer with an empty first page.
+                items, after = snapshot.skill_md_page(None, room)
+                result["resources"] += items
+                if after is not None:
+                    next_state = ["skills", after]
             elif snapshot.listed:
                 next_state = ["skills", None]
         else:
@@ -302,4 +317,8 @@ class LegacyInitializeAdvertiser:
                 for identifier, settings in self.server.extensions.items():
                     advertised.setdefault(identifier, settings)
                 capabilities["extensions"] = advertised
+                resources = capabilities.get("resources")
+                if isinstance(resources, dict):
+                    # We send notifications/resources/list_changed to legacy sessions (server.notify).
+                    resources["listChanged"] = True
         return result
