@@ -27,7 +27,7 @@ from mcp.client import Client
 from bench.generate import generate_catalog
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.client.requests import RAW_RESULT, get_skill_request, list_skills_request
+from skillwire.client.requests import get_skill_request, list_skills_request, send_raw
 from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
 
@@ -60,7 +60,7 @@ async def page_cost(root: Path, samples: int) -> dict[str, Any]:
         cursors: list[str | None] = [None]
         cursor: str | None = None
         while True:
-            page = await client.session.send_request(list_skills_request(cursor), RAW_RESULT)
+            page = await send_raw(client, list_skills_request(cursor))
             cursor = page.get("nextCursor")
             if cursor is None:
                 break
@@ -70,7 +70,7 @@ async def page_cost(root: Path, samples: int) -> dict[str, Any]:
         for _ in range(samples):
             chosen = rng.choice(cursors)
             started = time.perf_counter()
-            await client.session.send_request(list_skills_request(chosen), RAW_RESULT)
+            await send_raw(client, list_skills_request(chosen))
             timings.append(time.perf_counter() - started)
     timings.sort()
     return {
@@ -98,7 +98,7 @@ async def watcher_edit(root: Path) -> dict[str, Any]:
         seen = target_file.digest
         while seen == target_file.digest and time.perf_counter() - started < 30:
             await anyio.sleep(0.01)
-            entry = await client.session.send_request(get_skill_request(target_skill.uri), RAW_RESULT)
+            entry = await send_raw(client, get_skill_request(target_skill.uri))
             seen = next(f["digest"] for f in entry["skill"]["resources"] if f["uri"] == target_file.uri)
         latency = time.perf_counter() - started
         rehashed = catalog.digests.hashed - hashed_before
@@ -124,8 +124,17 @@ def main() -> None:
     results["page_cost_ratio_large_vs_small"] = ratio
 
     print(f"{'':28}{'small':>14}{'large':>14}")
-    for key in ("skills", "files", "cold_scan_s", "cold_files_hashed", "warm_restart_s", "warm_files_hashed",
-                "pages", "page_p50_ms", "page_p99_ms"):
+    for key in (
+        "skills",
+        "files",
+        "cold_scan_s",
+        "cold_files_hashed",
+        "warm_restart_s",
+        "warm_files_hashed",
+        "pages",
+        "page_p50_ms",
+        "page_p99_ms",
+    ):
         small, large = results["small"][key], results["large"][key]
         fmt = "{:>14.3f}" if isinstance(small, float) else "{:>14}"
         print(f"{key:28}" + fmt.format(small) + fmt.format(large))

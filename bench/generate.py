@@ -11,10 +11,32 @@ import os
 import random
 from pathlib import Path
 
-_WORDS = (
-    "skill agent file manifest digest verify server host cache approve review refund invoice "
-    "template policy request customer billing process extract table form field check"
-).split()
+_WORDS = [
+    "skill",
+    "agent",
+    "file",
+    "manifest",
+    "digest",
+    "verify",
+    "server",
+    "host",
+    "cache",
+    "approve",
+    "review",
+    "refund",
+    "invoice",
+    "template",
+    "policy",
+    "request",
+    "customer",
+    "billing",
+    "process",
+    "extract",
+    "table",
+    "form",
+    "field",
+    "check",
+]
 
 
 def _text(rng: random.Random, size: int) -> bytes:

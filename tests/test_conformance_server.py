@@ -10,6 +10,7 @@ from __future__ import annotations
 from collections.abc import Iterator
 
 import pytest
+
 from support.conformance import SUCCESS, missing_tools_reason, run_server_scenario
 from support.servers import CORPUS, EXAMPLES, RunningServer, serve_http
 
@@ -32,7 +33,8 @@ def examples_server() -> Iterator[RunningServer]:
 def test_examples_default_version(examples_server: RunningServer, scenario: str) -> None:
     run = run_server_scenario(examples_server.url, scenario)
     assert run.checks, run.summary()
-    assert not run.failures() and not run.warnings(), run.summary()
+    assert not run.failures(), run.summary()
+    assert not run.warnings(), run.summary()
     assert run.exit_code == 0, run.summary()
     if scenario.startswith("sep-2640"):
         # A pass must have tested something: the core checks ran and succeeded.
@@ -44,7 +46,8 @@ def test_examples_legacy_initialize(examples_server: RunningServer, scenario: st
     run = run_server_scenario(examples_server.url, scenario, spec_version="2025-11-25", force=True)
     assert not run.not_applicable, run.summary()
     assert run.checks, run.summary()
-    assert not run.failures() and not run.warnings(), run.summary()
+    assert not run.failures(), run.summary()
+    assert not run.warnings(), run.summary()
     if scenario == "sep-2640-skills-enumeration":
         # Without the legacy-initialize fix every skills check is SKIPPED ("not declared").
         assert run.status_of("sep-2640-capability-empty-object") == SUCCESS, run.summary()

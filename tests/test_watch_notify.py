@@ -14,7 +14,7 @@ from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
 
 from skillwire import SkillCatalog, SkillsExtension
-from skillwire.client.requests import RAW_RESULT, get_skill_request
+from skillwire.client.requests import get_skill_request, send_raw
 from skillwire.server.app import build_server
 
 pytestmark = pytest.mark.anyio
@@ -34,7 +34,7 @@ def make_tree(root: Path, names: list[str]) -> None:
 
 
 async def digest_of(client: Client, skill: str, file_uri: str) -> str:
-    result = await client.session.send_request(get_skill_request(skill), RAW_RESULT)
+    result = await send_raw(client, get_skill_request(skill))
     return next(str(f["digest"]) for f in result["skill"]["resources"] if f["uri"] == file_uri)
 
 
@@ -97,7 +97,9 @@ async def test_legacy_session_gets_list_changed_notification(tmp_path: Path) -> 
     ):
         assert client.session is not None
         caps = client.server_capabilities
-        assert caps is not None and caps.resources is not None and caps.resources.list_changed
+        assert caps is not None
+        assert caps.resources is not None
+        assert caps.resources.list_changed
         await digest_of(client, "skill://alpha/SKILL.md", "skill://alpha/SKILL.md")  # registers the session
         group.start_soon(skills.catalog.watch)
         await anyio.sleep(0.5)

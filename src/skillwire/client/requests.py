@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from typing import Any, Literal
 
+from mcp.client import Client
 from mcp_types import PaginatedRequest, PaginatedRequestParams, Request, RequestParams
-from pydantic import TypeAdapter
+from pydantic import BaseModel, ConfigDict
 
 
 class GetSkillParams(RequestParams):
@@ -33,7 +34,16 @@ class ReadDirectoryRequest(Request[ReadDirectoryParams, Literal["resources/direc
     method: Literal["resources/directory/read"] = "resources/directory/read"
 
 
-RAW_RESULT: TypeAdapter[dict[str, Any]] = TypeAdapter(dict[str, Any])
+class RawResult(BaseModel):
+    """Any JSON object: the session needs a model, we need every field as sent."""
+
+    model_config = ConfigDict(extra="allow")
+
+    def fields(self) -> dict[str, Any]:
+        return dict(self.__pydantic_extra__ or {})
+
+
+RAW_RESULT = RawResult
 
 
 def list_skills_request(cursor: str | None = None) -> ListSkillsRequest:
@@ -46,3 +56,8 @@ def get_skill_request(uri: str) -> GetSkillRequest:
 
 def read_directory_request(uri: str, cursor: str | None = None) -> ReadDirectoryRequest:
     return ReadDirectoryRequest(params=ReadDirectoryParams(uri=uri, cursor=cursor))
+
+
+async def send_raw(client: Client, request: Request[Any, Any]) -> dict[str, Any]:
+    """Send one request and return the result object as sent (for tests, benchmarks, tools)."""
+    return (await client.session.send_request(request, RawResult)).fields()

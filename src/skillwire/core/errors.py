@@ -102,3 +102,21 @@ class UnlistedFile(VerificationFailed):
 
 class SkillChanged(SkillError):
     """The skill on the server no longer matches the entry the host holds; re-approval is needed."""
+
+
+class ServerError(SkillwireError):
+    """A skills server answered a request with an error, or with something that is not a valid answer."""
+
+    def __init__(self, message: str, *, code: int | None = None, origin: str | None = None) -> None:
+        prefix = f"{origin}: " if origin else ""
+        super().__init__(prefix + message + (f" (JSON-RPC {code})" if code is not None else ""))
+        self.code = code
+        self.origin = origin
+
+
+class ExtensionNotDeclared(ServerError):
+    """The server did not declare `io.modelcontextprotocol/skills` (or `directoryRead`), so no such call is sent."""
+
+
+class SkillNotFound(ServerError):
+    """The server does not serve a skill (or file) at that URI."""
