@@ -38,6 +38,7 @@ from skillwire.server.notify import ListChangedNotifier
 logger = logging.getLogger("skillwire.server")
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
+_ATTACHED = "_skillwire_extension"  # marks the resources/* handlers `attach` installed
 CacheScope = Literal["public", "private"]
 _BIG_FILE = 256 * 1024  # read files above this size in a worker thread
 
@@ -91,9 +92,7 @@ class SkillsExtension(Extension):
             MethodBinding("skills/get", GetSkillParams, self.handle_get),
         ]
         if self.directory_read:
-            bindings.append(
-                MethodBinding("resources/directory/read", ReadDirectoryParams, self.handle_directory_read)
-            )
+            bindings.append(MethodBinding("resources/directory/read", ReadDirectoryParams, self.handle_directory_read))
         return bindings
 
     def attach(self, server: MCPServer | Server[Any]) -> None:
@@ -103,12 +102,30 @@ class SkillsExtension(Extension):
             if lowlevel.get_request_handler(binding.method) is None:
                 lowlevel.add_request_handler(binding.method, binding.params_type, binding.handler)
         lowlevel.extensions[self.identifier] = self.settings()
-        previous_read = lowlevel.get_request_handler("resources/read")
-        previous_list = lowlevel.get_request_handler("resources/list")
-        self._previous_read = previous_read.handler if previous_read is not None else None
-        self._previous_list = previous_list.handler if previous_list is not None else None
-        lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, self.handle_read_resource)
-        lowlevel.add_request_handler("resources/list", PaginatedRequestParams, self.handle_list_resources)
+        # The handlers the server already had are captured per server (one extension may serve several
+        # servers), and attaching twice does not wrap our own handler around itself.
+        read_entry = lowlevel.get_request_handler("resources/read")
+        list_entry = lowlevel.get_request_handler("resources/list")
+        previous_read = read_entry.handler if read_entry is not None else None
+        previous_list = list_entry.handler if list_entry is not None else None
+        if getattr(previous_read, _ATTACHED, None) is not self:
+
+            async def read_resource(
+                ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+            ) -> HandlerResult:
+                return await self.handle_read_resource(ctx, params, previous=previous_read)
+
+            setattr(read_resource, _ATTACHED, self)
+            lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, read_resource)
+        if getattr(previous_list, _ATTACHED, None) is not self:
+
+            async def list_resources(
+                ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
+            ) -> HandlerResult:
+                return await self.handle_list_resources(ctx, params, previous=previous_list)
+
+            setattr(list_resources, _ATTACHED, self)
+            lowlevel.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
         if not any(isinstance(m, LegacyInitializeAdvertiser) for m in lowlevel.middleware):
             lowlevel.middleware.append(LegacyInitializeAdvertiser(lowlevel))
         if self.notifier is None:
@@ -118,17 +135,13 @@ class SkillsExtension(Extension):
             self.catalog.on_change_async(self.notifier.notify)
 
     notifier: ListChangedNotifier | None = None
-    _previous_read: Any = None
-    _previous_list: Any = None
 
     def _cache_fields(self) -> dict[str, Any]:
         return {"ttlMs": self.ttl_ms, "cacheScope": self.cache_scope}
 
     # -- skills/list, skills/get -------------------------------------------------------------------------
 
-    async def handle_list(
-        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
-    ) -> HandlerResult:
+    async def handle_list(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> HandlerResult:
         snapshot = self.catalog.snapshot
         try:
             page, next_cursor = snapshot.list_page(params.cursor, self.page_size)
@@ -148,9 +161,7 @@ class SkillsExtension(Extension):
         skill = self.catalog.snapshot.skill_by_uri.get(uri)
         if skill is None:
             hint = "" if uri.endswith("/" + SKILL_MD) else f" (a skill is named by its {SKILL_MD} URI)"
-            raise invalid_params(
-                f"Unknown skill: this server serves no skill at {params.uri}{hint}", params.uri
-            )
+            raise invalid_params(f"Unknown skill: this server serves no skill at {params.uri}{hint}", params.uri)
         return {"resultType": "complete", "skill": skill.wire, **self._cache_fields()}
 
     # -- resources/directory/read ----------------------------------------------------------------------------
@@ -181,8 +192,9 @@ class SkillsExtension(Extension):
     # -- resources/read, resources/list: skill URIs here, the rest to the server's own handlers --------
 
     async def handle_read_resource(
-        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams, *, previous: Any = None
     ) -> HandlerResult:
+        """Serve a skill file; any other URI goes to `previous`, the server's own handler (if any)."""
         raw = str(params.uri)
         snapshot = self.catalog.snapshot
         try:
@@ -196,9 +208,7 @@ class SkillsExtension(Extension):
             file = snapshot.files.get(uri)
             if file is not None:
                 try:
-                    data = (
-                        file.read() if file.size <= _BIG_FILE else await anyio.to_thread.run_sync(file.read)
-                    )
+                    data = file.read() if file.size <= _BIG_FILE else await anyio.to_thread.run_sync(file.read)
                 except (FileChanged, OSError) as exc:
                     # Serving new bytes under the old digest would make every host reject the skill; the
                     # honest answer is an error and a fresh snapshot for the next request.
@@ -215,8 +225,8 @@ class SkillsExtension(Extension):
             owner = snapshot.dynamic_skill_for(uri)
             if owner is not None:
                 return await self._read_dynamic(raw, uri, *owner)
-        if self._previous_read is not None:
-            return await self._previous_read(ctx, params)  # type: ignore[no-any-return]
+        if previous is not None:
+            return await previous(ctx, params)  # type: ignore[no-any-return]
         raise invalid_params(f"Resource not found: {raw}", raw)
 
     async def _read_dynamic(self, raw: str, uri: str, skill: Any, file_path: str) -> HandlerResult:
@@ -249,29 +259,29 @@ class SkillsExtension(Extension):
         }
 
     async def handle_list_resources(
-        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
+        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams, *, previous: Any = None
     ) -> HandlerResult:
         # Phase-tagged cursor: the server's own resources first (its cursor carried inside ours), then
         # every listed SKILL.md. Both halves are keyset-paged, so no phase costs more than a page.
         snapshot = self.catalog.snapshot
-        phase, key = ("own", None) if self._previous_list is not None else ("skills", None)
+        phase, key = ("own", None) if previous is not None else ("skills", None)
         if params.cursor is not None:
             try:
-                phase, key = json.loads(
-                    decode_cursor(params.cursor, "resources/list", secret=snapshot.cursor_secret)
-                )
+                phase, key = json.loads(decode_cursor(params.cursor, "resources/list", secret=snapshot.cursor_secret))
             except (InvalidCursor, ValueError, TypeError) as exc:
                 raise invalid_params(f"invalid cursor for resources/list: {exc}") from None
+            if phase == "own" and previous is None:  # issued by another server sharing the secret
+                raise invalid_params("invalid cursor for resources/list: this server has no own resources")
         result: dict[str, Any] = {"resultType": "complete", "resources": [], **self._cache_fields()}
         next_state: list[Any] | None = None
         if phase == "own":
-            own = await self._previous_list(ctx, params.model_copy(update={"cursor": key}))
-            own_dict = (
-                own
-                if isinstance(own, dict)
-                else own.model_dump(by_alias=True, mode="json", exclude_none=True)
-            )
+            own = await previous(ctx, params.model_copy(update={"cursor": key}))
+            own_dict = own if isinstance(own, dict) else own.model_dump(by_alias=True, mode="json", exclude_none=True)
             result["resources"] = list(own_dict.get("resources", []))
+            # The server's own pages keep the server's own cache hints; ours apply to skill pages only.
+            for hint in ("ttlMs", "cacheScope"):
+                if hint in own_dict:
+                    result[hint] = own_dict[hint]
             own_next = own_dict.get("nextCursor")
             room = self.page_size - len(result["resources"])
             if own_next:
