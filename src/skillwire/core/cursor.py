@@ -34,7 +34,8 @@ def encode_cursor(kind: str, key: str, *, secret: bytes = DEFAULT_CURSOR_SECRET)
 
 def decode_cursor(cursor: object, kind: str, *, secret: bytes = DEFAULT_CURSOR_SECRET) -> str:
     """The key a cursor continues after; `InvalidCursor` for anything this listing did not issue."""
-    if not isinstance(cursor, str) or cursor.count(".") != 1 or len(cursor) > 4096:
+    # ASCII only: hmac.compare_digest raises TypeError on non-ASCII str.
+    if not isinstance(cursor, str) or len(cursor) > 4096 or not cursor.isascii() or cursor.count(".") != 1:
         raise InvalidCursor(f"invalid cursor {cursor!r:.80}: not issued by this server")
     body, mac = cursor.split(".")
     try:

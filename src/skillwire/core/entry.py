@@ -15,7 +15,7 @@ from skillwire.core.errors import InvalidEntry, InvalidSkillURI
 from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import DIGEST_RE, ManifestFile, limit_problem
 from skillwire.core.names import name_problem
-from skillwire.core.uri import SkillPath
+from skillwire.core.uri import SkillPath, canonical_uri
 
 DYNAMIC: Literal["dynamic"] = "dynamic"
 
@@ -101,10 +101,10 @@ class SkillEntry:
                 f"{uri}: 'resources' must be an array or \"dynamic\", got {resources_raw!r:.60}"
             )
         files: list[ManifestFile] = []
-        seen: set[str] = set()
+        seen: set[str] = set()  # canonical URIs: `x.md` and `%78.md` are the same file
         for index, item in enumerate(cast(list[object], resources_raw)):
             files.append(_manifest_file(uri, path, index, item, seen))
-        if uri not in seen:
+        if uri not in {f.uri for f in files}:
             raise InvalidEntry(f"{uri}: 'resources' does not list the skill's own SKILL.md")
         return cls(uri, fm, tuple(files))
 
@@ -117,9 +117,10 @@ def _manifest_file(skill_uri: str, path: SkillPath, index: int, item: object, se
     file_uri, digest, size = obj.get("uri"), obj.get("digest"), obj.get("size")
     if not isinstance(file_uri, str) or path.file_path_of(file_uri) is None:
         raise InvalidEntry(f"{where}: uri {file_uri!r} is not a file inside {path.root_uri}")
-    if file_uri in seen:
+    canonical = canonical_uri(file_uri)
+    if canonical in seen:
         raise InvalidEntry(f"{where}: {file_uri} is listed twice")
-    seen.add(file_uri)
+    seen.add(canonical)
     if not isinstance(digest, str) or not DIGEST_RE.match(digest):
         raise InvalidEntry(f"{where}: digest {digest!r} is not 'sha256:' + 64 lowercase hex characters")
     if isinstance(size, bool) or not isinstance(size, int) or size < 0:

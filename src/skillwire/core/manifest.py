@@ -15,7 +15,7 @@ from skillwire.core.errors import LimitExceeded
 MAX_FILES_PER_SKILL = 512
 MAX_BYTES_PER_SKILL = 16 * 1024 * 1024  # 16 MiB, as the sum of `size`
 DIGEST_PREFIX = "sha256:"
-DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}$")
+DIGEST_RE = re.compile(r"^sha256:[0-9a-f]{64}\Z")  # `\Z`: `$` allows a trailing "\n"
 
 
 def sha256_digest(data: bytes) -> str:

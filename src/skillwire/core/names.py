@@ -17,9 +17,11 @@ from skillwire.core.errors import InvalidName
 MAX_NAME_LENGTH = 64
 MAX_DESCRIPTION_LENGTH = 1024
 MAX_COMPATIBILITY_LENGTH = 500
-ASCII_NAME_RE = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$")
+# The conformance regexes are JavaScript, where `$` is end of input; Python's `$` also matches before a
+# trailing newline, so they are written with `\Z` here.
+ASCII_NAME_RE = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?\Z")
 # RFC 3986 reg-name, as the conformance suite's authority check writes it.
-REG_NAME_RE = re.compile(r"^(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*$")
+REG_NAME_RE = re.compile(r"^(?:[A-Za-z0-9\-._~!$&'()*+,;=]|%[0-9A-Fa-f]{2})*\Z")
 
 
 def name_problem(name: object, *, allow_unicode: bool = False) -> str | None:

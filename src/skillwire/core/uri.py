@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass
-from functools import cached_property
+from functools import cached_property, lru_cache
 from urllib.parse import quote, unquote_to_bytes
 
 from skillwire.core.errors import InvalidSkillURI
@@ -25,16 +25,20 @@ from skillwire.core.errors import InvalidSkillURI
 SKILL_MD = "SKILL.md"
 DEFAULT_SCHEME = "skill"
 
-_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*$")
+# `\Z`, not `$`: Python's `$` also matches before a trailing newline.
+_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*\Z")
+# RFC 3986 4.2: a reference whose first segment holds a `:` has a scheme (or is a `C:` drive path).
+_REF_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
 # RFC 3986: pchar = unreserved / pct-encoded / sub-delims / ":" / "@"; reg-name drops ":" and "@".
 _PCHAR_SAFE = "!$&'()*+,;=:@-._~"
 _REG_NAME_SAFE = "!$&'()*+,;=-._~"
 _PCT_RE = re.compile(r"%(?![0-9A-Fa-f]{2})")
-_FORBIDDEN_DECODED = re.compile(r"[\x00-\x1f\x7f/\\]")
+_FORBIDDEN_DECODED = re.compile(r"[\x00-\x1f\x7f-\x9f/\\]")  # C0, DEL, C1, `/`, `\`
 
 
+@lru_cache(maxsize=65536)
 def encode_segment(segment: str, *, authority: bool = False) -> str:
-    """Percent-encode one decoded segment in canonical form."""
+    """Percent-encode one decoded segment in canonical form (cached: catalogs repeat names a lot)."""
     return quote(segment, safe=_REG_NAME_SAFE if authority else _PCHAR_SAFE)
 
 
@@ -45,7 +49,7 @@ def _decode_segment(raw: str, uri: str) -> str:
         raise InvalidSkillURI(uri, f"malformed percent-encoding in segment {raw!r}")
     try:
         decoded = unquote_to_bytes(raw).decode("utf-8")
-    except UnicodeDecodeError:
+    except UnicodeError:  # invalid UTF-8 once decoded, or a lone surrogate in the text itself
         raise InvalidSkillURI(uri, f"segment {raw!r} is not UTF-8 once percent-decoded") from None
     if decoded in (".", ".."):
         raise InvalidSkillURI(uri, f"dot segment {raw!r} is not allowed")
@@ -55,9 +59,14 @@ def _decode_segment(raw: str, uri: str) -> str:
     return decoded
 
 
+@lru_cache(maxsize=65536)
 def validate_segment(segment: str) -> str:
     """Check a decoded segment (a folder or file name) can be published; return it unchanged."""
-    return _decode_segment(encode_segment(segment), segment)
+    try:
+        encoded = encode_segment(segment)
+    except UnicodeError:  # a lone surrogate, e.g. an undecodable file name from os.listdir
+        raise InvalidSkillURI(repr(segment), "segment is not valid Unicode text") from None
+    return _decode_segment(encoded, segment)
 
 
 @dataclass(frozen=True, order=True)
@@ -177,7 +186,7 @@ class SkillPath:
         a reference that climbs above the root, is absolute, or names another scheme is refused.
         """
         ref = reference.split("#", 1)[0].split("?", 1)[0]
-        if "://" in ref or ref.startswith("/") or ref.startswith("\\"):
+        if "://" in ref or ref.startswith("/") or ref.startswith("\\") or _REF_SCHEME_RE.match(ref):
             raise InvalidSkillURI(reference, "only references relative to the skill root can be resolved")
         stack: list[str] = []
         for raw in ref.replace("\\", "/").split("/"):
