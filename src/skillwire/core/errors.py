@@ -66,7 +66,15 @@ class InvalidCursor(SkillwireError, ValueError):
     """A pagination cursor that this catalog never issued (forged, truncated, or from another listing)."""
 
 
-class VerificationFailed(SkillError):
+class SkillChanged(SkillError):
+    """The skill on the server no longer matches the entry the host holds; refresh and re-approve.
+
+    Every `VerificationFailed` is a `SkillChanged`: whatever the precise mismatch, the remedy is the
+    same (fetch the entry again with `skills/get`, show the diff, ask again).
+    """
+
+
+class VerificationFailed(SkillChanged):
     """Bytes or metadata received from a server do not match the entry that described them."""
 
     def __init__(self, uri: str, message: str) -> None:
@@ -100,10 +108,6 @@ class UnlistedFile(VerificationFailed):
         self.skill_uri = skill_uri
 
 
-class SkillChanged(SkillError):
-    """The skill on the server no longer matches the entry the host holds; re-approval is needed."""
-
-
 class ServerError(SkillwireError):
     """A skills server answered a request with an error, or with something that is not a valid answer."""
 
@@ -120,3 +124,53 @@ class ExtensionNotDeclared(ServerError):
 
 class SkillNotFound(ServerError):
     """The server does not serve a skill (or file) at that URI."""
+
+
+class HostError(SkillwireError):
+    """A host-side rule refused something (an approval, a gate, a configuration)."""
+
+
+class UnknownOrigin(HostError, KeyError):
+    """No origin with that host-assigned label is configured."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else "unknown origin"
+
+
+class ApprovalDenied(HostError):
+    """The person (through the host's policy) did not approve loading this skill."""
+
+
+class DynamicSkillDeclined(HostError):
+    """The entry says `"resources": "dynamic"` and the policy does not allow unverifiable skills."""
+
+
+class CrossOriginReadDenied(HostError):
+    """A read on behalf of one server's skill aimed at another server, without per-call approval."""
+
+
+class CodeExecutionDenied(HostError):
+    """A code-execution tool call while acting on an MCP skill was not approved for that skill."""
+
+
+class SkillNotActive(HostError):
+    """The active skill was revoked (its manifest changed) or closed; load it again."""
+
+
+class ApprovalStoreError(SkillwireError):
+    """The approvals database cannot be used (corrupt, not a database, from a newer schema, unreadable)."""
+
+    def __init__(self, path: str, reason: str) -> None:
+        super().__init__(f"approval store {path}: {reason}")
+        self.path = path
+        self.reason = reason
+
+
+class UnsafeCacheLocation(HostError):
+    """A content-cache root that would turn MCP-served content into local skills (inside a discovery path)."""
+
+    def __init__(self, root: str, discovery_path: str, reason: str) -> None:
+        super().__init__(f"refusing content-cache root {root}: {reason} ({discovery_path})")
+        self.root = root
+        self.discovery_path = discovery_path
+        self.reason = reason

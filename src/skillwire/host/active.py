@@ -1,0 +1,215 @@
+"""`ActiveSkill`: a loaded skill holding its entry for the whole acting window.
+
+Every read resolves against the skill root and must land on a file listed in the held entry, on the
+same origin; the bytes are verified (size, then digest) before anyone sees them. An unlisted file or a
+mismatch raises a `SkillChanged` subclass (`UnlistedFile`, `SizeMismatch`, `DigestMismatch`), and
+`refresh()` fetches a new entry, reports the manifest diff and, when the file set changed, revokes the
+approval: the skill is inactive until it is loaded (and approved) again. A nested `SKILL.md` read
+here is plain content; its frontmatter is never acted on. Directory questions are answered from the
+manifest; the server's own directory listing can be consulted, but a child it shows that the manifest
+does not list is never surfaced as a skill file.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import (
+    CodeExecutionDenied,
+    InvalidSkillURI,
+    LimitExceeded,
+    SkillChanged,
+    SkillNotActive,
+    UnlistedFile,
+)
+from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestDiff, ManifestFile, diff_manifests
+from skillwire.core.uri import SKILL_MD, SkillPath
+from skillwire.host.framing import TaggedContent
+from skillwire.host.identity import SkillRef
+from skillwire.host.policy import CodeExecution
+
+if TYPE_CHECKING:
+    from skillwire.host.host import SkillHost
+
+
+@dataclass(frozen=True)
+class DirectoryView:
+    """A directory of the held skill, from the manifest."""
+
+    uri: str
+    files: tuple[ManifestFile, ...]
+    directories: tuple[str, ...]  # child directory URIs
+
+
+class ActiveSkill:
+    def __init__(
+        self,
+        host: SkillHost,
+        ref: SkillRef,
+        entry: SkillEntry,
+        skill_md: str,
+        *,
+        kind: str,
+        allowed_tools: str | None,
+    ) -> None:
+        self._host = host
+        self.ref = ref
+        self.entry = entry
+        self.path: SkillPath = entry.path
+        self.kind = kind  # "mcp" or "local"
+        self._skill_md = skill_md
+        self._allowed_tools = allowed_tools
+        self._files = {f.uri: f for f in entry.files}
+        self._dynamic_bytes = len(skill_md.encode("utf-8")) if entry.is_dynamic else 0
+        self.active = True
+
+    # -- what the model sees ------------------------------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return self.entry.name
+
+    @property
+    def root_uri(self) -> str:
+        return self.path.root_uri
+
+    @property
+    def instructions(self) -> TaggedContent:
+        """The verified SKILL.md, tagged with its origin and base URI."""
+        return TaggedContent(
+            self.ref.origin,
+            self.ref.uri,
+            self._skill_md,
+            base_uri=self.root_uri + "/",
+            kind="skill",
+            verified=not self.entry.is_dynamic,
+        )
+
+    @property
+    def allowed_tools(self) -> str | None:
+        """The skill's `allowed-tools`, only if the person approved that grant for this skill."""
+        return self._allowed_tools
+
+    # -- reads ----------------------------------------------------------------------------------------------
+
+    def resolve(self, reference: str) -> str:
+        """The URI a relative reference (or an absolute URI inside this skill) names."""
+        if "://" in reference:
+            if self.path.file_path_of(reference) is None:
+                raise UnlistedFile(reference, self.ref.uri)
+            return reference
+        try:
+            return self.path.resolve(reference)
+        except InvalidSkillURI as exc:
+            raise UnlistedFile(reference, self.ref.uri) from exc
+
+    def _require_active(self) -> None:
+        if not self.active:
+            raise SkillNotActive(f"{self.ref} is no longer active (its manifest changed); load it again")
+
+    async def read_bytes(self, reference: str) -> bytes:
+        """Verified bytes of a file of this skill (relative to the root, or its absolute URI)."""
+        self._require_active()
+        uri = self.resolve(reference)
+        if self.entry.is_dynamic:
+            data = await self._host._fetch_unverified(self.ref.origin, uri)
+            self._dynamic_bytes += len(data)
+            if self._dynamic_bytes > MAX_BYTES_PER_SKILL:
+                raise LimitExceeded(
+                    f"{self.ref}: dynamic skill content passed {MAX_BYTES_PER_SKILL:,} bytes; no more is fetched",
+                    total_bytes=self._dynamic_bytes,
+                )
+            return data
+        listed = self._files.get(uri)
+        if listed is None:
+            raise UnlistedFile(uri, self.ref.uri)
+        return await self._host._fetch_verified(self.ref.origin, listed)
+
+    async def read(self, reference: str) -> TaggedContent:
+        """A file of this skill as context: verified text (or a note for binary files), origin-tagged."""
+        data = await self.read_bytes(reference)
+        uri = self.resolve(reference)
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = f"[binary file, {len(data)} bytes; not shown as text]"
+        if uri.endswith("/" + SKILL_MD) and uri != self.ref.uri:
+            # Another skill's SKILL.md inside this one: plain markdown, never an activation.
+            text = (
+                "[This is the SKILL.md of a nested skill, read as plain content. It is not active and its "
+                "frontmatter grants nothing; activating it needs its own approval.]\n" + text
+            )
+        return TaggedContent(
+            self.ref.origin,
+            uri,
+            text,
+            base_uri=self.root_uri + "/",
+            kind="skill-file",
+            verified=not self.entry.is_dynamic,
+        )
+
+    # -- directories ----------------------------------------------------------------------------------------
+
+    def list_directory(self, reference: str = "") -> DirectoryView:
+        """Direct children of a directory of the skill, answered from the held manifest."""
+        self._require_active()
+        at_root = reference in ("", ".", "./") or reference.rstrip("/") == self.root_uri
+        uri = self.root_uri if at_root else self.resolve(reference.rstrip("/"))
+        prefix = uri + "/"
+        files: list[ManifestFile] = []
+        directories: set[str] = set()
+        for file in self.entry.files:
+            if not file.uri.startswith(prefix):
+                continue
+            rest = file.uri[len(prefix) :]
+            if "/" in rest:
+                directories.add(prefix + rest.split("/", 1)[0])
+            else:
+                files.append(file)
+        if not files and not directories:
+            raise UnlistedFile(uri, self.ref.uri)
+        return DirectoryView(uri, tuple(sorted(files)), tuple(sorted(directories)))
+
+    async def check_directory_with_server(self, reference: str = "") -> DirectoryView:
+        """Ask the server (`resources/directory/read`) and compare with the manifest.
+
+        A child the server shows that the manifest does not list, or a listed file the server no
+        longer shows, means the skill changed: `SkillChanged`, never a new skill file.
+        """
+        view = self.list_directory(reference)
+        items = await self._host._read_directory(self.ref.origin, view.uri)
+        shown = {item.uri for item in items}
+        expected = {f.uri for f in view.files} | set(view.directories)
+        extra, missing = sorted(shown - expected), sorted(expected - shown)
+        if extra or missing:
+            details = [f"not in the manifest: {u}" for u in extra] + [f"missing on the server: {u}" for u in missing]
+            raise SkillChanged(f"{self.ref}: {view.uri} differs from the held entry ({'; '.join(details)})")
+        return view
+
+    # -- change ---------------------------------------------------------------------------------------------
+
+    async def refresh(self) -> ManifestDiff:
+        """Fetch the entry again; if its file set changed, the approval is revoked and this skill deactivated."""
+        self._require_active()
+        new_entry = await self._host._get_entry(self.ref, use_cache=False)
+        diff = diff_manifests(self.entry.files, new_entry.files)
+        if diff or new_entry.frontmatter != self.entry.frontmatter or new_entry.is_dynamic != self.entry.is_dynamic:
+            self._host._revoke(self.ref, new_entry)
+            self.active = False
+        return diff
+
+    # -- gates ------------------------------------------------------------------------------------------------
+
+    async def gate_code_execution(self, tool: str, arguments: dict[str, Any] | None = None) -> None:
+        """Call before running any code-execution tool while acting on this skill; raises if not approved."""
+        self._require_active()
+        if self.kind == "local":
+            return
+        approved = await self._host.policy.approve_code_execution(CodeExecution(self.ref, tool, dict(arguments or {})))
+        if not approved:
+            raise CodeExecutionDenied(f"running {tool!r} while acting on {self.ref} was not approved")
+
+    def close(self) -> None:
+        self.active = False

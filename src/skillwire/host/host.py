@@ -1,0 +1,410 @@
+"""`SkillHost`: skills from many MCP servers and local folders, loaded only through one path.
+
+    async with SkillHost(policy=my_policy) as host:
+        await host.add_server("work", "https://skills.example.com/mcp")
+        await host.list_skills()                     # skills/list on each server: no file is read
+        skill = await host.load("work", "skill://acme/billing/refunds/SKILL.md")
+        context.append(skill.instructions.render())  # origin-tagged, verified
+        text = await skill.read("references/policy.md")
+
+The load path is the only way a skill becomes active: the entry (from the listing, or `skills/get`
+for a skill the listing did not show) → `resources` present and well-formed → limits checked from the
+entry → dynamic declined unless allowed → the approval, bound to the exact {uri, digest} set (a
+changed set revokes it and asks again with the diff) → `SKILL.md` fetched (cache first) and checked
+for size, digest and frontmatter field by field → `ActiveSkill`. Connecting, listing and approving
+fetch no file.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from types import TracebackType
+from typing import Self
+
+from mcp.client import Client
+
+from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import SkillRoot, scan_root
+from skillwire.client.skills import DirectoryItem, EntryProblem, SkillsClient
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import (
+    ApprovalDenied,
+    CrossOriginReadDenied,
+    DigestMismatch,
+    DynamicSkillDeclined,
+    FrontmatterError,
+    FrontmatterMismatch,
+    LimitExceeded,
+    NotASkill,
+    SizeMismatch,
+    SkillNotFound,
+    UnknownOrigin,
+    UnlistedFile,
+)
+from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md
+from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestFile, sha256_digest
+from skillwire.host.active import ActiveSkill
+from skillwire.host.approvals import ApprovalStore
+from skillwire.host.cache import ContentCache
+from skillwire.host.discovery import skills_discovery_paths
+from skillwire.host.framing import TaggedContent
+from skillwire.host.identity import SkillRef
+from skillwire.host.origins import LocalOrigin, ServerOrigin, server_origin
+from skillwire.host.policy import ApprovalRequest, CrossOriginRead, DenyAll, Policy
+from skillwire.host.registry import Collision, RegisteredSkill, Registry
+
+logger = logging.getLogger("skillwire.host")
+
+
+def _differing_fields(expected: Mapping[str, JSONValue], actual: Mapping[str, JSONValue]) -> list[str]:
+    """The entry's fields the served SKILL.md disagrees with, without quoting anything from the file."""
+    out: list[str] = []
+    extra = 0
+    for key in [*expected, *(k for k in actual if k not in expected)]:
+        before = {key: expected[key]} if key in expected else {}
+        after = {key: actual[key]} if key in actual else {}
+        if not frontmatter_differences(before, after):
+            continue
+        if key in expected:
+            out.append(f"{key}: the served SKILL.md does not match the entry")
+        else:
+            extra += 1
+    if extra:
+        out.append(f"the served SKILL.md has {extra} field(s) the entry does not declare")
+    return out
+
+
+@dataclass
+class _Connection:
+    origin: ServerOrigin
+    client: Client
+    skills: SkillsClient
+
+
+@dataclass
+class _LocalSkills:
+    origin: LocalOrigin
+    files: dict[str, Path] = field(default_factory=dict)  # uri -> file on disk
+
+
+class SkillHost:
+    def __init__(
+        self,
+        *,
+        policy: Policy | None = None,
+        approvals: ApprovalStore | None = None,
+        cache: ContentCache | None = None,
+        use_cache: bool = True,
+    ) -> None:
+        self.policy: Policy = policy if policy is not None else DenyAll()
+        self.approvals = approvals if approvals is not None else ApprovalStore()
+        self.cache: ContentCache | None = (cache if cache is not None else ContentCache()) if use_cache else None
+        self.registry = Registry()
+        self._servers: dict[str, _Connection] = {}
+        self._local: dict[str, _LocalSkills] = {}
+        self._stack = contextlib.AsyncExitStack()
+        self.active: list[ActiveSkill] = []
+
+    async def __aenter__(self) -> Self:
+        await self._stack.__aenter__()
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        for skill in self.active:
+            skill.close()
+        await self._stack.__aexit__(exc_type, exc, tb)
+
+    # -- origins ----------------------------------------------------------------------------------------------
+
+    async def add_server(
+        self,
+        label: str,
+        target: str | Sequence[str],
+        *,
+        headers: Mapping[str, str] | None = None,
+        env: Mapping[str, str] | None = None,
+    ) -> SkillsClient:
+        """Connect to an MCP server under a host-assigned label. Connecting sends no skills request."""
+        return await self.add_origin(server_origin(label, target, headers=headers, env=env))
+
+    async def add_origin(self, origin: ServerOrigin) -> SkillsClient:
+        if origin.label in self._servers or origin.label in self._local:
+            raise ValueError(f"an origin labelled {origin.label!r} already exists")
+        client = await self._stack.enter_async_context(origin.client())
+        skills = SkillsClient(client, origin=origin.label)
+        self._servers[origin.label] = _Connection(origin, client, skills)
+        return skills
+
+    async def attach_client(self, label: str, client: Client) -> SkillsClient:
+        """Use an already-connected `mcp` client (in-process servers, custom transports)."""
+        if label in self._servers or label in self._local:
+            raise ValueError(f"an origin labelled {label!r} already exists")
+        skills = SkillsClient(client, origin=label)
+        self._servers[label] = _Connection(ServerOrigin(label, url="inproc://" + label), client, skills)
+        return skills
+
+    def add_local(self, label: str = "local", paths: Sequence[Path] | None = None) -> None:
+        """Local skill folders; by default the Agent Skills discovery paths that exist here."""
+        chosen = tuple(paths) if paths is not None else tuple(p for p in skills_discovery_paths() if p.is_dir())
+        origin = LocalOrigin(label, chosen)
+        if label in self._servers or label in self._local:
+            raise ValueError(f"an origin labelled {label!r} already exists")
+        self._local[label] = _LocalSkills(origin)
+        self._scan_local(label)
+
+    async def remove_origin(self, label: str) -> None:
+        """Forget an origin: its registry entries, its approvals and its cached files."""
+        self._servers.pop(label, None)
+        self._local.pop(label, None)
+        self.registry.remove_origin(label)
+        self.approvals.purge_origin(label)
+        if self.cache is not None:
+            self.cache.purge_origin(label)
+        for skill in self.active:
+            if skill.ref.origin == label:
+                skill.close()
+
+    def origins(self) -> list[str]:
+        return [*self._servers, *self._local]
+
+    def _server(self, label: str) -> _Connection:
+        connection = self._servers.get(label)
+        if connection is None:
+            raise UnknownOrigin(f"no MCP server is configured under the label {label!r}")
+        return connection
+
+    # -- discovery ------------------------------------------------------------------------------------------------
+
+    def _scan_local(self, label: str) -> None:
+        local = self._local[label]
+        entries: list[SkillEntry] = []
+        dirs: dict[str, Path] = {}
+        problems: list[EntryProblem] = []
+        cache = DigestCache()
+        for path in local.origin.paths:
+            result = scan_root(SkillRoot(path), cache)
+            for skill in result.skills:
+                entries.append(skill.entry)
+                dirs[skill.entry.uri] = Path(skill.source)
+            for file in result.files:
+                local.files[file.uri] = Path(file.content.path)  # type: ignore[union-attr]
+            problems += [EntryProblem(0, 0, s.location, s.reason) for s in result.skipped]
+        self.registry.set_origin(label, "local", entries, problems=problems, local_dirs=dirs)
+
+    async def list_skills(self, *, refresh: bool = False) -> list[RegisteredSkill]:
+        """Every skill of every origin (skills/list on each server; reads no file)."""
+        for label, connection in self._servers.items():
+            if not connection.skills.declared:
+                continue
+            listing = await connection.skills.list_skills(use_cache=not refresh)
+            problems = list(listing.problems)
+            if listing.stopped_early:
+                problems.append(EntryProblem(listing.pages, -1, None, listing.stopped_early))
+            self.registry.set_origin(label, "mcp", listing.entries, problems=problems)
+        if refresh:
+            for label in self._local:
+                self._scan_local(label)
+        return list(self.registry)
+
+    @property
+    def collisions(self) -> tuple[Collision, ...]:
+        return self.registry.collisions
+
+    def catalog(self, *, budget_chars: int = 8000) -> str:
+        """The skills for the model's context: name, description, origin and uri, within a size budget.
+
+        When everything does not fit, descriptions are shortened first; skills that still do not fit
+        are counted, not silently dropped.
+        """
+        skills = sorted(self.registry, key=lambda s: (s.kind != "local", s.display_name))
+        if not skills:
+            return ""
+        for limit in (1024, 300, 120, 60, 0):
+            lines = [self._catalog_line(s, limit) for s in skills]
+            text = "\n".join(lines)
+            if len(text) <= budget_chars:
+                return f"<available_skills>\n{text}\n</available_skills>"
+        kept: list[str] = []
+        used = 0
+        for line in (self._catalog_line(s, 0) for s in skills):
+            if used + len(line) + 1 > budget_chars - 80:
+                break
+            kept.append(line)
+            used += len(line) + 1
+        omitted = len(skills) - len(kept)
+        kept.append(f'<omitted count="{omitted}">call list_skills to see the rest</omitted>')
+        return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>"
+
+    @staticmethod
+    def _catalog_line(skill: RegisteredSkill, description_limit: int) -> str:
+        from html import escape
+
+        description = skill.description
+        if len(description) > description_limit:
+            description = description[: max(0, description_limit - 1)].rstrip() + ("…" if description_limit else "")
+        return (
+            f'<skill name="{escape(skill.display_name)}" origin="{escape(skill.ref.origin)}" '
+            f'uri="{escape(skill.ref.uri)}">{escape(description)}</skill>'
+        )
+
+    # -- the load path ----------------------------------------------------------------------------------------------
+
+    async def _get_entry(self, ref: SkillRef, *, use_cache: bool = True) -> SkillEntry:
+        connection = self._server(ref.origin)
+        return await connection.skills.get_skill(ref.uri, use_cache=use_cache)
+
+    async def load(self, origin: str, uri: str) -> ActiveSkill:
+        """Load one skill: the only way a skill becomes active. See the module docstring for the steps."""
+        ref = SkillRef(origin, uri)
+        if origin in self._local:
+            return self._load_local(ref)
+        registered = self.registry.get(ref)
+        if registered is not None:
+            entry = registered.entry
+        else:
+            # Absent from the listing (or never listed): the server confirms the skill with skills/get.
+            entry = await self._get_entry(ref)
+            self.registry.add(RegisteredSkill(ref, "mcp", entry))
+        if entry.is_dynamic and not self.policy.allow_dynamic:
+            raise DynamicSkillDeclined(f"{ref}: the skill's content is dynamic (no digests); the policy declines it")
+        problem = entry.limit_problem()
+        if problem is not None:
+            raise LimitExceeded(f"{ref}: not loading; the skill {problem}", files=len(entry.files))
+        allowed_tools, new_approval = await self._approve(ref, entry)
+        skill_md = await self._fetch_skill_md(ref, entry)
+        if new_approval:
+            # Persisted only now that SKILL.md verified: an approval given to an entry whose SKILL.md then
+            # failed (its frontmatter, say) must not survive to cover that digest under another entry.
+            self.approvals.approve(ref, entry.files, allowed_tools=allowed_tools)
+        active = ActiveSkill(self, ref, entry, skill_md, kind="mcp", allowed_tools=allowed_tools)
+        self.active.append(active)
+        return active
+
+    async def _approve(self, ref: SkillRef, entry: SkillEntry) -> tuple[str | None, bool]:
+        """Ask (or reuse a bound approval): the approved `allowed-tools` grant, if any, and whether it is a
+        new approval to persist once SKILL.md has been verified."""
+        requested_tools = entry.frontmatter.get("allowed-tools")
+        if entry.is_dynamic:
+            # A persisted approval must never cover dynamic content: ask every time, store nothing.
+            if not await self.policy.approve_skill(ApprovalRequest(ref, entry)):
+                raise ApprovalDenied(f"{ref}: loading was not approved")
+            return None, False
+        check = self.approvals.check(ref, entry.files)
+        if check.status != "approved":
+            diff = check.diff if check.status == "changed" else None
+            if not await self.policy.approve_skill(ApprovalRequest(ref, entry, diff)):
+                raise ApprovalDenied(
+                    f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else "")
+                )
+            grant: str | None = None
+            wants_tools = isinstance(requested_tools, str) and bool(requested_tools.strip())
+            if wants_tools and await self.policy.approve_allowed_tools(ref, str(requested_tools)):
+                grant = str(requested_tools)
+            return grant, True
+        granted = check.approval.allowed_tools if check.approval is not None else None
+        # A grant covers exactly the text the person saw; anything else is ignored.
+        return (granted if granted is not None and granted == requested_tools else None), False
+
+    async def _fetch_skill_md(self, ref: SkillRef, entry: SkillEntry) -> str:
+        listed: ManifestFile | None = None
+        if entry.is_dynamic:
+            data = await self._fetch_unverified(ref.origin, ref.uri)
+            if len(data) > MAX_BYTES_PER_SKILL:
+                raise LimitExceeded(f"{ref}: dynamic SKILL.md is over {MAX_BYTES_PER_SKILL:,} bytes")
+        else:
+            listed = entry.file(ref.uri)
+            assert listed is not None  # from_wire guarantees SKILL.md is listed
+            # Cached only once the frontmatter check below passes too: that is part of verifying it.
+            data = await self._fetch_verified(ref.origin, listed, store=False)
+        # The served file's own words (values, parse errors quoting it) stay out of the exception, which
+        # may reach the model unframed; they are logged for the operator instead.
+        try:
+            document = parse_skill_md(data)
+        except (NotASkill, FrontmatterError) as exc:
+            logger.warning("%s: the served SKILL.md cannot be parsed: %s", ref, exc)
+            line = f" (line {exc.line})" if isinstance(exc, FrontmatterError) and exc.line is not None else ""
+            raise FrontmatterMismatch(ref.uri, [f"the served SKILL.md has no valid frontmatter{line}"]) from None
+        differences = frontmatter_differences(entry.frontmatter, document.frontmatter)
+        if differences:
+            logger.warning("%s: the served frontmatter differs from the entry: %s", ref, "; ".join(differences))
+            raise FrontmatterMismatch(ref.uri, _differing_fields(entry.frontmatter, document.frontmatter))
+        if listed is not None and self.cache is not None and ref.origin in self._servers:
+            self.cache.put(ref.origin, listed.uri, data, listed)
+        return data.decode("utf-8")
+
+    def _load_local(self, ref: SkillRef) -> ActiveSkill:
+        registered = self.registry.get(ref)
+        if registered is None:
+            raise SkillNotFound(f"no local skill {ref.uri} under {ref.origin!r}")
+        data = self._local[ref.origin].files[ref.uri].read_bytes()
+        active = ActiveSkill(
+            self, ref, registered.entry, data.decode("utf-8", "replace"), kind="local", allowed_tools=None
+        )
+        self.active.append(active)
+        return active
+
+    # -- fetching ----------------------------------------------------------------------------------------------------
+
+    async def _fetch_verified(self, origin: str, listed: ManifestFile, *, store: bool = True) -> bytes:
+        """Bytes of a listed file, from the cache (re-hashed) or the server, checked against the manifest."""
+        if origin in self._local:
+            data = self._local[origin].files[listed.uri].read_bytes()
+        else:
+            if self.cache is not None:
+                cached = self.cache.get(origin, listed.uri, listed)
+                if cached is not None:
+                    return cached
+            content = await self._server(origin).skills.read_skill_uri(listed.uri)
+            data = content.data
+        if len(data) != listed.size:
+            raise SizeMismatch(listed.uri, listed.size, len(data))
+        digest = sha256_digest(data)
+        if digest != listed.digest:
+            raise DigestMismatch(listed.uri, listed.digest, digest)
+        if store and self.cache is not None and origin in self._servers:
+            self.cache.put(origin, listed.uri, data, listed)
+        return data
+
+    async def _fetch_unverified(self, origin: str, uri: str) -> bytes:
+        return (await self._server(origin).skills.read_skill_uri(uri)).data
+
+    async def _read_directory(self, origin: str, uri: str) -> list[DirectoryItem]:
+        return await self._server(origin).skills.read_directory(uri)
+
+    def _revoke(self, ref: SkillRef, new_entry: SkillEntry) -> None:
+        self.approvals.check(ref, new_entry.files)  # a different set revokes the stored approval
+        self.registry.add(RegisteredSkill(ref, "mcp", new_entry))
+
+    # -- ordinary reads (not loads) ---------------------------------------------------------------
+
+    async def read_resource(self, origin: str, uri: str, *, acting: ActiveSkill | None = None) -> TaggedContent:
+        """An ordinary `resources/read` (a SKILL.md read this way is not a load).
+
+        A file of an active skill of that origin is served verified from the held entry. A read aimed
+        at another server than the skill being acted on needs per-call approval naming both servers.
+        """
+        if acting is not None and acting.ref.origin != origin:
+            request = CrossOriginRead(acting.ref, origin, uri)
+            if not await self.policy.approve_cross_origin_read(request):
+                raise CrossOriginReadDenied(request.describe() + "; not approved")
+        for skill in reversed(self.active):
+            if skill.active and skill.ref.origin == origin and uri in {f.uri for f in skill.entry.files}:
+                return await skill.read(uri)
+        for skill in reversed(self.active):
+            if skill.active and skill.ref.origin == origin and skill.path.file_path_of(uri) is not None:
+                if skill.entry.is_dynamic:
+                    return await skill.read(uri)  # counted against the dynamic size limit
+                # Inside an active skill but not in its held entry: an unlisted file, never fetched.
+                raise UnlistedFile(uri, skill.ref.uri)
+        content = await self._server(origin).skills.read_skill_uri(uri)
+        try:
+            text = content.data.decode("utf-8")
+        except UnicodeDecodeError:
+            text = f"[binary resource, {len(content.data)} bytes, {content.mime_type or 'unknown type'}]"
+        return TaggedContent(origin, uri, text, kind="resource", verified=False)

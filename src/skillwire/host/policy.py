@@ -1,0 +1,119 @@
+"""The decisions a person makes, behind a small interface the embedding application implements.
+
+Every gate in the host asks the policy: loading a skill (new, or changed with a diff), granting a
+skill's `allowed-tools`, a read aimed at another server on behalf of a skill, running a
+code-execution tool while acting on an MCP skill, and whether unverifiable (`"dynamic"`) skills may
+load at all. `DenyAll` is the safe default; `ApproveAll` exists for tests and for a person who has
+already said yes out of band (for example the conformance client).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from skillwire.core.entry import SkillEntry
+from skillwire.core.manifest import ManifestDiff
+from skillwire.host.identity import SkillRef
+
+
+@dataclass(frozen=True)
+class ApprovalRequest:
+    """What the person is asked to approve: this exact entry from this origin."""
+
+    ref: SkillRef
+    entry: SkillEntry
+    diff: ManifestDiff | None = None  # set when an earlier approval was revoked because files changed
+
+    @property
+    def is_change(self) -> bool:
+        return self.diff is not None
+
+    def describe(self) -> str:
+        files = "dynamic content" if self.entry.is_dynamic else f"{len(self.entry.files)} files"
+        head = f"Load skill {self.entry.name!r} from server {self.ref.origin!r} ({self.ref.uri}, {files})"
+        return head + (f"; it changed since you approved it: {self.diff.describe()}" if self.diff else "")
+
+
+@dataclass(frozen=True)
+class CrossOriginRead:
+    acting: SkillRef  # the skill being acted on
+    target_origin: str  # the other server
+    uri: str
+
+    def describe(self) -> str:
+        return (
+            f"Skill {self.acting.uri} from server {self.acting.origin!r} wants to read {self.uri} "
+            f"from a different server, {self.target_origin!r}"
+        )
+
+
+@dataclass(frozen=True)
+class CodeExecution:
+    acting: SkillRef
+    tool: str
+    arguments: dict[str, Any]
+
+
+class Policy(Protocol):
+    allow_dynamic: bool
+
+    async def approve_skill(self, request: ApprovalRequest) -> bool: ...
+
+    async def approve_allowed_tools(self, ref: SkillRef, allowed_tools: str) -> bool: ...
+
+    async def approve_cross_origin_read(self, request: CrossOriginRead) -> bool: ...
+
+    async def approve_code_execution(self, request: CodeExecution) -> bool: ...
+
+
+class DenyAll:
+    """Refuses everything: nothing from a server loads until the application asks a person."""
+
+    allow_dynamic = False
+
+    async def approve_skill(self, request: ApprovalRequest) -> bool:
+        return False
+
+    async def approve_allowed_tools(self, ref: SkillRef, allowed_tools: str) -> bool:
+        return False
+
+    async def approve_cross_origin_read(self, request: CrossOriginRead) -> bool:
+        return False
+
+    async def approve_code_execution(self, request: CodeExecution) -> bool:
+        return False
+
+
+class ApproveAll:
+    """Says yes to skill loads (and, if asked to, to the other gates); records what it was asked."""
+
+    def __init__(
+        self,
+        *,
+        allow_dynamic: bool = False,
+        allowed_tools: bool = False,
+        cross_origin: bool = False,
+        code_execution: bool = False,
+    ) -> None:
+        self.allow_dynamic = allow_dynamic
+        self._allowed_tools = allowed_tools
+        self._cross_origin = cross_origin
+        self._code_execution = code_execution
+        self.asked: list[object] = []
+
+    async def approve_skill(self, request: ApprovalRequest) -> bool:
+        self.asked.append(request)
+        return True
+
+    async def approve_allowed_tools(self, ref: SkillRef, allowed_tools: str) -> bool:
+        self.asked.append(("allowed-tools", ref, allowed_tools))
+        return self._allowed_tools
+
+    async def approve_cross_origin_read(self, request: CrossOriginRead) -> bool:
+        self.asked.append(request)
+        return self._cross_origin
+
+    async def approve_code_execution(self, request: CodeExecution) -> bool:
+        self.asked.append(request)
+        return self._code_execution
