@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.digests import DigestCache, StatKey
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
 from skillwire.catalog.mime import guess_mime_type, is_utf8_text
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader, MemoryContent, SkippedSkill
@@ -100,36 +100,53 @@ class CodeSkills:
     def __len__(self) -> int:
         return len(self._items)
 
-    def scan(
-        self, cache: DigestCache, *, enforce_limits: bool, executor: ThreadPoolExecutor | None
+    def scan(self, cache: DigestCache, *, enforce_limits: bool, executor: ThreadPoolExecutor | None) -> ScanResult:
+        # Each item is its own source: two items publishing into the same skill (the same path twice,
+        # or a folder whose nested skill another item also defines) must not be merged file by file,
+        # so the later one is skipped with a reason, exactly as between folders on disk.
+        from skillwire.catalog.catalog import _merge  # catalog imports this module
+
+        results = [self._scan_item(item, cache, enforce_limits, executor) for item in self._items]
+        skills, files, skipped, ignored = _merge(results)
+        live: set[StatKey] = set().union(*(r.live for r in results)) if results else set()
+        return ScanResult(skills, files, skipped, ignored, live)
+
+    def _scan_item(
+        self,
+        item: _FolderSkill | _DynamicSkill,
+        cache: DigestCache,
+        enforce_limits: bool,
+        executor: ThreadPoolExecutor | None,
     ) -> ScanResult:
         result = ScanResult()
-        for item in self._items:
-            location = f"code:{item.path.root_uri}"
-            if isinstance(item, _DynamicSkill):
-                problem = frontmatter_problem(dict(item.frontmatter), item.path.name)
-                if problem is not None:
-                    result.skipped.append(SkippedSkill(location, problem))
-                    continue
-                entry = SkillEntry(item.path.skill_md_uri, item.frontmatter, DYNAMIC)
-                result.skills.append(CatalogSkill(entry, location, item.listed, item.read))
-                continue
-            try:
-                produced = item.produce()
-            except Exception as exc:  # the author's function: one failure must not stop the catalog
-                result.skipped.append(SkippedSkill(location, f"the skill's function raised {exc!r}"))
-                continue
-            if isinstance(produced, Mapping):
-                _add_memory_skill(result, item, produced, location, enforce_limits)
-                continue
-            root = SkillRoot(Path(produced), item.path.segments, item.path.scheme)
-            sub = scan_root(root, cache, enforce_limits=enforce_limits, executor=executor)
-            for skill in sub.skills:
-                result.skills.append(CatalogSkill(skill.entry, skill.source, item.listed))
-            result.files += sub.files
-            result.skipped += sub.skipped
-            result.ignored += sub.ignored
-            result.live |= sub.live
+        location = f"code:{item.path.root_uri}"
+        if isinstance(item, _DynamicSkill):
+            problem = frontmatter_problem(dict(item.frontmatter), item.path.name)
+            if problem is not None:
+                result.skipped.append(SkippedSkill(location, problem))
+                return result
+            entry = SkillEntry(item.path.skill_md_uri, item.frontmatter, DYNAMIC)
+            result.skills.append(CatalogSkill(entry, location, item.listed, item.read))
+            return result
+        try:
+            produced = item.produce()
+        except Exception as exc:  # the author's function: one failure must not stop the catalog
+            result.skipped.append(SkippedSkill(location, f"the skill's function raised {exc!r}"))
+            return result
+        if isinstance(produced, Mapping):
+            _add_memory_skill(result, item, produced, location, enforce_limits)
+            return result
+        root = SkillRoot(Path(produced), item.path.segments, item.path.scheme)
+        sub = scan_root(root, cache, enforce_limits=enforce_limits, executor=executor)
+        for skill in sub.skills:
+            result.skills.append(CatalogSkill(skill.entry, skill.source, item.listed))
+        result.files += sub.files
+        result.skipped += sub.skipped
+        result.ignored += sub.ignored
+        result.live |= sub.live
+        top = str(root.path)
+        if not any(s.entry.path == item.path for s in sub.skills) and not any(s.location == top for s in sub.skipped):
+            result.skipped.append(SkippedSkill(location, f"the folder {top} has no {SKILL_MD} at its top"))
         return result
 
 
@@ -158,9 +175,7 @@ def _add_memory_skill(
         text = is_utf8_text(data)
         mime = "text/markdown" if name == SKILL_MD else guess_mime_type(name, is_text=text)
         catalog_files.append(
-            CatalogFile(
-                item.path.file_uri(name), len(data), sha256_digest(data), mime, text, MemoryContent(data)
-            )
+            CatalogFile(item.path.file_uri(name), len(data), sha256_digest(data), mime, text, MemoryContent(data))
         )
     manifest = tuple(sorted(ManifestFile(f.uri, f.digest, f.size) for f in catalog_files))
     entry = SkillEntry(item.path.skill_md_uri, dict(document.frontmatter), manifest)

@@ -102,9 +102,7 @@ class DigestCache:
         try:
             db = self._connect(path)
             try:
-                for row in db.execute(
-                    "SELECT path, dev, ino, size, mtime_ns, ctime_ns, digest, is_text FROM digests"
-                ):
+                for row in db.execute("SELECT path, dev, ino, size, mtime_ns, ctime_ns, digest, is_text FROM digests"):
                     key: StatKey = (row[0], row[1], row[2], row[3], row[4], row[5])
                     self._memory[key] = FileDigest(row[6], bool(row[7]))
                 for digest, text in db.execute("SELECT digest, json FROM frontmatter"):
@@ -148,7 +146,7 @@ class DigestCache:
             self._pending_frontmatter[digest] = encoded
 
     def flush(self) -> None:
-        """Persist what was hashed since the last flush, and forget entries for vanished paths."""
+        """Persist what was hashed since the last flush; a path's older rows are replaced, not kept."""
         if self.path is None:
             return
         with self._lock:
@@ -160,13 +158,14 @@ class DigestCache:
             db = self._connect(self.path)
             try:
                 with db:
+                    # A rehashed path's earlier versions can never match again (ctime moved on): drop them,
+                    # so the file holds one row per path instead of one per edit.
+                    db.executemany("DELETE FROM digests WHERE path = ?", [(key[0],) for key in pending])
                     db.executemany(
                         "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                         [(*key, value.digest, int(value.is_text)) for key, value in pending.items()],
                     )
-                    db.executemany(
-                        "INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", list(pending_fm.items())
-                    )
+                    db.executemany("INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", list(pending_fm.items()))
             finally:
                 db.close()
         except sqlite3.Error:

@@ -51,6 +51,7 @@ IGNORED_GLOBS = (".env", ".env.*", "*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#"
 SKILLIGNORE = ".skillignore"
 # A SKILL.md larger than this is not parsed (its frontmatter would be absurd); the skill is skipped.
 MAX_SKILL_MD_BYTES = 16 * 1024 * 1024
+MAX_SKILLIGNORE_BYTES = 1024 * 1024
 
 RelPath = tuple[str, ...]
 
@@ -115,9 +116,7 @@ class _Walker:
     def walk(self) -> None:
         self._walk(self.base, (), ())
 
-    def _walk(
-        self, directory: str, rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
-    ) -> None:
+    def _walk(self, directory: str, rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]) -> None:
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as exc:
@@ -125,22 +124,46 @@ class _Walker:
             return
         names = {e.name for e in entries}
         if SKILLIGNORE in names:
-            try:
-                with open(os.path.join(directory, SKILLIGNORE), encoding="utf-8") as handle:
-                    spec = pathspec.GitIgnoreSpec.from_lines(handle.read().splitlines())
-                specs = (*specs, (rel, spec))
-            except (OSError, UnicodeDecodeError) as exc:
-                self.result.ignored.append((os.path.join(directory, SKILLIGNORE), f"unreadable: {exc}"))
+            spec_or_problem = self._skillignore(os.path.join(directory, SKILLIGNORE))
+            if isinstance(spec_or_problem, str):
+                # Fail closed: what the file meant to hide cannot be known, so nothing here is published.
+                shown = os.path.join(str(self.root.path), *rel, SKILLIGNORE)
+                self.result.ignored.append((shown, f"{spec_or_problem}; its folder is not published"))
+                return
+            specs = (*specs, (rel, spec_or_problem))
         for entry in entries:
             self._visit(entry, (*rel, entry.name), specs)
 
-    def _excluded(
-        self, rel: RelPath, is_dir: bool, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
-    ) -> bool:
-        for base, spec in specs:
+    def _skillignore(self, path: str) -> pathspec.GitIgnoreSpec | str:
+        """The parsed `.skillignore` at `path`, or why it cannot be used (never blocks on a FIFO)."""
+        real = os.path.realpath(path)
+        if not self._inside(real):
+            return "a .skillignore that is a symlink out of the root"
+        try:
+            fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+        except OSError as exc:
+            return f"an unreadable .skillignore ({exc.strerror})"
+        with os.fdopen(fd, "rb") as handle:
+            if not stat.S_ISREG(os.fstat(fd).st_mode):
+                return "a .skillignore that is not a regular file"
+            data = handle.read(MAX_SKILLIGNORE_BYTES + 1)
+        if len(data) > MAX_SKILLIGNORE_BYTES:
+            return f"a .skillignore larger than {MAX_SKILLIGNORE_BYTES:,} bytes"
+        try:
+            return pathspec.GitIgnoreSpec.from_lines(data.decode("utf-8").splitlines())
+        except UnicodeDecodeError:
+            return "a .skillignore that is not UTF-8"
+        except (ValueError, re.error) as exc:  # GitIgnorePatternError is a ValueError
+            return f"an invalid .skillignore ({exc})"
+
+    def _excluded(self, rel: RelPath, is_dir: bool, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]) -> bool:
+        # As in git: the deepest .skillignore with a matching pattern decides, so `!keep.log` in a skill
+        # folder re-includes a file that `*.log` in a parent folder excludes.
+        for base, spec in reversed(specs):
             sub = "/".join(rel[len(base) :]) + ("/" if is_dir else "")
-            if spec.match_file(sub):
-                return True
+            verdict = spec.check_file(sub).include
+            if verdict is not None:
+                return verdict
         return False
 
     def _visit(
@@ -185,6 +208,26 @@ class _Walker:
         self.files.append(_Found(rel, real, st))
         if rel[-1] == SKILL_MD:
             self.skill_dirs.append(rel[:-1])
+
+
+@dataclass(frozen=True)
+class WalkResult:
+    """What `scan_root` would consider serving under a root, found without opening any file but
+    `.skillignore`s: `files` are `(relative path, real path, lstat-or-target stat)` of every regular
+    file that passes the ignore rules, sorted; `skill_dirs` hold a `SKILL.md`; `ignored` is `(path, why)`."""
+
+    files: list[tuple[RelPath, str, os.stat_result]]
+    skill_dirs: list[RelPath]
+    ignored: list[tuple[str, str]]
+
+
+def walk_root(root: SkillRoot) -> WalkResult:
+    """Apply the server's discovery and ignore rules to `root` (used by `skillwire lint`)."""
+    result = ScanResult()
+    walker = _Walker(root, result)
+    walker.walk()
+    files = sorted(((f.rel, f.real, f.st) for f in walker.files), key=lambda item: item[0])
+    return WalkResult(files, sorted(walker.skill_dirs), result.ignored)
 
 
 def scan_root(
@@ -242,16 +285,12 @@ def scan_root(
         broken = [f for f in members if f.rel in failures]
         if broken:
             first = broken[0]
-            result.skipped.append(
-                SkippedSkill(location, f"cannot read {'/'.join(first.rel)}: {failures[first.rel]}")
-            )
+            result.skipped.append(SkippedSkill(location, f"cannot read {'/'.join(first.rel)}: {failures[first.rel]}"))
             continue
         segments = root.prefix + skill_dir
         manifest = tuple(
             sorted(
-                ManifestFile(
-                    format_uri(root.scheme, root.prefix + f.rel), digests[f.rel].digest, f.st.st_size
-                )
+                ManifestFile(format_uri(root.scheme, root.prefix + f.rel), digests[f.rel].digest, f.st.st_size)
                 for f in members
             )
         )
@@ -300,9 +339,7 @@ def _check_skill(
             try:
                 validate_segment(part)
             except InvalidSkillURI as exc:
-                raise SkillError(
-                    f"file {'/'.join(f.rel)!r} cannot be published in a URI: {exc.reason}"
-                ) from None
+                raise SkillError(f"file {'/'.join(f.rel)!r} cannot be published in a URI: {exc.reason}") from None
     total = sum(f.st.st_size for f in members)
     problem = limit_problem(len(members), total)
     if problem is not None and enforce_limits:
@@ -319,9 +356,7 @@ def _check_skill(
             with open(skill_md.real, "rb") as handle:
                 data = handle.read()
             if sha256_digest(data) != digest:
-                raise SkillError(
-                    "SKILL.md changed while it was being read; it will be picked up on the next scan"
-                )
+                raise SkillError("SKILL.md changed while it was being read; it will be picked up on the next scan")
             fm = parse_skill_md(data).frontmatter  # NotASkill / FrontmatterError carry the precise reason
             cache.remember_frontmatter(digest, fm)
     except OSError as exc:

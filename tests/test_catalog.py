@@ -1,0 +1,781 @@
+"""Catalog unit tests (no server): discovery, roots, overlap, ignore rules, digests, MIME types, the
+persistent digest cache, skills defined in code, keyset paging, directory pages and atomic refresh."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import sqlite3
+import time
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+import pytest
+
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.digests import DigestCache, hash_file
+from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.snapshot import DIRECTORY_MIME_TYPE, META_PREFIX, CatalogSnapshot, MemoryContent
+from skillwire.core.errors import InvalidCursor, InvalidSkillURI
+
+PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
+
+
+def skill_md(name: str, description: str = "A skill for tests.", extra: str = "") -> str:
+    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n# {name}\n\nBody.\n"
+
+
+def write(path: Path, content: str | bytes) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    if isinstance(content, str):
+        path.write_text(content, encoding="utf-8")
+    else:
+        path.write_bytes(content)
+    return path
+
+
+def make_skill(root: Path, rel: str, files: Mapping[str, str | bytes] | None = None, **kw: str) -> Path:
+    """A skill folder at `root/rel` whose name is the last segment of `rel`."""
+    folder = root / rel
+    write(folder / "SKILL.md", skill_md(rel.rsplit("/", 1)[-1], **kw))
+    for name, content in (files or {}).items():
+        write(folder / name, content)
+    return folder
+
+
+def age(root: Path, seconds: float = 3600) -> None:
+    """Move every mtime into the past, so the digest cache persists the files (not 'racy')."""
+    past = time.time() - seconds
+    for dirpath, _dirs, names in os.walk(root):
+        for name in names:
+            os.utime(os.path.join(dirpath, name), (past, past))
+
+
+def file_uris(snapshot: CatalogSnapshot, skill_uri: str) -> set[str]:
+    return {f.uri for f in snapshot.skill_by_uri[skill_uri].entry.files}
+
+
+def all_listed(snapshot: CatalogSnapshot, limit: int = 1000) -> list[str]:
+    uris: list[str] = []
+    cursor: str | None = None
+    while True:
+        page, cursor = snapshot.list_page(cursor, limit)
+        uris += [s.uri for s in page]
+        if cursor is None:
+            return uris
+
+
+# -- discovery ------------------------------------------------------------------------------------------
+
+
+def test_discovery_at_any_depth(tmp_path: Path) -> None:
+    make_skill(tmp_path, "top")
+    make_skill(tmp_path, "a/b/mid")
+    make_skill(tmp_path, "a/b/c/d/e/deep")
+    write(tmp_path / "a" / "not-a-skill" / "README.md", "no SKILL.md here")
+    write(tmp_path / "a" / "b" / "c" / "skill.md", "lower-case name is not a skill")
+    make_skill(tmp_path, "node_modules/pkg")  # ignored folders are never searched
+    make_skill(tmp_path, "a/.git/hooks")
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    assert sorted(snapshot.skill_by_uri) == [
+        "skill://a/b/c/d/e/deep/SKILL.md",
+        "skill://a/b/mid/SKILL.md",
+        "skill://top/SKILL.md",
+    ]
+    assert snapshot.skipped == ()
+    # A folder without SKILL.md publishes nothing.
+    assert not any("not-a-skill" in uri for uri in snapshot.files)
+    assert "skill://a/b/c/skill.md" not in snapshot.files
+
+
+def test_nested_skills_are_published_flat_and_listed_by_the_enclosing_skill(tmp_path: Path) -> None:
+    make_skill(tmp_path, "outer", {"guide.md": "outer guide"})
+    make_skill(tmp_path, "outer/inner", {"ref.md": "inner ref", "deeper/x.txt": "x"})
+    make_skill(tmp_path, "outer/inner/innermost")
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    outer, inner, innermost = (
+        "skill://outer/SKILL.md",
+        "skill://outer/inner/SKILL.md",
+        "skill://outer/inner/innermost/SKILL.md",
+    )
+    assert set(snapshot.skill_by_uri) == {outer, inner, innermost}
+    assert file_uris(snapshot, outer) == {
+        outer,
+        "skill://outer/guide.md",
+        inner,
+        "skill://outer/inner/ref.md",
+        "skill://outer/inner/deeper/x.txt",
+        innermost,
+    }
+    assert file_uris(snapshot, inner) == {
+        inner,
+        "skill://outer/inner/ref.md",
+        "skill://outer/inner/deeper/x.txt",
+        innermost,
+    }
+    assert file_uris(snapshot, innermost) == {innermost}
+    # Flat publication: each entry is a plain entry, no nesting marker.
+    for uri in (outer, inner, innermost):
+        assert set(snapshot.skill_by_uri[uri].wire) == {"uri", "frontmatter", "resources"}
+    assert all_listed(snapshot) == sorted([outer, inner, innermost])
+    # The same file is listed by both skills with the same digest and size.
+    by_outer = {f.uri: f for f in snapshot.skill_by_uri[outer].entry.files}
+    by_inner = {f.uri: f for f in snapshot.skill_by_uri[inner].entry.files}
+    assert by_outer["skill://outer/inner/ref.md"] == by_inner["skill://outer/inner/ref.md"]
+
+
+def test_roots_with_prefixes_and_another_scheme(tmp_path: Path) -> None:
+    make_skill(tmp_path / "one", "alpha")
+    make_skill(tmp_path / "two", "beta", {"notes.md": "n"})
+    make_skill(tmp_path / "three", "gamma")
+    make_skill(tmp_path / "four", "delta")
+    catalog = SkillCatalog(
+        [
+            tmp_path / "one",
+            SkillRoot(tmp_path / "two", prefix=("acme",), scheme="github"),
+            SkillRoot.parse(f"{tmp_path / 'three'}=github://org/repo"),
+            SkillRoot.parse(f"{tmp_path / 'four'}=acme/tools"),
+        ]
+    )
+    snapshot = catalog.snapshot
+    assert sorted(snapshot.skill_by_uri) == [
+        "github://acme/beta/SKILL.md",
+        "github://org/repo/gamma/SKILL.md",
+        "skill://acme/tools/delta/SKILL.md",
+        "skill://alpha/SKILL.md",
+    ]
+    assert file_uris(snapshot, "github://acme/beta/SKILL.md") == {
+        "github://acme/beta/SKILL.md",
+        "github://acme/beta/notes.md",
+    }
+    assert snapshot.schemes == frozenset({"skill", "github"})
+    # skills/list covers every scheme.
+    assert len(all_listed(snapshot)) == 4
+    # Directories exist per scheme.
+    page = snapshot.directory_page("github://org/repo", None, 10)
+    assert page is not None
+    assert [i["uri"] for i in page.items] == ["github://org/repo/gamma"]
+
+
+def test_skill_root_parse_forms(tmp_path: Path) -> None:
+    assert SkillRoot.parse(str(tmp_path)) == SkillRoot(tmp_path)
+    assert SkillRoot.parse(f"{tmp_path}=github://org/repo") == SkillRoot(tmp_path, ("org", "repo"), "github")
+    assert SkillRoot.parse(f"{tmp_path}=/acme/tools/") == SkillRoot(tmp_path, ("acme", "tools"))
+    with pytest.raises(InvalidSkillURI):
+        SkillRoot.parse(f"{tmp_path}=acme/../etc")
+
+
+def test_overlapping_sources_are_skipped_with_a_reason_never_merged(tmp_path: Path) -> None:
+    make_skill(tmp_path / "first", "same", {"a.md": "from first"}, description="First.")
+    make_skill(tmp_path / "second", "same", {"b.md": "from second"}, description="Second.")
+    make_skill(tmp_path / "second", "other")
+    snapshot = SkillCatalog([tmp_path / "first", tmp_path / "second"]).snapshot
+    entry = snapshot.skill_by_uri["skill://same/SKILL.md"].entry
+    assert entry.description == "First."
+    assert file_uris(snapshot, "skill://same/SKILL.md") == {"skill://same/SKILL.md", "skill://same/a.md"}
+    assert "skill://same/b.md" not in snapshot.files  # never silently merged
+    assert snapshot.files["skill://same/SKILL.md"].read().decode().count("First.") == 1
+    assert "skill://other/SKILL.md" in snapshot.skill_by_uri  # the rest of the second source is served
+    [skip] = snapshot.skipped
+    assert skip.location == str(tmp_path / "second" / "same")
+    assert "overlaps a skill from another source" in skip.reason
+    assert "skill://same" in skip.reason
+
+
+def test_overlap_of_a_skill_inside_another_sources_skill_both_orders(tmp_path: Path) -> None:
+    make_skill(tmp_path / "a", "billing")  # skill://acme/billing
+    make_skill(tmp_path / "b", "refunds")  # skill://acme/billing/refunds
+    make_skill(tmp_path / "c", "payroll")  # skill://acme/payroll: a sibling, fine
+    outer = SkillRoot(tmp_path / "a", prefix=("acme",))
+    inner = SkillRoot(tmp_path / "b", prefix=("acme", "billing"))
+    sibling = SkillRoot(tmp_path / "c", prefix=("acme",))
+
+    snapshot = SkillCatalog([outer, inner, sibling]).snapshot
+    assert set(snapshot.skill_by_uri) == {"skill://acme/billing/SKILL.md", "skill://acme/payroll/SKILL.md"}
+    [skip] = snapshot.skipped
+    assert "already serves the skill at acme/billing" in skip.reason
+
+    snapshot = SkillCatalog([inner, outer, sibling]).snapshot
+    assert set(snapshot.skill_by_uri) == {
+        "skill://acme/billing/refunds/SKILL.md",
+        "skill://acme/payroll/SKILL.md",
+    }
+    [skip] = snapshot.skipped
+    assert "already serves skills below this path" in skip.reason
+    # Sibling skills from different sources share the prefix directory.
+    page = snapshot.directory_page("skill://acme", None, 10)
+    assert page is not None
+    assert [i["name"] for i in page.items] == ["billing", "payroll"]
+
+
+def test_code_skill_overlapping_a_folder_or_another_code_skill_is_skipped(tmp_path: Path) -> None:
+    make_skill(tmp_path, "shared", {"disk.md": "disk"})
+    catalog = SkillCatalog([tmp_path])
+    catalog.add_files("shared", {"SKILL.md": skill_md("shared"), "code.md": "code"})
+    catalog.add_files("acme/x", {"SKILL.md": skill_md("x", "First."), "a.txt": "A"})
+    catalog.add_files("acme/x", {"SKILL.md": skill_md("x", "Second."), "b.txt": "B"})
+    snapshot = catalog.snapshot
+    assert file_uris(snapshot, "skill://shared/SKILL.md") == {"skill://shared/SKILL.md", "skill://shared/disk.md"}
+    assert "skill://shared/code.md" not in snapshot.files
+    assert snapshot.skill_by_uri["skill://acme/x/SKILL.md"].entry.description == "First."
+    assert file_uris(snapshot, "skill://acme/x/SKILL.md") == {"skill://acme/x/SKILL.md", "skill://acme/x/a.txt"}
+    assert "skill://acme/x/b.txt" not in snapshot.files  # the second definition is not merged in
+    reasons = sorted(s.reason for s in snapshot.skipped)
+    assert len(reasons) == 2
+    assert all("overlaps a skill from another source" in r for r in reasons)
+
+
+# -- ignore rules ---------------------------------------------------------------------------------------
+
+IGNORED_FILES = (".git/config", ".git/objects/ab/cdef", ".env", ".env.local", ".DS_Store", "x.swp", "x~")
+
+
+def test_ignore_list_is_never_in_a_manifest_nor_readable(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path, "s", {"ok.md": "fine", "sub/ok.txt": "fine"})
+    for name in IGNORED_FILES:
+        write(folder / name, "SECRET-VALUE")
+        write(folder / "sub" / name, "SECRET-VALUE")
+    # Enough junk in .git to break the 512-file limit if it counted.
+    for i in range(600):
+        write(folder / ".git" / "objects" / f"{i:03}", "x")
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    assert snapshot.skipped == ()
+    assert file_uris(snapshot, "skill://s/SKILL.md") == {
+        "skill://s/SKILL.md",
+        "skill://s/ok.md",
+        "skill://s/sub/ok.txt",
+    }
+    assert set(snapshot.files) == file_uris(snapshot, "skill://s/SKILL.md")
+    for f in snapshot.files.values():
+        assert b"SECRET-VALUE" not in f.read()
+    page = snapshot.directory_page("skill://s", None, 100)
+    assert page is not None
+    assert [i["uri"] for i in page.items] == ["skill://s/SKILL.md", "skill://s/ok.md", "skill://s/sub"]
+    assert not any(d.startswith("skill://s/.git") for d in snapshot.directories)
+
+
+def test_skillignore_has_gitignore_semantics(tmp_path: Path) -> None:
+    write(tmp_path / ".skillignore", "*.log\n!keep.log\nbuild/\n")
+    folder = make_skill(
+        tmp_path,
+        "s",
+        {
+            "a.log": "ignored",
+            "keep.log": "negated, so kept",
+            "build/out.bin": "directory pattern",
+            "notes/build": "a FILE named build is not matched by 'build/'",
+            "secret.txt": "ignored by the skill's own .skillignore",
+            "docs/draft.md": "anchored pattern",
+            "docs/final.md": "kept",
+            "nested/docs/draft.md": "an anchored pattern does not match deeper",
+        },
+    )
+    write(folder / ".skillignore", "secret.txt\n/docs/draft.md\n")
+    make_skill(tmp_path, "sibling", {"secret.txt": "the other skill's .skillignore does not apply here"})
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    assert file_uris(snapshot, "skill://s/SKILL.md") == {
+        "skill://s/SKILL.md",
+        "skill://s/keep.log",
+        "skill://s/notes/build",
+        "skill://s/docs/final.md",
+        "skill://s/nested/docs/draft.md",
+    }
+    assert file_uris(snapshot, "skill://sibling/SKILL.md") == {
+        "skill://sibling/SKILL.md",
+        "skill://sibling/secret.txt",
+    }
+    assert not any(uri.endswith(".skillignore") for uri in snapshot.files)
+
+
+def test_a_deeper_skillignore_overrides_a_shallower_one(tmp_path: Path) -> None:
+    write(tmp_path / ".skillignore", "*.log\n")
+    folder = make_skill(tmp_path, "s", {"keep.log": "re-included", "other.log": "still ignored", "notes.md": "n"})
+    write(folder / ".skillignore", "!keep.log\nnotes.md\n")
+    make_skill(tmp_path, "t", {"keep.log": "the override applies only below s/"})
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    assert file_uris(snapshot, "skill://s/SKILL.md") == {"skill://s/SKILL.md", "skill://s/keep.log"}
+    assert file_uris(snapshot, "skill://t/SKILL.md") == {"skill://t/SKILL.md"}
+
+
+def test_skillignore_can_hide_a_whole_skill(tmp_path: Path) -> None:
+    write(tmp_path / ".skillignore", "drafts/\n")
+    make_skill(tmp_path, "drafts/wip")
+    make_skill(tmp_path, "ready")
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    assert list(snapshot.skill_by_uri) == ["skill://ready/SKILL.md"]
+
+
+# -- digests, MIME types, text vs blob --------------------------------------------------------------------
+
+
+def test_digests_and_sizes_equal_hashlib_over_the_file_bytes(tmp_path: Path) -> None:
+    big_text = ("line of text é\n" * 120_000).encode()  # > 1 MiB: the chunked hashing path
+    big_binary = os.urandom(1_500_000)
+    folder = make_skill(
+        tmp_path,
+        "s",
+        {"a.md": "hello", "empty.txt": "", "big.txt": big_text, "big.bin": big_binary, "logo.png": PNG},
+    )
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    entry = snapshot.skill_by_uri["skill://s/SKILL.md"].entry
+    assert len(entry.files) == 6
+    for item in entry.files:
+        data = (folder / item.uri.removeprefix("skill://s/")).read_bytes()
+        assert item.digest == "sha256:" + hashlib.sha256(data).hexdigest()
+        assert item.size == len(data)
+        served = snapshot.files[item.uri]
+        assert (served.digest, served.size) == (item.digest, item.size)
+        assert served.read() == data
+    assert entry.file("skill://s/empty.txt") is not None
+    assert snapshot.files["skill://s/empty.txt"].digest == "sha256:" + hashlib.sha256(b"").hexdigest()
+
+
+def test_mime_types_and_text_versus_blob(tmp_path: Path) -> None:
+    make_skill(
+        tmp_path,
+        "s",
+        {
+            "notes.txt": "plain UTF-8 text — ünïcödé",
+            "logo.png": PNG,
+            "script.py": "print('hi')\n",
+            "data.unknownext": b"\x00\x01\x02binary",
+            "readme.unknownext2": "utf-8 text with an unknown extension",
+            "nul.txt": b"text with a NUL\x00 byte",
+            "latin1.txt": "caf\xe9".encode("latin-1"),
+            "big.txt": ("é" * 700_000).encode(),
+            "big-nul.txt": b"a" * 1_200_000 + b"\x00",
+        },
+    )
+    files = SkillCatalog([tmp_path]).snapshot.files
+
+    def kind(name: str) -> tuple[str, bool]:
+        f = files[f"skill://s/{name}"]
+        return f.mime_type, f.is_text
+
+    assert kind("SKILL.md") == ("text/markdown", True)
+    assert kind("notes.txt") == ("text/plain", True)
+    assert kind("logo.png") == ("image/png", False)
+    assert kind("script.py") == ("text/x-python", True)
+    assert kind("data.unknownext") == ("application/octet-stream", False)
+    assert kind("readme.unknownext2") == ("text/plain", True)
+    assert kind("nul.txt") == ("text/plain", False)
+    assert kind("latin1.txt") == ("text/plain", False)
+    assert kind("big.txt") == ("text/plain", True)
+    assert kind("big-nul.txt") == ("text/plain", False)
+
+
+def test_hashing_never_reads_past_the_size_stat_reported(tmp_path: Path) -> None:
+    small = write(tmp_path / "small.txt", b"x" * 100)
+    big = write(tmp_path / "big.txt", b"y" * (3 * 1024 * 1024))
+    # As if each file grew after it was stat-ed: one byte past the expected size is enough to tell.
+    assert hash_file(str(small), 10)[1] == 11
+    assert hash_file(str(big), 2 * 1024 * 1024)[1] == 2 * 1024 * 1024 + 1
+    digest, read = hash_file(str(big), big.stat().st_size)
+    assert read == big.stat().st_size
+    assert digest.digest == "sha256:" + hashlib.sha256(big.read_bytes()).hexdigest()
+    st = small.stat()
+    small.write_bytes(b"x" * 200)
+    with pytest.raises(OSError, match="changed size"):
+        DigestCache().digest(str(small), st)
+
+
+# -- the persistent digest cache ------------------------------------------------------------------------
+
+
+def _tree(root: Path, skills: int = 5, files_per_skill: int = 3) -> int:
+    for i in range(skills):
+        make_skill(root, f"skill-{i}", {f"f{j}.md": f"skill {i} file {j}" for j in range(files_per_skill)})
+    return skills * (files_per_skill + 1)
+
+
+def test_second_catalog_with_the_same_cache_file_hashes_nothing(tmp_path: Path) -> None:
+    root, db = tmp_path / "skills", tmp_path / "cache" / "digests.sqlite"
+    total = _tree(root)
+    age(root)
+    first_cache = DigestCache(db)
+    first = SkillCatalog([root], digest_cache=first_cache).snapshot
+    assert first_cache.hashed == total
+    assert db.is_file()
+
+    second_cache = DigestCache(db)
+    second = SkillCatalog([root], digest_cache=second_cache).snapshot
+    assert second_cache.hashed == 0
+    assert second_cache.hits >= total
+    assert {u: f.digest for u, f in second.files.items()} == {u: f.digest for u, f in first.files.items()}
+
+
+def test_after_editing_one_file_refresh_rehashes_exactly_that_file(tmp_path: Path) -> None:
+    root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
+    _tree(root)
+    age(root)
+    SkillCatalog([root], digest_cache=DigestCache(db)).refresh()
+    cache = DigestCache(db)
+    catalog = SkillCatalog([root], digest_cache=cache)
+    before = catalog.snapshot
+    assert cache.hashed == 0
+    catalog.refresh()
+    assert cache.hashed == 0  # nothing changed, nothing hashed
+    edited = root / "skill-2" / "f1.md"
+    edited.write_text("edited content")
+    after = catalog.refresh()
+    assert cache.hashed == 1
+    uri = "skill://skill-2/f1.md"
+    assert after.files[uri].digest == "sha256:" + hashlib.sha256(b"edited content").hexdigest()
+    assert after.files[uri].digest != before.files[uri].digest
+    changed = {u for u in after.files if after.files[u].digest != before.files[u].digest}
+    assert changed == {uri}
+
+
+def test_the_cache_file_keeps_one_row_per_path_across_edits(tmp_path: Path) -> None:
+    root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
+    total = _tree(root, skills=2, files_per_skill=2)
+    age(root)
+    catalog = SkillCatalog([root], digest_cache=DigestCache(db))
+    catalog.refresh()
+    edited = root / "skill-1" / "f0.md"
+    for round_ in range(3):
+        edited.write_text(f"edit {round_}")
+        age(root)  # old enough to be persisted
+        catalog.refresh()
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT path, digest FROM digests").fetchall()
+    assert len(rows) == total
+    assert len({path for path, _ in rows}) == total
+    assert ("sha256:" + hashlib.sha256(b"edit 2").hexdigest()) in {digest for _, digest in rows}
+    fresh = DigestCache(db)
+    SkillCatalog([root], digest_cache=fresh).refresh()
+    assert fresh.hashed == 0
+
+
+def test_recently_modified_files_are_not_persisted(tmp_path: Path) -> None:
+    root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
+    total = _tree(root, skills=2, files_per_skill=1)
+    age(root)
+    (root / "skill-0" / "f0.md").touch()  # the only file that is fresh
+    SkillCatalog([root], digest_cache=DigestCache(db)).refresh()
+    cache = DigestCache(db)
+    SkillCatalog([root], digest_cache=cache).refresh()
+    assert total == 4
+    assert cache.hashed == 1  # only the fresh file, whose write might still have been under way
+
+
+def test_a_corrupt_cache_file_costs_a_rehash_not_a_failure(tmp_path: Path) -> None:
+    root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
+    total = _tree(root, skills=2)
+    db.write_bytes(b"this is not a sqlite database" * 10)
+    cache = DigestCache(db)
+    snapshot = SkillCatalog([root], digest_cache=cache).snapshot
+    assert len(snapshot) == 2
+    assert cache.hashed == total
+
+
+# -- skills defined in code -----------------------------------------------------------------------------
+
+
+def test_add_files_publishes_an_in_memory_skill(tmp_path: Path) -> None:
+    catalog = SkillCatalog()
+    catalog.add_files(
+        "acme/hello",
+        {"SKILL.md": skill_md("hello"), "notes/a.md": "note", "logo.png": PNG},
+    )
+    snapshot = catalog.snapshot
+    entry = snapshot.skill_by_uri["skill://acme/hello/SKILL.md"].entry
+    assert {f.uri for f in entry.files} == {
+        "skill://acme/hello/SKILL.md",
+        "skill://acme/hello/notes/a.md",
+        "skill://acme/hello/logo.png",
+    }
+    for item in entry.files:
+        served = snapshot.files[item.uri]
+        assert isinstance(served.content, MemoryContent)
+        assert item.digest == "sha256:" + hashlib.sha256(served.read()).hexdigest()
+    assert snapshot.files["skill://acme/hello/logo.png"].mime_type == "image/png"
+    assert not snapshot.files["skill://acme/hello/logo.png"].is_text
+    assert snapshot.files["skill://acme/hello/SKILL.md"].mime_type == "text/markdown"
+
+
+def test_decorated_function_returning_a_folder(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path, "src/refunds", {"examples/email.md": "Dear customer"})
+    catalog = SkillCatalog()
+
+    @catalog.skill("acme/billing/refunds")
+    def refunds() -> Path:
+        return folder
+
+    assert refunds() == folder  # the decorator hands the function back unchanged
+    snapshot = catalog.snapshot
+    assert list(snapshot.skill_by_uri) == ["skill://acme/billing/refunds/SKILL.md"]
+    assert file_uris(snapshot, "skill://acme/billing/refunds/SKILL.md") == {
+        "skill://acme/billing/refunds/SKILL.md",
+        "skill://acme/billing/refunds/examples/email.md",
+    }
+    assert snapshot.files["skill://acme/billing/refunds/examples/email.md"].read() == b"Dear customer"
+
+
+def test_decorated_function_returning_a_folder_without_skill_md_is_reported(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    write(empty / "notes.md", "no SKILL.md")
+    catalog = SkillCatalog()
+    catalog.add_folder("acme/nothing", empty)
+    catalog.add_files("acme/fine", {"SKILL.md": skill_md("fine")})
+    snapshot = catalog.snapshot
+    assert list(snapshot.skill_by_uri) == ["skill://acme/fine/SKILL.md"]
+    [skip] = snapshot.skipped
+    assert skip.location == "code:skill://acme/nothing"
+    assert "has no SKILL.md at its top" in skip.reason
+
+
+def test_decorated_folder_with_a_misnamed_skill_is_skipped(tmp_path: Path) -> None:
+    folder = make_skill(tmp_path, "refunds")
+    catalog = SkillCatalog()
+    catalog.add_folder("acme/billing/returns", folder)
+    snapshot = catalog.snapshot
+    assert len(snapshot) == 0
+    [skip] = snapshot.skipped
+    assert "does not match its folder 'returns'" in skip.reason
+
+
+def test_dynamic_skill_is_published_with_dynamic_resources() -> None:
+    catalog = SkillCatalog()
+    calls: list[str] = []
+
+    def render(path: str) -> str | None:
+        calls.append(path)
+        return None
+
+    catalog.add_dynamic("reports/daily", description="Today's report.", read=render, frontmatter={"license": "MIT"})
+    snapshot = catalog.snapshot
+    skill = snapshot.skill_by_uri["skill://reports/daily/SKILL.md"]
+    assert skill.entry.resources == "dynamic"
+    assert skill.wire == {
+        "uri": "skill://reports/daily/SKILL.md",
+        "frontmatter": {"name": "daily", "description": "Today's report.", "license": "MIT"},
+        "resources": "dynamic",
+    }
+    assert snapshot.dynamic_skill_for("skill://reports/daily/data/today.csv") == (skill, "data/today.csv")
+    assert snapshot.dynamic_skill_for("skill://reports/other.csv") is None
+    assert calls == []  # nothing is generated ahead of a read
+    assert snapshot.is_directory("skill://reports/daily")
+
+
+def test_unlisted_code_skills_are_not_listed_but_are_served() -> None:
+    catalog = SkillCatalog()
+    catalog.add_files("visible", {"SKILL.md": skill_md("visible")})
+    catalog.add_files("hidden", {"SKILL.md": skill_md("hidden"), "x.md": "x"}, listed=False)
+    catalog.add_dynamic("ghost", description="Unlisted generated skill.", read=lambda p: None, listed=False)
+
+    @catalog.skill("secret", listed=False)
+    def secret() -> Mapping[str, str]:
+        return {"SKILL.md": skill_md("secret")}
+
+    snapshot = catalog.snapshot
+    assert all_listed(snapshot) == ["skill://visible/SKILL.md"]
+    items, _ = snapshot.skill_md_page(None, 100)
+    assert [i["uri"] for i in items] == ["skill://visible/SKILL.md"]
+    for name in ("hidden", "ghost", "secret"):
+        assert f"skill://{name}/SKILL.md" in snapshot.skill_by_uri
+    assert "skill://hidden/x.md" in snapshot.files
+
+
+def test_invalid_code_skills_are_skipped_with_reasons() -> None:
+    catalog = SkillCatalog()
+    catalog.add_files("no-skill-md", {"README.md": "x"})
+    catalog.add_files("misnamed", {"SKILL.md": skill_md("other")})
+    catalog.add_files("escape", {"SKILL.md": skill_md("escape"), "../outside.md": "x"})
+    catalog.add_dynamic("bad-desc", description="", read=lambda p: None)
+    catalog.add_files("ok", {"SKILL.md": skill_md("ok")})
+    snapshot = catalog.snapshot
+    assert list(snapshot.skill_by_uri) == ["skill://ok/SKILL.md"]
+    reasons = {s.location: s.reason for s in snapshot.skipped}
+    assert "no SKILL.md" in reasons["code:skill://no-skill-md"]
+    assert "does not match its folder" in reasons["code:skill://misnamed"]
+    assert "relative" in reasons["code:skill://escape"]
+    assert "description must not be empty" in reasons["code:skill://bad-desc"]
+
+
+# -- keyset paging -------------------------------------------------------------------------------------
+
+
+def test_keyset_paging_over_many_skills(tmp_path: Path) -> None:
+    for i in range(250):
+        make_skill(tmp_path, f"skill-{i:03}")
+    catalog = SkillCatalog([tmp_path])
+    snapshot = catalog.snapshot
+    pages: list[list[str]] = []
+    cursors: list[str] = []
+    cursor: str | None = None
+    while True:
+        page, cursor = snapshot.list_page(cursor, 100)
+        pages.append([s.uri for s in page])
+        if cursor is None:
+            break
+        cursors.append(cursor)
+    assert [len(p) for p in pages] == [100, 100, 50]
+    flat = [u for p in pages for u in p]
+    assert len(set(flat)) == 250
+    assert flat == sorted(snapshot.skill_by_uri)
+    assert len(set(cursors)) == 2
+
+    # Remove a skill before the cursor, and the very skill the cursor points after, then refresh.
+    import shutil
+
+    shutil.rmtree(tmp_path / "skill-010")
+    shutil.rmtree(tmp_path / "skill-099")
+    fresh = catalog.refresh()
+    assert len(fresh) == 248
+    page, next_cursor = fresh.list_page(cursors[0], 100)
+    assert [s.uri for s in page] == pages[1]  # continues exactly where it left off
+    assert next_cursor is not None
+    last, end = fresh.list_page(next_cursor, 100)
+    assert [s.uri for s in last] == pages[2]
+    assert end is None
+
+
+def test_forged_list_cursors_are_refused(tmp_path: Path) -> None:
+    for i in range(3):
+        make_skill(tmp_path, f"s{i}", {"x.md": "x"})
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    _, cursor = snapshot.list_page(None, 1)
+    assert cursor is not None
+    flipped = ("B" if cursor[0] != "B" else "C") + cursor[1:]
+    dir_page = snapshot.directory_page("skill://s0", None, 1)
+    assert dir_page is not None
+    assert dir_page.next_cursor is not None
+    for bad in ("QUJDREVGRw", "QUJD.REVG", flipped, cursor + "x", dir_page.next_cursor, ""):
+        with pytest.raises(InvalidCursor):
+            snapshot.list_page(bad, 1)
+    # A cursor is bound to the catalog's secret.
+    other = SkillCatalog([tmp_path], cursor_secret=b"another secret").snapshot
+    with pytest.raises(InvalidCursor):
+        other.list_page(cursor, 1)
+
+
+# -- directories ----------------------------------------------------------------------------------------
+
+
+def test_directory_pages_for_skill_root_subdirectory_and_prefix(tmp_path: Path) -> None:
+    make_skill(
+        tmp_path,
+        "acme/billing/refunds",
+        {"examples/email.md": "e", "examples/letter.md": "l", "logo.png": PNG},
+        extra="license: MIT\n",
+    )
+    make_skill(tmp_path, "acme/payroll")
+    make_skill(tmp_path, "solo")
+    snapshot = SkillCatalog([tmp_path]).snapshot
+
+    def names(uri: str) -> list[tuple[str, str]]:
+        page = snapshot.directory_page(uri, None, 100)
+        assert page is not None, uri
+        assert page.next_cursor is None
+        return [(i["name"], i["mimeType"]) for i in page.items]
+
+    assert names("skill://acme") == [("billing", DIRECTORY_MIME_TYPE), ("payroll", DIRECTORY_MIME_TYPE)]
+    assert names("skill://acme/billing") == [("refunds", DIRECTORY_MIME_TYPE)]
+    root = snapshot.directory_page("skill://acme/billing/refunds", None, 100)
+    assert root is not None
+    by_uri = {i["uri"]: i for i in root.items}
+    assert set(by_uri) == {
+        "skill://acme/billing/refunds/SKILL.md",
+        "skill://acme/billing/refunds/examples",
+        "skill://acme/billing/refunds/logo.png",
+    }
+    skill_md_item = by_uri["skill://acme/billing/refunds/SKILL.md"]
+    assert skill_md_item["name"] == "refunds"
+    assert skill_md_item["description"] == "A skill for tests."
+    assert skill_md_item["mimeType"] == "text/markdown"
+    assert skill_md_item["_meta"] == {META_PREFIX + "frontmatter": {"license": "MIT"}}
+    assert by_uri["skill://acme/billing/refunds/examples"]["mimeType"] == DIRECTORY_MIME_TYPE
+    assert by_uri["skill://acme/billing/refunds/logo.png"] == {
+        "uri": "skill://acme/billing/refunds/logo.png",
+        "name": "logo.png",
+        "mimeType": "image/png",
+        "size": len(PNG),
+    }
+    assert names("skill://acme/billing/refunds/examples") == [
+        ("email.md", "text/markdown"),
+        ("letter.md", "text/markdown"),
+    ]
+    assert names("skill://solo") == [("solo", "text/markdown")]  # a SKILL.md is named by its frontmatter
+    # Not directories: files, missing paths, trailing slashes.
+    assert snapshot.directory_page("skill://acme/billing/refunds/SKILL.md", None, 10) is None
+    assert snapshot.directory_page("skill://acme/nope", None, 10) is None
+    assert snapshot.directory_page("skill://acme/", None, 10) is None
+    assert not snapshot.is_directory("skill://acme/billing/refunds/logo.png")
+
+
+def test_directory_paging(tmp_path: Path) -> None:
+    make_skill(tmp_path, "s", {f"f{i:02}.md": str(i) for i in range(7)})
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    seen: list[str] = []
+    cursor: str | None = None
+    pages = 0
+    while True:
+        page = snapshot.directory_page("skill://s", cursor, 3)
+        assert page is not None
+        pages += 1
+        seen += [i["uri"].rsplit("/", 1)[-1] for i in page.items]
+        cursor = page.next_cursor
+        if cursor is None:
+            break
+    assert pages == 3
+    assert seen == ["SKILL.md"] + [f"f{i:02}.md" for i in range(7)]
+    # A directory cursor is bound to its directory.
+    first = snapshot.directory_page("skill://s", None, 3)
+    assert first is not None
+    assert first.next_cursor is not None
+    make_skill(tmp_path, "t")
+    snapshot2 = SkillCatalog([tmp_path]).snapshot
+    with pytest.raises(InvalidCursor):
+        snapshot2.directory_page("skill://t", first.next_cursor, 3)
+
+
+# -- atomic refresh ---------------------------------------------------------------------------------------
+
+
+def test_refresh_swaps_atomically_and_leaves_the_old_snapshot_intact(tmp_path: Path) -> None:
+    make_skill(tmp_path, "keep", {"a.md": "one"})
+    make_skill(tmp_path, "gone")
+    catalog = SkillCatalog([tmp_path])
+    seen: list[tuple[CatalogSnapshot, CatalogSnapshot]] = []
+    catalog.on_change(lambda old, new: seen.append((old, new)))
+    old = catalog.snapshot
+    old_files = dict(old.files)
+    old_wire = {u: s.wire for u, s in old.skill_by_uri.items()}
+    old_listing = all_listed(old)
+
+    import shutil
+
+    shutil.rmtree(tmp_path / "gone")
+    write(tmp_path / "keep" / "a.md", "two")
+    make_skill(tmp_path, "new")
+    new = catalog.refresh()
+
+    assert new is not old
+    assert catalog.snapshot is new
+    assert seen == [(old, new)]
+    assert dict(old.files) == old_files
+    assert {u: s.wire for u, s in old.skill_by_uri.items()} == old_wire
+    assert all_listed(old) == old_listing == ["skill://gone/SKILL.md", "skill://keep/SKILL.md"]
+    assert all_listed(new) == ["skill://keep/SKILL.md", "skill://new/SKILL.md"]
+    assert new.files["skill://keep/a.md"].digest != old.files["skill://keep/a.md"].digest
+    # A refresh that changes nothing publishes nothing new and notifies nobody.
+    catalog.refresh()
+    assert len(seen) == 1
+
+
+def test_listener_failure_does_not_break_refresh(tmp_path: Path) -> None:
+    make_skill(tmp_path, "a")
+    catalog = SkillCatalog([tmp_path])
+    _ = catalog.snapshot
+    calls: list[int] = []
+
+    def boom(old: CatalogSnapshot, new: CatalogSnapshot) -> None:
+        raise RuntimeError("listener bug")
+
+    ok: Callable[[CatalogSnapshot, CatalogSnapshot], None] = lambda old, new: calls.append(len(new))  # noqa: E731
+    catalog.on_change(boom)
+    catalog.on_change(ok)
+    make_skill(tmp_path, "b")
+    assert len(catalog.refresh()) == 2
+    assert calls == [2]
