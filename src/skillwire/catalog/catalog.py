@@ -74,9 +74,7 @@ class SkillCatalog:
         frontmatter: Mapping[str, JSONValue] | None = None,
         listed: bool = True,
     ) -> None:
-        self.code.add_dynamic(
-            path, description=description, read=read, frontmatter=frontmatter, listed=listed
-        )
+        self.code.add_dynamic(path, description=description, read=read, frontmatter=frontmatter, listed=listed)
         self._snapshot = None
 
     # -- snapshots -----------------------------------------------------------------------------------
@@ -114,13 +112,9 @@ class SkillCatalog:
         results: list[ScanResult] = []
         with ThreadPoolExecutor(self.hash_workers, thread_name_prefix="skillwire-hash") as pool:
             for root in self.roots:
-                results.append(
-                    scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool)
-                )
+                results.append(scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool))
             if len(self.code):
-                results.append(
-                    self.code.scan(self.digests, enforce_limits=self.enforce_limits, executor=pool)
-                )
+                results.append(self.code.scan(self.digests, enforce_limits=self.enforce_limits, executor=pool))
         skills, files, skipped, ignored = _merge(results)
         live: set[StatKey] = set().union(*(r.live for r in results)) if results else set()
         self.digests.retain(live)
@@ -139,9 +133,7 @@ class SkillCatalog:
         paths = self.watch_paths()
         if not paths:
             return
-        async for _changes in awatch(
-            *paths, debounce=debounce_ms, stop_event=stop_event, recursive=True
-        ):
+        async for _changes in awatch(*paths, debounce=debounce_ms, stop_event=stop_event, recursive=True):
             before = self._snapshot
             try:
                 after = await anyio.to_thread.run_sync(self.refresh)
@@ -183,9 +175,7 @@ def _merge(
             clash = _clash(key, index, skill_roots, occupied)
             if clash is not None:
                 skipped.append(
-                    SkippedSkill(
-                        skill.source, f"{path.root_uri} overlaps a skill from another source: {clash}"
-                    )
+                    SkippedSkill(skill.source, f"{path.root_uri} overlaps a skill from another source: {clash}")
                 )
                 continue
             kept.append(skill)

@@ -166,6 +166,8 @@ class DigestCache:
                         [(*key, value.digest, int(value.is_text)) for key, value in pending.items()],
                     )
                     db.executemany("INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", list(pending_fm.items()))
+                    # Parsed frontmatter is only worth keeping for a SKILL.md some catalog still has.
+                    db.execute("DELETE FROM frontmatter WHERE digest NOT IN (SELECT digest FROM digests)")
             finally:
                 db.close()
         except sqlite3.Error:
@@ -175,3 +177,5 @@ class DigestCache:
         """Drop in-memory entries for files no longer served (keeps memory bounded across reloads)."""
         with self._lock:
             self._memory = {k: v for k, v in self._memory.items() if k in live}
+            digests = {v.digest for v in self._memory.values()}
+            self._frontmatter = {d: fm for d, fm in self._frontmatter.items() if d in digests}

@@ -47,7 +47,12 @@ IGNORED_NAMES = frozenset(
         ".skillignore",
     }
 )
-IGNORED_GLOBS = (".env", ".env.*", "*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#", "*.pyc", ".*.un~")
+IGNORED_GLOBS = (
+    # editor and OS debris
+    "*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#", "*.pyc", ".*.un~",
+    # secrets that sit next to code by habit: never publish them by accident
+    ".env", ".env.*", ".envrc", ".netrc", ".npmrc", ".pypirc", "*.pem", "id_rsa*", "id_ed25519*", "id_ecdsa*",
+)  # fmt: skip
 SKILLIGNORE = ".skillignore"
 # A SKILL.md larger than this is not parsed (its frontmatter would be absurd); the skill is skipped.
 MAX_SKILL_MD_BYTES = 16 * 1024 * 1024

@@ -27,7 +27,7 @@ from skillwire.client.requests import (
     read_directory_request,
 )
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import ExtensionNotDeclared, InvalidEntry, ServerError, SkillNotFound
+from skillwire.core.errors import ExtensionNotDeclared, InvalidEntry, InvalidServerEntry, ServerError, SkillNotFound
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 DEFAULT_MAX_PAGES = 100
@@ -200,7 +200,7 @@ class SkillsClient:
         try:
             entry = SkillEntry.from_wire(result.get("skill"))
         except InvalidEntry as exc:
-            raise ServerError(f"skills/get returned an invalid entry: {exc}", origin=self.origin) from None
+            raise InvalidServerEntry(f"skills/get returned an invalid entry: {exc}", origin=self.origin) from None
         if entry.uri != uri:
             raise ServerError(f"skills/get for {uri} answered with the entry of {entry.uri}", origin=self.origin)
         ttl = _cache_ttl(result)

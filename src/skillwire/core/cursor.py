@@ -42,6 +42,9 @@ def decode_cursor(cursor: object, kind: str, *, secret: bytes = DEFAULT_CURSOR_S
         payload = base64.urlsafe_b64decode(body + "=" * (-len(body) % 4))
     except (binascii.Error, ValueError):
         raise InvalidCursor(f"invalid cursor {cursor!r:.80}: not issued by this server") from None
+    if base64.urlsafe_b64encode(payload).decode().rstrip("=") != body:
+        # Unused trailing bits would let several texts decode to one payload: only the exact text we issue.
+        raise InvalidCursor(f"invalid cursor {cursor!r:.80}: not issued by this server")
     if not hmac.compare_digest(mac, _mac(secret, kind, payload)):
         raise InvalidCursor(f"invalid cursor {cursor!r:.80}: not issued by this server for this listing")
     try:

@@ -97,9 +97,7 @@ class SkillEntry:
         if resources_raw == DYNAMIC:
             return cls(uri, fm, DYNAMIC)
         if not isinstance(resources_raw, list):
-            raise InvalidEntry(
-                f"{uri}: 'resources' must be an array or \"dynamic\", got {resources_raw!r:.60}"
-            )
+            raise InvalidEntry(f"{uri}: 'resources' must be an array or \"dynamic\", got {resources_raw!r:.60}")
         files: list[ManifestFile] = []
         seen: set[str] = set()  # canonical URIs: `x.md` and `%78.md` are the same file
         for index, item in enumerate(cast(list[object], resources_raw)):

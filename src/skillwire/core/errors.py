@@ -118,6 +118,10 @@ class ServerError(SkillwireError):
         self.origin = origin
 
 
+class InvalidServerEntry(ServerError, InvalidEntry):
+    """A server sent a skill entry that breaks the wire rules (no `resources`, malformed files, ...)."""
+
+
 class ExtensionNotDeclared(ServerError):
     """The server did not declare `io.modelcontextprotocol/skills` (or `directoryRead`), so no such call is sent."""
 

@@ -19,18 +19,25 @@ What that means in practice:
   ``"true"``, ``null`` -> ``""``); collection keys are a `FrontmatterError`.
 * Two keys that end up as the same JSON key are a `FrontmatterError` naming the key and its line.
 * Aliases are expanded under npm ``yaml``'s own budget (``maxAliasCount: 100``), computed without
-  building the expanded structure, so an alias bomb fails in microseconds.
+  building the expanded structure, so an alias bomb fails in milliseconds. Aliased values are
+  copied, and the copies may add at most `MAX_ALIAS_NODES` values (npm yaml shares them instead,
+  and does not count aliases of empty collections at all).
 * Explicit tags behave as in npm ``yaml``: ``!!str``/``!!int``/``!!float``/``!!bool``/``!!null`` apply
   when the text fits the tag (else the value stays a string), unknown and local tags are ignored,
   and the YAML 1.1 types npm would turn into non-JSON objects (``!!binary``, ``!!timestamp``,
   ``!!set``, ``!!omap``, ``!!pairs``, ``!!merge``) are a `FrontmatterError`.
+
+The YAML itself is read by ruamel.yaml's pure-Python parser, whose scanner (PyYAML's, at heart)
+is corrected here wherever YAML 1.2 and npm ``yaml`` read text differently (tabs, lone CR and NEL/
+LS/PS characters, flow-collection indicators, indentation of continuation lines, ...). Where npm
+``yaml`` silently accepts a malformed document (listed in the tests' ``DIVERGENCES``), this module
+is stricter and raises `FrontmatterError`.
 
 Everything here is sans-IO: callers hand in bytes or text.
 """
 
 from __future__ import annotations
 
-import copy
 import math
 import re
 from collections.abc import Iterator
@@ -51,9 +58,9 @@ from ruamel.yaml.events import (
     StreamEndEvent,
     StreamStartEvent,
 )
-from ruamel.yaml.reader import ReaderError
+from ruamel.yaml.reader import Reader, ReaderError
 from ruamel.yaml.scanner import Scanner, ScannerError
-from ruamel.yaml.tokens import TagToken
+from ruamel.yaml.tokens import ScalarToken, TagToken
 
 from skillwire.core.errors import FrontmatterError, NotASkill
 
@@ -67,12 +74,15 @@ __all__ = [
     "yaml_interop_hazards",
 ]
 
-JSONValue: TypeAlias = "None | bool | int | float | str | list[JSONValue] | dict[str, JSONValue]"
+JSONValue: TypeAlias = bool | int | float | str | list["JSONValue"] | dict[str, "JSONValue"] | None
 
 #: npm ``yaml``'s default ``maxAliasCount``.
 MAX_ALIAS_COUNT = 100
 #: Collections nested deeper than this are refused (frontmatter is flat in practice).
-MAX_DEPTH = 100
+MAX_DEPTH = 200
+#: At most this many JSON values may come from expanding aliases (npm yaml's budget lets aliases
+#: of empty collections through uncounted; we copy aliased values, so we count them all).
+MAX_ALIAS_NODES = 10_000
 
 _MAX_SAFE_INTEGER = 2**53
 
@@ -122,8 +132,7 @@ def split_skill_md(text: str) -> tuple[str, str, int, int]:
             return frontmatter_text, body, 2, index + 1
         offset += len(line)
     raise NotASkill(
-        "SKILL.md frontmatter opened with '---' on line 1 is never closed "
-        "(no later line is exactly '---' or '...')"
+        "SKILL.md frontmatter opened with '---' on line 1 is never closed (no later line is exactly '---' or '...')"
     )
 
 
@@ -165,8 +174,7 @@ _FLOAT_EXP = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+(?:\.[0-9]*)?)[eE][-+]?[0-9]+")
 _FLOAT = re.compile(r"[-+]?(?:\.[0-9]+|[0-9]+\.[0-9]*)")
 
 _TAG = "tag:yaml.org,2002:"
-_STR, _NULL_TAG, _BOOL_TAG = _TAG + "str", _TAG + "null", _TAG + "bool"
-_INT_TAG, _FLOAT_TAG, _MAP_TAG, _SEQ_TAG = _TAG + "int", _TAG + "float", _TAG + "map", _TAG + "seq"
+_NULL_TAG, _BOOL_TAG, _INT_TAG, _FLOAT_TAG = _TAG + "null", _TAG + "bool", _TAG + "int", _TAG + "float"
 # npm yaml knows these YAML 1.1 tags even under the core schema; they yield values JSON cannot carry
 # (Date, Uint8Array, Set, Map, a merge), so frontmatter refuses them.
 _YAML11_SCALAR_TAGS = frozenset({_TAG + "binary", _TAG + "timestamp", _TAG + "merge"})
@@ -202,9 +210,7 @@ def _resolve_plain(text: str) -> _Scalar:
     if _INT_HEX.fullmatch(text):
         return _js_int(text[2:], 16)
     if _FLOAT_NAN.fullmatch(text):
-        return (
-            math.nan if text.endswith(("nan", "NaN", "NAN")) else (-math.inf if text[0] == "-" else math.inf)
-        )
+        return math.nan if text.endswith(("nan", "NaN", "NAN")) else (-math.inf if text[0] == "-" else math.inf)
     if _FLOAT_EXP.fullmatch(text) or _FLOAT.fullmatch(text):
         return float(text)
     return text
@@ -318,15 +324,29 @@ class _AliasNode(_Node):
 _BREAKS = "\r\n\x85\u2028\u2029"
 
 
-class _Scanner(Scanner):  # type: ignore[misc]
-    """ruamel's scanner, corrected to YAML 1.2 (as npm ``yaml`` reads it) where PyYAML's rules differ.
+class _Scanner(Scanner):
+    """ruamel's scanner, corrected to YAML 1.2 as npm ``yaml`` reads it, where PyYAML's rules differ.
+
+    Each correction was found by the differential test against npm yaml:
 
     * Tabs may separate tokens (``key:<TAB>value``, ``value<TAB># comment``, ``!tag<TAB>value``,
-      tabs inside plain scalars); only indentation must be spaces. PyYAML, and so ruamel,
-      reject a tab anywhere outside quotes and flow collections.
+      tabs inside plain scalars, after enough space indentation); they may not indent block
+      structure or block scalar lines. PyYAML (and so ruamel) rejects nearly every tab.
     * Continuation lines of quoted scalars and flow collections inside a block collection must be
-      indented more than that collection (ruamel does not check indentation there at all).
+      indented more than that collection; ruamel does not check.
+    * In flow collections ``:`` before a flow indicator, or right after a JSON-like key
+      (``"a":b``), is a value indicator; ``-``/``?``/``:`` start a plain scalar only before a
+      character that can continue it; a tag ends at a flow indicator.
+    * A comment needs a blank before it (``'x'#c`` is an error).
+    * ``: value`` with an empty implicit key cannot carry a compact mapping or sequence on its line.
+    * Leading blank lines of a block scalar may be less indented than its first content line.
     """
+
+    def __init__(self, loader: Any = None) -> None:
+        super().__init__(loader=loader)
+        self._tab_indented_at = -1  # reader index of a token that only tabs separate from the indentation
+        self._explicit_keys: set[int] = set()  # columns of block `? key` entries awaiting their `: value`
+        self._json_end = -1  # reader index just after the last quoted scalar or flow collection
 
     def _blank_from(self, offset: int) -> bool:
         """Whether the rest of the line, from ``offset`` on, is blanks and maybe a comment."""
@@ -363,6 +383,61 @@ class _Scanner(Scanner):  # type: ignore[misc]
             self.reader.get_mark(),
         )
 
+    def _tab_error(self, where: str) -> ScannerError:
+        return ScannerError(None, None, f"tabs are not allowed as indentation ({where})", self.reader.get_mark())
+
+    def _skip_tab_in_indentation(self) -> bool:
+        """At a tab in a line's leading blanks: skip the blanks if YAML 1.2 reads them as separation.
+
+        That is when the line is blank, or when the spaces before the tab already indent the line
+        enough and what follows is neither block structure (``- ``, ``? ``, ``: ``, or a key, which
+        `fetch_value` checks) nor node properties (``&anchor``, ``!tag``), as npm yaml decides;
+        otherwise the tab is indentation, which is an error.
+        """
+        if self._blank_from(0):
+            while self.reader.peek() in " \t":
+                self.reader.forward()
+            return True
+        column = int(self.reader.column)
+        spaces = 0
+        while spaces < column and self.reader.peek(spaces - column) == " ":
+            spaces += 1
+        offset = 0
+        while self.reader.peek(offset) in " \t":
+            offset += 1
+        ch, after = self.reader.peek(offset), self.reader.peek(offset + 1)
+        structure = ch in "&!" or (ch in "-?:" and after in "\0 \t" + _BREAKS)
+        if spaces != column or spaces <= self.indent or structure:
+            raise self._tab_error("use spaces")
+        self.reader.forward(offset)
+        self._tab_indented_at = int(self.reader.index)
+        return False
+
+    def fetch_key(self) -> None:
+        if not self.flow_level:
+            self._explicit_keys.add(int(self.reader.column))
+        super().fetch_key()
+
+    def fetch_value(self) -> None:
+        key = self.possible_simple_keys.get(self.flow_level)
+        if self.flow_level:
+            super().fetch_value()
+            return
+        if key is not None:
+            if key.index == self._tab_indented_at:
+                raise self._tab_error("a mapping key must be indented with spaces")
+            self._explicit_keys.discard(int(key.column))
+            super().fetch_value()
+            return
+        column = int(self.reader.column)
+        explicit = column in self._explicit_keys
+        self._explicit_keys.discard(column)
+        super().fetch_value()
+        if not explicit:
+            # `: value` with an empty implicit key: a compact mapping or sequence may not follow on the
+            # same line (YAML 1.2 allows them only after an explicit `? key`).
+            self.allow_simple_key = False
+
     def scan_to_next_token(self) -> None:
         peek, forward = self.reader.peek, self.reader.forward
         if self.reader.index == 0 and peek() == "\ufeff":
@@ -370,13 +445,21 @@ class _Scanner(Scanner):  # type: ignore[misc]
         while True:
             while True:
                 ch = peek()
-                if ch == " " or (ch == "\t" and (
-                    self.flow_level > 0 or not self._in_indentation() or self._blank_from(0)
-                )):
+                if ch == " " or (ch == "\t" and (self.flow_level > 0 or not self._in_indentation())):
                     forward()
+                elif ch == "\t":
+                    if not self._skip_tab_in_indentation():
+                        return
                 else:
                     break
             if peek() == "#":
+                if self.reader.column > 0 and peek(-1) not in " \t\ufeff":
+                    raise ScannerError(
+                        None,
+                        None,
+                        "a comment must be separated from the token before it by a space",
+                        self.reader.get_mark(),
+                    )
                 while peek() not in "\0" + _BREAKS:
                     forward()
             if not self.scan_line_break():
@@ -447,10 +530,43 @@ class _Scanner(Scanner):  # type: ignore[misc]
                 return chunks
             chunks.append(self.scan_line_break())
 
+    def _token_end(self) -> str:
+        """Characters that may directly follow a tag or end a plain scalar here."""
+        return "\0 \t" + _BREAKS + (",[]{}" if self.flow_level else "")
+
+    def _scan_tag_suffix(self, start_mark: Any) -> str:
+        # YAML 1.2 ns-tag-char: a URI character other than '!' and the flow indicators.
+        peek = self.reader.peek
+        chunks: list[str] = []
+        length = 0
+        while True:
+            ch = peek(length)
+            if ch == "%":
+                chunks.append(self.reader.prefix(length))
+                self.reader.forward(length)
+                length = 0
+                chunks.append(self.scan_uri_escapes("tag", start_mark))
+            elif ch.isascii() and (ch.isalnum() or ch in "-;/?:@&=+$_.~*'()#"):
+                length += 1
+            else:
+                break
+        chunks.append(self.reader.prefix(length))
+        self.reader.forward(length)
+        if not "".join(chunks):
+            raise ScannerError(
+                "while parsing a tag",
+                start_mark,
+                f"expected a tag suffix, but found {peek()!r}",
+                self.reader.get_mark(),
+            )
+        return "".join(chunks)
+
     def scan_tag(self) -> Any:
-        # ruamel's scan_tag, except that a tab may follow the tag as a space may.
+        # ruamel's scan_tag with YAML 1.2's characters: a tab or (in a flow collection) a flow
+        # indicator may follow the tag, and a shorthand tag never contains '!' or a flow indicator.
         peek, forward = self.reader.peek, self.reader.forward
         start_mark = self.reader.get_mark()
+        end = self._token_end()
         ch = peek(1)
         short_handle = "!"
         if ch == "!":
@@ -470,7 +586,7 @@ class _Scanner(Scanner):  # type: ignore[misc]
                     self.reader.get_mark(),
                 )
             forward()
-        elif ch in "\0 \t" + _BREAKS:
+        elif ch in end:
             if short_handle == "!!":
                 raise ScannerError("while scanning a tag", start_mark, "the !! tag has no suffix", start_mark)
             handle = None
@@ -479,7 +595,7 @@ class _Scanner(Scanner):  # type: ignore[misc]
         else:
             length = 1
             use_handle = False
-            while ch not in "\0 \t" + _BREAKS:
+            while ch not in end + ",[]{}":
                 if ch == "!":
                     use_handle = True
                     break
@@ -490,15 +606,116 @@ class _Scanner(Scanner):  # type: ignore[misc]
             else:
                 handle = short_handle
                 forward()
-            suffix = self.scan_tag_uri("tag", start_mark)
-        if peek() not in "\0 \t" + _BREAKS:
+            suffix = self._scan_tag_suffix(start_mark)
+        if peek() not in end:
             raise ScannerError(
                 "while scanning a tag",
                 start_mark,
-                f"expected ' ', but found {peek()!r}",
+                f"expected a space after the tag, but found {peek()!r}",
                 self.reader.get_mark(),
             )
         return TagToken((handle, suffix), start_mark, self.reader.get_mark())
+
+    # --- YAML 1.2 flow-context rules for '?', ':' and plain scalars ---------------------------------
+
+    def _after_json_node(self) -> bool:
+        """Whether only blanks separate the reader from a just-ended quoted scalar or flow collection."""
+        distance = int(self.reader.index) - self._json_end
+        return self._json_end >= 0 and all(self.reader.peek(-i) in " \t" for i in range(1, distance + 1))
+
+    def fetch_single(self) -> None:
+        super().fetch_single()
+        self._json_end = int(self.reader.index)
+
+    def fetch_double(self) -> None:
+        super().fetch_double()
+        self._json_end = int(self.reader.index)
+
+    def fetch_flow_sequence_end(self) -> None:
+        super().fetch_flow_sequence_end()
+        self._json_end = int(self.reader.index)
+
+    def fetch_flow_mapping_end(self) -> None:
+        super().fetch_flow_mapping_end()
+        self._json_end = int(self.reader.index)
+
+    def check_key(self) -> Any:
+        # '?' is the key indicator only when a blank follows it, in flow collections too.
+        return self.reader.peek(1) in "\0 \t" + _BREAKS
+
+    def check_value(self) -> Any:
+        following = self.reader.peek(1)
+        if not self.flow_level:
+            return following in "\0 \t" + _BREAKS
+        # In a flow collection ':' is a value indicator before a blank or a flow indicator, and
+        # right after a JSON-like key ("a":b, [a]:b).
+        return following in self._token_end() or self._after_json_node()
+
+    def check_plain(self) -> Any:
+        ch, following = self.reader.peek(), self.reader.peek(1)
+        if ch not in "\0 \t" + _BREAKS + "-?:,[]{}#&*!|>'\"%@`":
+            return True
+        return ch in "-?:" and following not in self._token_end()
+
+    def scan_plain(self) -> Any:
+        # ruamel's scan_plain, where (in a flow collection) ':' before a flow indicator ends the scalar.
+        peek, forward = self.reader.peek, self.reader.forward
+        chunks: list[str] = []
+        start_mark = end_mark = self.reader.get_mark()
+        indent = self.indent + 1
+        spaces: list[str] = []
+        end = self._token_end()
+        while peek() != "#":
+            length = 0
+            while True:
+                ch = peek(length)
+                if (ch == ":" and peek(length + 1) in end) or ch in end:
+                    break
+                length += 1
+            if length == 0:
+                break
+            self.allow_simple_key = False
+            chunks.extend(spaces)
+            chunks.append(self.reader.prefix(length))
+            forward(length)
+            end_mark = self.reader.get_mark()
+            spaces = self.scan_plain_spaces(indent, start_mark)
+            if not spaces or (not self.flow_level and self.reader.column < indent):
+                break
+        return ScalarToken("".join(chunks), True, start_mark, end_mark)
+
+    def scan_block_scalar_indentation(self) -> Any:
+        # PyYAML's version: ruamel adds a check that rejects a leading blank line with *fewer* spaces
+        # than the lines after it, which YAML 1.2 and npm yaml allow.
+        peek, forward = self.reader.peek, self.reader.forward
+        chunks: list[str] = []
+        max_indent = 0
+        end_mark = self.reader.get_mark()
+        while peek() in " " + _BREAKS:
+            if peek() != " ":
+                chunks.append(self.scan_line_break())
+                end_mark = self.reader.get_mark()
+            else:
+                forward()
+                max_indent = max(max_indent, int(self.reader.column))
+        if peek() == "\t" and self.reader.column <= self.indent:
+            raise self._tab_error("in a block scalar")
+        return chunks, max_indent, end_mark
+
+    def scan_block_scalar_breaks(self, indent: int) -> Any:
+        # ruamel's version, plus npm yaml's rule that a tab may not stand in a block scalar's indentation.
+        peek, forward = self.reader.peek, self.reader.forward
+        chunks: list[str] = []
+        end_mark = self.reader.get_mark()
+        while True:
+            while self.reader.column < indent and peek() == " ":
+                forward()
+            if peek() == "\t" and self.reader.column < indent:
+                raise self._tab_error("in a block scalar")
+            if peek() not in _BREAKS:
+                return chunks, end_mark
+            chunks.append(self.scan_line_break())
+            end_mark = self.reader.get_mark()
 
     def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
         peek, forward = self.reader.peek, self.reader.forward
@@ -548,14 +765,60 @@ class _Scanner(Scanner):  # type: ignore[misc]
         return None
 
 
-def _events(yaml_text: str) -> Iterator[Any]:
+class _Reader(Reader):
+    """ruamel's reader without its printable-character check: npm ``yaml`` accepts control characters."""
+
+    def check_printable(self, data: Any) -> None:
+        return None
+
+
+# Characters YAML 1.2 (and npm yaml) read as ordinary content but ruamel, following YAML 1.1, does not:
+# NEL, LINE SEPARATOR and PARAGRAPH SEPARATOR are line breaks in 1.1; a CR not followed by LF is a
+# line break for ruamel but plain content for npm yaml; NUL is ruamel's end-of-input sentinel.
+_SPECIAL = re.compile("[\x00\x85\u2028\u2029]|\r(?!\n)")
+_TRAILING_BLANKS = re.compile(r"(?:(?<=[\r\n])|\A) +\Z")
+_SURROGATE_PAIR = re.compile("[\ud800-\udbff][\udc00-\udfff]")
+
+
+def _join_surrogates(text: str) -> str:
+    """``"\\ud83d\\ude00"`` escapes give a surrogate pair, which JavaScript reads as one character."""
+    if not _SURROGATE_PAIR.search(text):
+        return text
+    return _SURROGATE_PAIR.sub(lambda m: m.group().encode("utf-16-le", "surrogatepass").decode("utf-16-le"), text)
+
+
+def _events(yaml_text: str) -> tuple[Iterator[Any], dict[str, str]]:
+    """ruamel.yaml parse events for ``yaml_text``, and the placeholders to map back in scalar values."""
+    restore: dict[str, str] = {}
+    if _SPECIAL.search(yaml_text):
+        # Swap each special character for a private-use one that does not occur in the text.
+        present = set(yaml_text)
+        pool = (chr(c) for c in range(0xE000, 0xF900) if chr(c) not in present)
+        placeholders: dict[str, str] = {}
+        for special in sorted(set(_SPECIAL.findall(yaml_text))):
+            placeholder = next(pool, None)
+            if placeholder is None:  # pragma: no cover - needs 6400 distinct private-use characters
+                raise FrontmatterError("frontmatter uses too many distinct private-use characters")
+            placeholders[special] = placeholder
+            restore[placeholder] = special
+        yaml_text = _SPECIAL.sub(lambda m: placeholders[m.group()], yaml_text)
     yaml = YAML(typ="safe", pure=True)
     yaml.version = (1, 2)
+    yaml.Reader = _Reader
     yaml.Scanner = _Scanner
+    # npm yaml ends the last line at the end of input (`a: |` + `  x`, no newline, is "x\n") and
+    # ignores a last line of spaces with no line break.
+    yaml_text = _TRAILING_BLANKS.sub("", yaml_text)
     if yaml_text and not yaml_text.endswith(("\n", "\r")):
-        # npm yaml ends the last line at the end of input: `a: |` + `  x` (no newline) is "x\n".
         yaml_text += "\n"
-    return iter(yaml.parse(yaml_text))
+    return iter(yaml.parse(yaml_text)), restore
+
+
+def _scalar_text(event: Any, restore: dict[str, str]) -> str:
+    text = str(event.value)
+    for placeholder, special in restore.items():
+        text = text.replace(placeholder, special)
+    return _join_surrogates(text)
 
 
 def _syntax_error(exc: YAMLError, yaml_text: str, first_line: int) -> FrontmatterError:
@@ -583,7 +846,7 @@ def _compose(yaml_text: str, first_line: int) -> _Node | None:
     stack: list[_SeqNode | _MapNode] = []
     root: _Node | None = None
     documents = 0
-    events = _events(yaml_text)
+    events, restore = _events(yaml_text)
 
     def attach(node: _Node) -> None:
         nonlocal root
@@ -604,16 +867,16 @@ def _compose(yaml_text: str, first_line: int) -> _Node | None:
             line = first_line + event.start_mark.line if event.start_mark is not None else first_line
             if isinstance(event, ScalarEvent):
                 tag = event.tag
+                text = _scalar_text(event, restore)
                 if tag is None:
-                    value = _resolve_plain(event.value) if event.style is None else event.value
+                    value = _resolve_plain(text) if event.style is None else text
                 elif tag in _YAML11_SCALAR_TAGS:
                     raise FrontmatterError(
-                        f"YAML 1.1 tag !!{tag[len(_TAG) :]} is not supported in frontmatter "
-                        "(its value is not JSON)",
+                        f"YAML 1.1 tag !!{tag[len(_TAG) :]} is not supported in frontmatter (its value is not JSON)",
                         line=line,
                     )
                 else:
-                    value = _resolve_tagged(event.value, str(tag))
+                    value = _resolve_tagged(text, str(tag))
                 node: _Node = _ScalarNode(event.anchor, line, value)
                 attach(node)
                 if event.anchor is not None:
@@ -640,9 +903,7 @@ def _compose(yaml_text: str, first_line: int) -> _Node | None:
             elif isinstance(event, AliasEvent):
                 target = anchors.get(event.anchor)
                 if target is None:
-                    raise FrontmatterError(
-                        f"alias *{event.anchor} refers to no anchor defined before it", line=line
-                    )
+                    raise FrontmatterError(f"alias *{event.anchor} refers to no anchor defined before it", line=line)
                 attach(_AliasNode(event.anchor, line, target))
             elif isinstance(event, DocumentStartEvent):
                 documents += 1
@@ -669,23 +930,50 @@ def _compose(yaml_text: str, first_line: int) -> _Node | None:
 
 
 class _AnchorData:
-    __slots__ = ("alias_count", "count", "done", "res")
+    __slots__ = ("alias_count", "count", "done", "height", "res", "size")
 
     def __init__(self) -> None:
         self.count = 1
         self.alias_count = 0
         self.res: JSONValue = None
         self.done = False
+        self.size = -1  # JSON values in `res`, once measured
+        self.height = 0  # collections nested in `res`
+
+
+def _measure(value: JSONValue) -> tuple[int, int]:
+    """(number of JSON values, nesting height) of a value; a scalar is (1, 0)."""
+    if isinstance(value, list):
+        items = [_measure(item) for item in value]
+    elif isinstance(value, dict):
+        items = [_measure(item) for item in value.values()]
+    else:
+        return 1, 0
+    return 1 + sum(size for size, _ in items), 1 + max((height for _, height in items), default=0)
+
+
+def _copy_json(value: JSONValue) -> JSONValue:
+    if isinstance(value, list):
+        return [_copy_json(item) for item in value]
+    if isinstance(value, dict):
+        return {key: _copy_json(item) for key, item in value.items()}
+    return value
 
 
 class _Converter:
-    """npm yaml's ``toJS``: same traversal order, same alias budget, JSON-only output."""
+    """npm yaml's ``toJS``: same traversal order, same alias budget, JSON-only output.
+
+    Aliased values are copied, so on top of npm yaml's own budget (which does not count aliases
+    of empty collections) the copies may add at most `MAX_ALIAS_NODES` values in all, and may not
+    nest deeper than `MAX_DEPTH`.
+    """
 
     def __init__(self) -> None:
         self.anchors: dict[int, _AnchorData] = {}
+        self.expanded = 0
 
-    def value(self, node: _Node) -> JSONValue:
-        result = self.convert(node)
+    def value(self, node: _Node, depth: int) -> JSONValue:
+        result = self.convert(node, depth)
         if isinstance(result, float) and not math.isfinite(result):
             raise FrontmatterError(
                 f"{_js_number_to_string(result)} is not a finite number; frontmatter must be JSON",
@@ -693,9 +981,10 @@ class _Converter:
             )
         return result
 
-    def convert(self, node: _Node) -> JSONValue:
+    def convert(self, node: _Node, depth: int) -> JSONValue:
+        """``node`` as JSON; ``depth`` is the number of collections around it."""
         if isinstance(node, _AliasNode):
-            return self.resolve_alias(node)
+            return self.resolve_alias(node, depth)
         data: _AnchorData | None = None
         if node.anchor is not None:
             data = _AnchorData()
@@ -710,7 +999,7 @@ class _Converter:
             if data is not None:
                 data.res = items
             for item in node.items:
-                items.append(self.value(item))
+                items.append(self.value(item, depth + 1))
             result = items
         else:
             assert isinstance(node, _MapNode)
@@ -719,25 +1008,23 @@ class _Converter:
                 data.res = mapping
             key_lines: dict[str, int] = {}
             for key_node, value_node in node.pairs:
-                key = self.key(key_node)
+                key = self.key(key_node, depth + 1)
                 if key in key_lines:
                     raise FrontmatterError(
                         f"duplicate key {key!r} (first defined on line {key_lines[key]})", line=key_node.line
                     )
                 key_lines[key] = key_node.line
-                mapping[key] = self.value(value_node)
+                mapping[key] = self.value(value_node, depth + 1)
             result = mapping
         if data is not None:
             data.done = True
         return result
 
-    def key(self, node: _Node) -> str:
+    def key(self, node: _Node, depth: int) -> str:
         target = node.target if isinstance(node, _AliasNode) else node
         if not isinstance(target, _ScalarNode):
-            raise FrontmatterError(
-                "mapping keys must be scalars (a JSON object key is a string)", line=node.line
-            )
-        jskey = self.convert(node)
+            raise FrontmatterError("mapping keys must be scalars (a JSON object key is a string)", line=node.line)
+        jskey = self.convert(node, depth)
         if jskey is None:
             return ""
         if isinstance(jskey, bool):
@@ -747,14 +1034,15 @@ class _Converter:
         assert isinstance(jskey, str)
         return jskey
 
-    def resolve_alias(self, node: _AliasNode) -> JSONValue:
+    def resolve_alias(self, node: _AliasNode, depth: int) -> JSONValue:
         found = node.target
         data = self.anchors.get(id(found))
         if data is None:
-            self.convert(found)
+            self.convert(found, depth)
             data = self.anchors[id(found)]
         if not data.done:
             raise FrontmatterError(f"alias *{node.anchor} refers to a node that contains it", line=node.line)
+        # npm yaml's budget (Alias.resolve): the anchor's use count times its own alias weight.
         data.count += 1
         if data.alias_count == 0:
             data.alias_count = self.alias_count(found)
@@ -764,7 +1052,18 @@ class _Converter:
                 "as in a 'billion laughs' attack)",
                 line=node.line,
             )
-        return copy.deepcopy(data.res)
+        # Ours: the copies themselves stay small and shallow.
+        if data.size < 0:
+            data.size, data.height = _measure(data.res)
+        self.expanded += data.size
+        if self.expanded > MAX_ALIAS_NODES:
+            raise FrontmatterError(
+                f"aliases expand to more than {MAX_ALIAS_NODES} values (as in a 'billion laughs' attack)",
+                line=node.line,
+            )
+        if depth + data.height > MAX_DEPTH:
+            raise FrontmatterError(f"alias *{node.anchor} nests collections more than {MAX_DEPTH} deep", line=node.line)
+        return _copy_json(data.res)
 
     def alias_count(self, node: _Node) -> int:
         if isinstance(node, _AliasNode):
@@ -789,14 +1088,12 @@ def parse_frontmatter(yaml_text: str, *, first_line: int = 1) -> dict[str, JSONV
     root = _compose(yaml_text, first_line)
     if root is None:
         raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=first_line)
-    if not isinstance(root, _MapNode) and not (
-        isinstance(root, _AliasNode) and isinstance(root.target, _MapNode)
-    ):
+    if not isinstance(root, _MapNode) and not (isinstance(root, _AliasNode) and isinstance(root.target, _MapNode)):
         kind = "a sequence" if isinstance(root, _SeqNode) else "a scalar"
         if isinstance(root, _ScalarNode) and root.value is None:
             raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=root.line)
         raise FrontmatterError(f"frontmatter must be a YAML mapping, not {kind}", line=root.line)
-    result = _Converter().value(root)
+    result = _Converter().value(root, 0)
     assert isinstance(result, dict)
     return result
 
@@ -858,26 +1155,25 @@ def _kind(value: object) -> str:
 
 
 def _diff(path: str, expected: object, actual: object, out: list[str]) -> None:
-    kind = _kind(expected)
-    if kind != _kind(actual):
+    def report() -> None:
         out.append(f"{path}: entry has {_render(expected)}, file has {_render(actual)}")
-    elif kind == "number":
-        assert isinstance(expected, (int, float)) and isinstance(actual, (int, float))
+
+    if _kind(expected) != _kind(actual):
+        report()
+    elif isinstance(expected, (int, float)) and isinstance(actual, (int, float)):
         if not _same_number(expected, actual):
-            out.append(f"{path}: entry has {_render(expected)}, file has {_render(actual)}")
-    elif kind == "list":
-        assert isinstance(expected, list) and isinstance(actual, list)
+            report()
+    elif isinstance(expected, list) and isinstance(actual, list):
         if len(expected) != len(actual):
             out.append(
                 f"{path}: entry has {len(expected)} items {_render(expected)}, "
                 f"file has {len(actual)} items {_render(actual)}"
             )
-        else:
-            for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
-                _diff(f"{path}[{index}]", e, a, out)
-    elif kind == "object":
-        assert isinstance(expected, dict) and isinstance(actual, dict)
-        for key in list(expected) + [k for k in actual if k not in expected]:
+            return
+        for index, (e, a) in enumerate(zip(expected, actual, strict=True)):
+            _diff(f"{path}[{index}]", e, a, out)
+    elif isinstance(expected, dict) and isinstance(actual, dict):
+        for key in [*expected, *(k for k in actual if k not in expected)]:
             sub = f"{path}.{key}"
             if key not in actual:
                 out.append(f"{sub}: entry has {_render(expected[key])}, file has no such key")
@@ -886,7 +1182,7 @@ def _diff(path: str, expected: object, actual: object, out: list[str]) -> None:
             else:
                 _diff(sub, expected[key], actual[key], out)
     elif expected != actual:
-        out.append(f"{path}: entry has {_render(expected)}, file has {_render(actual)}")
+        report()
 
 
 def frontmatter_differences(expected: dict[str, JSONValue], actual: dict[str, JSONValue]) -> list[str]:
@@ -908,7 +1204,8 @@ def frontmatter_differences(expected: dict[str, JSONValue], actual: dict[str, JS
 # Interop hazards (for `skillwire lint`)
 # --------------------------------------------------------------------------------------------------
 
-_YAML11_BOOL = re.compile(r"y|Y|yes|Yes|YES|n|N|no|No|NO|on|On|ON|off|Off|OFF")
+_YAML11_BOOL = re.compile(r"yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF")
+_YAML11_BOOL_SPEC_ONLY = re.compile(r"[yYnN]")
 _YAML11_TIMESTAMP = re.compile(
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
     r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
@@ -918,142 +1215,142 @@ _LEADING_ZERO_INT = re.compile(r"[-+]?0[0-9]+")
 _YAML11_BINARY = re.compile(r"[-+]?0b[0-1_]+")
 _YAML11_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
 _UNDERSCORE_NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F_]+|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)")
-# PyYAML's float (YAML 1.1): needs a dot, and a signed exponent.
+# PyYAML's float (YAML 1.1) needs a dot, and a signed exponent.
 _PYYAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?")
-_TRAILING_ZERO_FLOAT = re.compile(r"[-+]?[0-9]*\.[0-9]*0|[-+]?[0-9]+\.")
+_TRAILING_ZERO = re.compile(r"[-+]?[0-9]*\.[0-9]*0(?:[eE].*)?|[-+]?[0-9]+\.(?:[eE].*)?")
 
 
-def _plain_hazard(text: str, *, is_key: bool) -> str | None:
-    """Why a plain scalar is read differently by YAML 1.1 parsers (or silently changes), if it is."""
+def _plain_hazard(text: str) -> str | None:
+    """Why a plain scalar is read differently by YAML 1.1 parsers, or silently changes, if it does."""
     shown = repr(text)
+    quote = "; quote it"
     if _YAML11_BOOL.fullmatch(text):
-        return (
-            f"{shown} is the string {shown} in YAML 1.2 but a boolean in YAML 1.1 parsers "
-            "(PyYAML, FastMCP); quote it, or write true/false"
-        )
+        return f"{shown} is a string in YAML 1.2 but a boolean in YAML 1.1 parsers (PyYAML, FastMCP){quote}"
+    if _YAML11_BOOL_SPEC_ONLY.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a boolean in the YAML 1.1 spec (e.g. go-yaml v2){quote}"
     if _YAML11_TIMESTAMP.fullmatch(text):
-        return (
-            f"{shown} is a string in YAML 1.2 but a date/datetime in YAML 1.1 parsers (PyYAML), "
-            "which is not JSON; quote it"
-        )
+        return f"{shown} is a string in YAML 1.2 but a date (not JSON) in YAML 1.1 parsers (PyYAML){quote}"
     if text == "=":
-        return "'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load; quote it"
-    if text == "<<" and is_key:
-        return "'<<' is a plain key in YAML 1.2 but a merge key in YAML 1.1 parsers; quote it"
+        return f"'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load{quote}"
+    if text == "<<":
+        return f"'<<' is a plain string in YAML 1.2 but a merge key in YAML 1.1 parsers{quote}"
     if _INT_OCT.fullmatch(text):
-        return f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers; quote it"
+        return f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers{quote}"
     if _LEADING_ZERO_INT.fullmatch(text):
-        return (
-            f"{shown} is the integer {int(text, 10)} in YAML 1.2 but an octal number in YAML 1.1 "
-            f"parsers; quote it"
-        )
+        octal = set(text.lstrip("+-")) <= set("01234567")
+        old = f"the octal number {int(text, 8)}" if octal else "a string"
+        return f"{shown} is the integer {int(text, 10)} in YAML 1.2 but {old} in YAML 1.1 parsers{quote}"
     if _YAML11_BINARY.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers; quote it"
+        return f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers{quote}"
     if _YAML11_SEXAGESIMAL.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers; quote it"
+        return f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers{quote}"
     if "_" in text and _UNDERSCORE_NUMBER.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers; quote it"
-    if _FLOAT_NAN.fullmatch(text):
-        return f"{shown} is not a finite number, so it cannot be JSON; quote it"
+        return f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers{quote}"
+    value = _resolve_plain(text)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{shown} is not a finite number, so it cannot be JSON{quote}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > _MAX_SAFE_INTEGER:
+        return f"{shown} is beyond JavaScript's exact integers; it reads as {_js_number_to_string(value)}{quote}"
     if _FLOAT_EXP.fullmatch(text) and not _PYYAML_FLOAT.fullmatch(text):
+        number = _js_number_to_string(float(text))
+        return f"{shown} is the number {number} in YAML 1.2 but a string in YAML 1.1 parsers (PyYAML){quote}"
+    if isinstance(value, float) and _TRAILING_ZERO.fullmatch(text):
         return (
-            f"{shown} is the number {_js_number_to_string(float(text))} in YAML 1.2 but a string in "
-            "YAML 1.1 parsers (PyYAML); quote it"
-        )
-    if (_FLOAT.fullmatch(text) or _FLOAT_EXP.fullmatch(text)) and _TRAILING_ZERO_FLOAT.fullmatch(
-        text.split("e")[0].split("E")[0]
-    ):
-        return (
-            f"{shown} is the number {_js_number_to_string(float(text))} (written digits are lost); "
-            "quote it if it is a version or an identifier"
+            f"{shown} is the number {_js_number_to_string(value)}, not the text as written"
+            f"{quote} if it is a version or an identifier"
         )
     return None
+
+
+@dataclass
+class _Frame:
+    path: str
+    is_map: bool
+    in_key: bool  # the collection itself sits in a mapping key
+    index: int = 0
+    expect_key: bool = True
+    key: str = "?"
+
+    def child(self) -> tuple[str, bool]:
+        """The path of the next node in this collection, and whether that node is a mapping key."""
+        if not self.is_map:
+            self.index += 1
+            return f"{self.path}[{self.index - 1}]", False
+        if self.expect_key:
+            return self.path, True
+        return (f"{self.path}.{self.key}" if self.path else self.key), False
+
+    def done(self, was_key: bool, key_text: str) -> None:
+        if self.is_map:
+            self.expect_key = not was_key
+            if was_key:
+                self.key = key_text
 
 
 def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[int, str, str]]:
     """Plain scalars that YAML 1.1 parsers read differently, or that silently change meaning.
 
-    Returns ``(line, key_path, message)`` for each, in file order; ``line`` is 1-based in the
-    SKILL.md (``first_line`` is where ``yaml_text`` starts). Also reports non-string values under
-    ``metadata`` (Agent Skills metadata values are strings). Raises `FrontmatterError` when the
-    YAML cannot be parsed at all.
+    Returns ``(line, key_path, message)`` for each, in file order: plain ``yes``/``no``/``on``/
+    ``off``/``y``/``n``, unquoted dates, ``0o17``, ``010``, ``0b1``, ``1_000``, ``1:30``, ``1e3``,
+    numbers whose written digits are lost (``1.10``, ``1.0``), non-finite numbers, integers beyond
+    2**53, ``=`` and ``<<``; plus non-string values under ``metadata`` (Agent Skills metadata values
+    are strings). ``line`` is 1-based in the SKILL.md (``first_line`` is where ``yaml_text``
+    starts); ``key_path`` looks like ``metadata.version`` or ``allowed-tools[0]``. Raises
+    `FrontmatterError` when the YAML cannot be parsed.
     """
     hazards: list[tuple[int, str, str]] = []
-    # Each frame: (kind, path, next index or pending key, whether the next scalar is a key).
-    frames: list[list[Any]] = []
+    frames: list[_Frame] = []
 
-    def child_path() -> tuple[str, bool]:
-        """Path of the node about to be read, and whether it is a mapping key."""
-        if not frames:
-            return "", False
-        frame = frames[-1]
-        if frame[0] == "seq":
-            path = f"{frame[1]}[{frame[2]}]"
-            frame[2] += 1
-            return path, False
-        if frame[3]:  # a key
-            return frame[1], True
-        key = frame[2]
-        return (f"{frame[1]}.{key}" if frame[1] else str(key)), False
+    def next_node() -> tuple[str, bool]:
+        return frames[-1].child() if frames else ("", False)
 
-    def after_node(is_key: bool, key_text: str | None) -> None:
-        if frames and frames[-1][0] == "map":
-            frame = frames[-1]
-            if is_key:
-                frame[2] = key_text if key_text is not None else "?"
-                frame[3] = False
-            else:
-                frame[3] = True
+    def finish(is_key: bool, text: str) -> None:
+        if frames:
+            frames[-1].done(is_key, text)
 
-    def under_metadata(path: str) -> bool:
-        return path.startswith("metadata.") and path.count(".") == 1 and "[" not in path
+    def check_metadata(line: int, path: str, is_key: bool, what: str | None) -> None:
+        if is_key or what is None:
+            return
+        if path == "metadata" and what != "a mapping":
+            hazards.append((line, path, f"metadata is a mapping of strings in Agent Skills, not {what}"))
+        elif path.startswith("metadata.") and "." not in path[9:] and "[" not in path[9:]:
+            hazards.append((line, path, f"metadata values are strings in Agent Skills, not {what}"))
 
     try:
-        for event in _events(yaml_text):
+        events, restore = _events(yaml_text)
+        previous_end = first_line
+        for event in events:
             line = first_line + event.start_mark.line if event.start_mark is not None else first_line
+            if isinstance(event, ScalarEvent) and event.style is None and not event.value:
+                line = previous_end  # an empty value: ruamel marks it at the next token
+            if event.end_mark is not None:
+                previous_end = first_line + event.end_mark.line
             if isinstance(event, ScalarEvent):
-                path, is_key = child_path()
-                if event.style is None and event.tag is None:
-                    problem = _plain_hazard(event.value, is_key=is_key)
-                    if problem is not None:
-                        where = path or "(top level)"
-                        hazards.append((line, where, ("key " if is_key else "") + problem))
-                    if (
-                        not is_key
-                        and under_metadata(path)
-                        and not isinstance(_resolve_plain(event.value), str)
-                        and problem is None
-                    ):
-                        hazards.append(
-                            (
-                                line,
-                                path,
-                                f"metadata values are strings in Agent Skills; quote {event.value!r}",
-                            )
-                        )
-                elif not is_key and under_metadata(path) and event.tag is not None:
-                    resolved = _resolve_tagged(event.value, str(event.tag))
-                    if not isinstance(resolved, str):
-                        hazards.append((line, path, "metadata values are strings in Agent Skills"))
-                after_node(is_key, event.value)
+                path, is_key = next_node()
+                text = _scalar_text(event, restore)
+                problem = _plain_hazard(text) if event.style is None and event.tag is None else None
+                if problem is not None:
+                    where = (f"{path}.{text}" if path else text) if is_key else (path or "(top level)")
+                    hazards.append((line, where, ("key " if is_key else "") + problem))
+                value: _Scalar = text
+                if event.tag is not None:
+                    value = _resolve_tagged(text, str(event.tag))
+                elif event.style is None:
+                    value = _resolve_plain(text)
+                if problem is None and not isinstance(value, str):
+                    check_metadata(line, path, is_key, "null" if value is None else _render(value))
+                finish(is_key, text)
             elif isinstance(event, AliasEvent):
-                path, is_key = child_path()
-                after_node(is_key, f"*{event.anchor}")
+                path, is_key = next_node()
+                finish(is_key, f"*{event.anchor}")
             elif isinstance(event, (SequenceStartEvent, MappingStartEvent)):
-                path, is_key = child_path()
-                kind = "seq" if isinstance(event, SequenceStartEvent) else "map"
-                if not is_key and under_metadata(path):
-                    what = "a list" if kind == "seq" else "a mapping"
-                    hazards.append((line, path, f"metadata values are strings in Agent Skills, not {what}"))
-                if not is_key and path == "metadata" and kind == "seq":
-                    hazards.append(
-                        (line, path, "metadata is a mapping of strings in Agent Skills, not a list")
-                    )
-                frames.append([kind, path if not is_key else f"{path}.?", 0 if kind == "seq" else None, True])
-                frames[-1].append(is_key)
+                path, is_key = next_node()
+                is_map = isinstance(event, MappingStartEvent)
+                check_metadata(line, path, is_key, "a mapping" if is_map else "a list")
+                frames.append(_Frame(f"{path}.?" if is_key else path, is_map, is_key))
             elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
-                was_key = frames.pop()[4]
-                after_node(was_key, None)
+                frame = frames.pop()
+                finish(frame.in_key, "?")
     except YAMLError as exc:
         raise _syntax_error(exc, yaml_text, first_line) from None
     return hazards

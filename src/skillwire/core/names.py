@@ -65,9 +65,7 @@ def description_problem(description: object) -> str | None:
     return None
 
 
-def frontmatter_problem(
-    frontmatter: Mapping[str, object], folder: str, *, allow_unicode: bool = False
-) -> str | None:
+def frontmatter_problem(frontmatter: Mapping[str, object], folder: str, *, allow_unicode: bool = False) -> str | None:
     """Why a decoded frontmatter cannot be published for a skill in `folder`, or None."""
     if "name" not in frontmatter:
         return "frontmatter has no 'name'"

@@ -141,9 +141,7 @@ class SkillPath:
         """The skill named by a `.../SKILL.md` URI; raise `InvalidSkillURI` for anything else."""
         parsed = parse_uri(uri)
         if len(parsed.segments) < 2 or parsed.segments[-1] != SKILL_MD:
-            raise InvalidSkillURI(
-                uri, f"a skill is named by its {SKILL_MD} URI: <scheme>://<skill-path>/{SKILL_MD}"
-            )
+            raise InvalidSkillURI(uri, f"a skill is named by its {SKILL_MD} URI: <scheme>://<skill-path>/{SKILL_MD}")
         return cls(parsed.scheme, parsed.segments[:-1])
 
     @classmethod

@@ -270,7 +270,6 @@ class SkillHost:
         else:
             # Absent from the listing (or never listed): the server confirms the skill with skills/get.
             entry = await self._get_entry(ref)
-            self.registry.add(RegisteredSkill(ref, "mcp", entry))
         if entry.is_dynamic and not self.policy.allow_dynamic:
             raise DynamicSkillDeclined(f"{ref}: the skill's content is dynamic (no digests); the policy declines it")
         problem = entry.limit_problem()
@@ -283,6 +282,9 @@ class SkillHost:
             # failed (its frontmatter, say) must not survive to cover that digest under another entry.
             self.approvals.approve(ref, entry.files, allowed_tools=allowed_tools)
         active = ActiveSkill(self, ref, entry, skill_md, kind="mcp", allowed_tools=allowed_tools)
+        if registered is None:
+            # Confirmed by skills/get and loaded: now the registry (and the catalog) knows it too.
+            self.registry.add(RegisteredSkill(ref, "mcp", entry))
         self.active.append(active)
         return active
 
@@ -402,7 +404,17 @@ class SkillHost:
                     return await skill.read(uri)  # counted against the dynamic size limit
                 # Inside an active skill but not in its held entry: an unlisted file, never fetched.
                 raise UnlistedFile(uri, skill.ref.uri)
-        content = await self._server(origin).skills.read_skill_uri(uri)
+        skills = self._server(origin).skills
+        try:
+            content = await skills.read_skill_uri(uri)
+        except SkillNotFound:
+            # Not a resource; it may be a directory. Directory reads go to resources/directory/read
+            # (only when the server declared it), and what they list is shown, never loaded.
+            if not skills.directory_read:
+                raise
+            items = await skills.read_directory(uri)
+            lines = [f"{i.uri}{'/ (directory)' if i.is_directory else ''}" for i in items]
+            return TaggedContent(origin, uri, "\n".join(lines) or "(empty directory)", kind="directory", verified=False)
         try:
             text = content.data.decode("utf-8")
         except UnicodeDecodeError:
