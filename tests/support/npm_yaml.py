@@ -34,6 +34,10 @@ class Reference:
     non_finite: bool = False
 
 
+def _negative_zero(obj: dict[str, Any]) -> Any:
+    return -0.0 if obj == {"__negative_zero__": True} else obj
+
+
 def missing_reason() -> str | None:
     """Why the reference cannot run here (None when it can)."""
     if not NODE.is_file():
@@ -59,7 +63,7 @@ def reference_parse_many(texts: list[str]) -> list[Reference | str]:
     )
     if completed.returncode != 0:
         raise RuntimeError(f"yaml_reference.mjs failed ({completed.returncode}): {completed.stderr.strip()}")
-    raw = json.loads(completed.stdout)
+    raw = json.loads(completed.stdout, object_hook=_negative_zero)
     if not isinstance(raw, list) or len(raw) != len(texts):
         raise RuntimeError("yaml_reference.mjs returned a malformed result")
     results: list[Reference | str] = []

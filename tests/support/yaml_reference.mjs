@@ -4,6 +4,7 @@
 //   {"ok": value}                      what `yaml.parse(text)` (npm yaml v2, default options) returns
 //   {"ok": value, "nonFinite": true}   same, but the value holds Infinity/NaN (JSON turns them into null)
 //   {"error": message}                 yaml.parse threw (syntax error, duplicate key, alias bomb, ...)
+// A -0 (which JSON would print as 0) is written as {"__negative_zero__": true} so the sign survives.
 // Default options already reject duplicate keys (uniqueKeys: true) and bound aliases (maxAliasCount: 100).
 // Warnings (unresolved tags, collection keys) are silenced; they do not change the value.
 import { createRequire } from "node:module";
@@ -27,7 +28,7 @@ const results = texts.map((text) => {
     const result = { ok: value === undefined ? null : value };
     if (hasNonFinite(value)) result.nonFinite = true;
     // Dates, Buffers, Maps and Sets (YAML 1.1 tags) go through JSON.stringify like any JS consumer would.
-    return JSON.parse(JSON.stringify(result));
+    return JSON.parse(JSON.stringify(result, (_key, v) => (Object.is(v, -0) ? { __negative_zero__: true } : v)));
   } catch (error) {
     return { error: String(error && error.message ? error.message : error) };
   }
