@@ -1079,12 +1079,18 @@ class _Converter:
         return 1
 
 
-def parse_frontmatter(yaml_text: str, *, first_line: int = 1) -> dict[str, JSONValue]:
+def parse_frontmatter(yaml_text: str, *, first_line: int = 1, fast_path: bool = True) -> dict[str, JSONValue]:
     """Decode frontmatter YAML into a JSON object exactly as npm ``yaml`` v2 (YAML 1.2 core) does.
 
     ``first_line`` is the 1-based line of ``yaml_text``'s first line in the SKILL.md, so every
     `FrontmatterError` carries a line number in the file. Key order follows the file.
     """
+    # Most frontmatter is flat `key: scalar` lines; that subset has a fast exact decoder.
+    from skillwire.core.frontmatter_fast import parse_simple_frontmatter
+
+    simple = parse_simple_frontmatter(yaml_text) if fast_path else None
+    if simple is not None:
+        return simple
     root = _compose(yaml_text, first_line)
     if root is None:
         raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=first_line)
