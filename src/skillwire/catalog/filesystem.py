@@ -32,7 +32,7 @@ from skillwire.core.errors import InvalidSkillURI, SkillError
 from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.manifest import ManifestFile, limit_problem, sha256_digest
 from skillwire.core.names import frontmatter_problem
-from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, format_uri, parse_uri, validate_segment
+from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
 
 IGNORED_NAMES = frozenset(
     {
@@ -123,7 +123,7 @@ class _Walker:
 
     def _walk(self, directory: str, rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]) -> None:
         try:
-            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+            entries = list(os.scandir(directory))  # order does not matter: files are sorted once, later
         except OSError as exc:
             self.result.ignored.append((directory, f"unreadable directory: {exc.strerror}"))
             return
@@ -273,17 +273,42 @@ def scan_root(
         except OSError as exc:
             return item.rel, exc
 
-    # Cache hits are dictionary look-ups: only misses are worth a thread hand-off.
+    def hash_batch(batch: list[_Found]) -> list[tuple[RelPath, FileDigest | Exception]]:
+        return [hash_one(item) for item in batch]
+
+    # Cache hits are dictionary look-ups: only misses are worth a thread hand-off, and those go in
+    # batches, because handing one small file to a thread costs about as much as hashing it.
     misses = [f for f in todo if not cache.has(f.real, f.st)]
     hits = [f for f in todo if cache.has(f.real, f.st)]
     results = list(map(hash_one, hits))
-    results += executor.map(hash_one, misses) if executor is not None else map(hash_one, misses)
+    if executor is not None and len(misses) > 64:
+        batches = [misses[i : i + 64] for i in range(0, len(misses), 64)]
+        for batch_result in executor.map(hash_batch, batches):
+            results += batch_result
+    else:
+        results += map(hash_one, misses)
     failures: dict[RelPath, Exception] = {}
     for rel, outcome in results:
         if isinstance(outcome, Exception):
             failures[rel] = outcome
         else:
             digests[rel] = outcome
+
+    prefix_uri = format_uri(root.scheme, root.prefix) if root.prefix else f"{root.scheme}://"
+    uris: dict[RelPath, str] = {}
+
+    def uri_of(rel: RelPath) -> str:
+        # Segments are encoded once per path (encode_segment is cached); the first segment is the
+        # authority when the root has no prefix, so it takes the reg-name encoding.
+        cached = uris.get(rel)
+        if cached is None:
+            if root.prefix:
+                cached = prefix_uri + "/" + "/".join(encode_segment(part) for part in rel)
+            else:
+                head = encode_segment(rel[0], authority=True)
+                cached = prefix_uri + "/".join((head, *(encode_segment(part) for part in rel[1:])))
+            uris[rel] = cached
+        return cached
 
     for skill_dir, members, frontmatter in plans:
         location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
@@ -292,14 +317,8 @@ def scan_root(
             first = broken[0]
             result.skipped.append(SkippedSkill(location, f"cannot read {'/'.join(first.rel)}: {failures[first.rel]}"))
             continue
-        segments = root.prefix + skill_dir
-        manifest = tuple(
-            sorted(
-                ManifestFile(format_uri(root.scheme, root.prefix + f.rel), digests[f.rel].digest, f.st.st_size)
-                for f in members
-            )
-        )
-        skill_md_uri = format_uri(root.scheme, (*segments, SKILL_MD))
+        manifest = tuple(sorted(ManifestFile(uri_of(f.rel), digests[f.rel].digest, f.st.st_size) for f in members))
+        skill_md_uri = uri_of((*skill_dir, SKILL_MD))
         entry = SkillEntry(skill_md_uri, frontmatter, manifest)  # type: ignore[arg-type]
         result.skills.append(CatalogSkill(entry, location))
         for f in members:
@@ -309,7 +328,7 @@ def scan_root(
         d = digests[rel]
         result.files.append(
             CatalogFile(
-                format_uri(root.scheme, root.prefix + rel),
+                uri_of(rel),
                 f.st.st_size,
                 d.digest,
                 "text/markdown" if rel[-1] == SKILL_MD else guess_mime_type(rel[-1], is_text=d.is_text),
