@@ -1,0 +1,1042 @@
+"""The rules of `skillwire lint`: local skill folders checked before they are published.
+
+Three layers, each usable on its own:
+
+* `check_skill_md` is pure: the bytes of one SKILL.md in, findings out (frontmatter block, YAML,
+  the Agent Skills fields, YAML 1.1-vs-1.2 interop hazards, length).
+* `check_links` is pure too: a SKILL.md body and a callback that says what a skill-relative path is.
+* `lint_path` walks a folder with the server's own discovery and ignore rules
+  (`skillwire.catalog.filesystem.walk_root`), so limits, nesting and "not served" findings describe
+  exactly what `skillwire serve` would publish. It opens nothing but `.skillignore` and SKILL.md files.
+
+Every finding has a stable rule id (see `RULES`), a file, a 1-based line when one applies (the line
+of the offending frontmatter key, link or byte), a severity and a suggestion.
+"""
+
+from __future__ import annotations
+
+import ast
+import os
+import re
+import stat
+import unicodedata
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from urllib.parse import unquote
+
+from ruamel.yaml import YAML
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+
+from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, SkillRoot, walk_root
+from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
+from skillwire.core.frontmatter import JSONValue, parse_frontmatter, split_skill_md, yaml_interop_hazards
+from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL
+from skillwire.core.names import MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, name_problem
+from skillwire.core.uri import SKILL_MD, format_uri, validate_segment
+
+__all__ = [
+    "RULES",
+    "Finding",
+    "LintPathError",
+    "LintReport",
+    "LintedSkill",
+    "Severity",
+    "SkillMdCheck",
+    "check_links",
+    "check_skill_md",
+    "lint_path",
+]
+
+Severity = Literal["error", "warning", "info"]
+RelPath = tuple[str, ...]
+
+#: Every rule id, its severity and what it checks. Ids are stable: scripts and CI filters may rely on them.
+RULES: dict[str, tuple[Severity, str]] = {
+    # SKILL.md and its frontmatter block
+    "not-utf8": ("error", "SKILL.md is not valid UTF-8"),
+    "no-frontmatter": ("error", "SKILL.md does not start with a '---' frontmatter block"),
+    "unclosed-frontmatter": ("error", "the frontmatter block is never closed"),
+    "yaml-syntax": ("error", "the frontmatter is not valid YAML 1.2 (or not JSON-compatible)"),
+    "duplicate-key": ("error", "a frontmatter key appears twice"),
+    "frontmatter-not-mapping": ("error", "the frontmatter is empty or not a mapping"),
+    "skill-md-too-large": ("error", "SKILL.md is too large to be parsed"),
+    # Agent Skills fields
+    "missing-name": ("error", "no 'name' field"),
+    "name-not-string": ("error", "'name' is not a string"),
+    "invalid-name": ("error", "'name' breaks the Agent Skills naming rule"),
+    "unicode-name": ("warning", "'name' is valid Agent Skills but not ASCII, which SEP-2640 conformance requires"),
+    "name-mismatch": ("error", "'name' differs from the skill's folder (the final URI segment)"),
+    "missing-description": ("error", "no 'description' field"),
+    "description-not-string": ("error", "'description' is not a string"),
+    "empty-description": ("error", "'description' is empty"),
+    "description-too-long": ("error", "'description' is over 1024 characters"),
+    "compatibility-not-string": ("error", "'compatibility' is not a string"),
+    "compatibility-too-long": ("error", "'compatibility' is over 500 characters"),
+    "compatibility-empty": ("warning", "'compatibility' is empty"),
+    "license-not-string": ("warning", "'license' is not a string"),
+    "allowed-tools-not-string": ("warning", "'allowed-tools' is not a space-separated string"),
+    "unknown-key": ("warning", "a frontmatter key Agent Skills does not define (SEP-2640 serves it)"),
+    "metadata-not-mapping": ("warning", "'metadata' is not a mapping"),
+    "metadata-not-string": ("warning", "a 'metadata' value is not a string"),
+    "reserved-metadata-key": ("warning", "a 'metadata' key under the reserved io.modelcontextprotocol/ prefix"),
+    # Interop: what other parsers and validators read differently
+    "yaml-bool": ("warning", "yes/no/on/off/y/n: a string in YAML 1.2, a boolean in YAML 1.1"),
+    "yaml-date": ("warning", "an unquoted date: a string in YAML 1.2, a date in YAML 1.1"),
+    "yaml-octal": ("warning", "0o17 or 010: read as different numbers (or a string) by YAML 1.1 and 1.2"),
+    "yaml-number-text": ("warning", "a number whose written digits are lost (1.10 is read as 1.1)"),
+    "yaml-interop": ("warning", "another scalar YAML 1.1 and 1.2 parsers read differently"),
+    "bom": ("warning", "a byte order mark before '---' (the Agent Skills validator and Codex find no frontmatter)"),
+    "dashes-in-frontmatter": ("warning", "'---' inside the frontmatter (the Agent Skills validator cuts it there)"),
+    "closing-dots": ("warning", "the frontmatter is closed with '...' (the Agent Skills validator needs '---')"),
+    "skill-md-too-long": ("warning", "SKILL.md is over 500 lines (Agent Skills recommendation)"),
+    # Files and limits, as `skillwire serve` would publish them
+    "too-many-files": ("error", "over 512 served files in one skill (SEP-2640 limit)"),
+    "too-large": ("error", "over 16 MiB of served files in one skill (SEP-2640 limit)"),
+    "unpublishable-name": ("error", "a file or folder name that cannot be part of a URI"),
+    "symlink-outside": ("warning", "a symlink whose target leaves the folder (not served)"),
+    "symlink-to-ignored": ("warning", "a symlink to an ignored file (not served)"),
+    "dangling-symlink": ("warning", "a symlink to nothing (not served)"),
+    "symlinked-directory": ("warning", "a symlinked directory (not followed)"),
+    "special-file": ("warning", "a FIFO, socket or device (never opened, not served)"),
+    "unreadable": ("warning", "a file or folder that cannot be read (not served)"),
+    "unusable-skillignore": ("error", "a .skillignore that cannot be used (its folder is not published)"),
+    "lowercase-skill-md": ("warning", "a skill.md not named exactly SKILL.md (not a skill)"),
+    # SKILL.md body
+    "broken-link": ("error", "a relative link to a file that does not exist in the skill"),
+    "link-escapes": ("error", "a relative link that climbs out of the skill"),
+    "link-not-served": ("error", "a relative link to a file that exists but is not served"),
+    "absolute-link": ("warning", "a link to an absolute path (references resolve against the skill root)"),
+    # Skills in a folder
+    "nested-skill": ("info", "a skill inside another skill (published separately; its files count in both)"),
+    "skill-at-root": ("info", "PATH is itself a skill (serve its parent, or PATH=<name>)"),
+    "duplicate-name": ("warning", "two skills under one PATH share a name"),
+    "no-skills": ("error", "no SKILL.md under PATH"),
+}
+
+ALLOWED_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
+RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
+MAX_SKILL_MD_LINES = 500
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One problem: where it is, how bad it is, which rule found it, and how to fix it."""
+
+    file: str
+    line: int | None
+    severity: Severity
+    rule: str
+    message: str
+    suggestion: str
+    skill: str | None = None  # the skill folder the finding belongs to, when there is one
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "file": self.file,
+            "line": self.line,
+            "severity": self.severity,
+            "rule": self.rule,
+            "message": self.message,
+            "suggestion": self.suggestion,
+            "skill": self.skill,
+        }
+
+
+def _finding(rule: str, file: str, line: int | None, message: str, suggestion: str, skill: str | None) -> Finding:
+    severity = RULES[rule][0]
+    return Finding(printable(file), line, severity, rule, printable(message), printable(suggestion), skill)
+
+
+_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
+
+
+def printable(text: str) -> str:
+    """`text` safe for one line of output: control characters and undecodable bytes escaped."""
+    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
+    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+
+
+# --------------------------------------------------------------------------------------------------
+# SKILL.md (pure)
+# --------------------------------------------------------------------------------------------------
+
+
+def _kind(value: JSONValue) -> str:
+    if value is None:
+        return "empty (null)"
+    if isinstance(value, bool):
+        return f"the boolean {'true' if value else 'false'}"
+    if isinstance(value, (int, float)):
+        return f"the number {value!r}"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "a mapping"
+    return "a string"
+
+
+_TOP_KEY = re.compile(
+    r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\-?:,\[\]{}][^:#]*?|-[^\s:#][^:#]*?)[ \t]*:(?:[ \t]|$)"""
+)
+
+
+def key_lines(yaml_text: str, first_line: int) -> dict[RelPath, int]:
+    """The 1-based file line of each top-level key, and of each key one level below (`("metadata", "x")`)."""
+    lines: dict[RelPath, int] = {}
+
+    class Frame:
+        def __init__(self, is_map: bool, path: RelPath | None) -> None:
+            self.is_map, self.path = is_map, path
+            self.expect_key = True
+            self.key: str | None = None
+
+    frames: list[Frame] = []
+    try:
+        for event in YAML(typ="safe", pure=True).parse(yaml_text):
+            line = first_line + event.start_mark.line
+            if isinstance(event, (ScalarEvent, AliasEvent, MappingStartEvent, SequenceStartEvent)):
+                parent = frames[-1] if frames else None
+                is_key = parent is not None and parent.is_map and parent.expect_key
+                if parent is not None and parent.is_map:
+                    parent.expect_key = not parent.expect_key
+                if parent is not None and is_key:
+                    parent.key = None
+                    if isinstance(event, ScalarEvent) and parent.path is not None:
+                        parent.key = str(event.value)
+                        lines.setdefault((*parent.path, parent.key), line)
+                if isinstance(event, (MappingStartEvent, SequenceStartEvent)):
+                    path: RelPath | None = None
+                    if parent is None:
+                        path = ()
+                    elif parent.is_map and not is_key and parent.path == () and parent.key is not None:
+                        path = (parent.key,)
+                    frames.append(Frame(isinstance(event, MappingStartEvent), path))
+            elif isinstance(event, (MappingEndEvent, SequenceEndEvent)):
+                frames.pop()
+    except YAMLError:
+        # A dialect corner ruamel's stock scanner refuses (e.g. tabs between tokens): top-level keys by line.
+        for index, text in enumerate(yaml_text.splitlines()):
+            match = _TOP_KEY.match(text)
+            if match:
+                key = match.group(1)
+                if key[0] in "'\"":
+                    try:
+                        key = str(ast.literal_eval(key)) if key[0] == '"' else key[1:-1].replace("''", "'")
+                    except (ValueError, SyntaxError):
+                        key = key[1:-1]
+                lines.setdefault((key,), first_line + index)
+    return lines
+
+
+def suggest_name(text: str) -> str:
+    """A valid ASCII skill name close to `text` (for suggestions only)."""
+    ascii_text = unicodedata.normalize("NFKD", text).encode("ascii", "ignore").decode("ascii").lower()
+    slug = re.sub(r"-{2,}", "-", re.sub(r"[^a-z0-9]+", "-", ascii_text)).strip("-")[:64].strip("-")
+    return slug or "my-skill"
+
+
+_QUOTED_HEAD = re.compile(r"""^(key )?('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
+_OCTAL_LIKE = re.compile(r"[-+]?0o[0-7]+|[-+]?0[0-9]+")
+
+
+def _written(value: JSONValue) -> str:
+    """A scalar as YAML 1.2 would write it (for suggestions)."""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    return "" if value is None else str(value)
+
+
+def _hazard_finding(
+    line: int, path: str, message: str, file: str, skill: str | None, metadata: JSONValue = None
+) -> Finding:
+    if message.startswith("metadata is a mapping"):
+        return _finding(
+            "metadata-not-mapping",
+            file,
+            line,
+            f"metadata: {message}",
+            'write metadata as a block of `key: "value"` lines',
+            skill,
+        )
+    if message.startswith("metadata values are strings"):
+        key = path.split(".", 1)[1] if "." in path else path
+        value = metadata.get(key) if isinstance(metadata, dict) else None
+        suggestion = (
+            "write it as one string (metadata values are strings)"
+            if isinstance(value, (list, dict))
+            else f'quote it: {key}: "{_written(value)}"'
+        )
+        return _finding("metadata-not-string", file, line, f"{path}: {message}", suggestion, skill)
+    head, _, tail = message.partition("; quote it")
+    head_match = _QUOTED_HEAD.match(head)
+    text = ""
+    if head_match:
+        try:
+            text = str(ast.literal_eval(head_match.group(2)))
+        except (ValueError, SyntaxError):
+            text = head_match.group(2)[1:-1]
+    if "boolean" in head:
+        rule = "yaml-bool"
+    elif "a date" in head:
+        rule = "yaml-date"
+    elif _OCTAL_LIKE.fullmatch(text):
+        rule = "yaml-octal"
+    elif "not the text as written" in head:
+        rule = "yaml-number-text"
+    else:
+        rule = "yaml-interop"
+    is_key = bool(head_match and head_match.group(1))
+    leaf = path.rsplit(".", 1)[-1] if path else "key"
+    if is_key:
+        example = f'"{text}": …'
+    elif path.endswith("]"):
+        example = f'- "{text}"'
+    else:
+        example = f'{leaf}: "{text}"'
+    suggestion = f"quote it{tail}, e.g. {example}" if text else f"quote it{tail}"
+    return _finding(rule, file, line, f"{path}: {head}" if path else head, suggestion, skill)
+
+
+@dataclass(frozen=True)
+class SkillMdCheck:
+    """What `check_skill_md` found, plus what later checks need: the frontmatter when it parsed, and
+    the Markdown body (with its first line in the file) when there is a frontmatter block."""
+
+    findings: list[Finding]
+    frontmatter: dict[str, JSONValue] | None = None
+    body: str | None = None
+    body_start_line: int = 0
+
+
+def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: str | None = None) -> SkillMdCheck:
+    """Check one SKILL.md's bytes. `expected_name` is the skill's folder (the final URI segment)."""
+    out: list[Finding] = []
+
+    def add(rule: str, line: int | None, message: str, suggestion: str) -> None:
+        out.append(_finding(rule, file, line, message, suggestion, skill))
+
+    if data.startswith(b"\xef\xbb\xbf"):
+        add(
+            "bom",
+            1,
+            "SKILL.md starts with a UTF-8 byte order mark; the Agent Skills validator and Codex then see "
+            "no frontmatter",
+            "save the file as UTF-8 without a BOM",
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        line = data.count(b"\n", 0, exc.start) + 1
+        add(
+            "not-utf8",
+            line,
+            f"SKILL.md is not valid UTF-8 (byte offset {exc.start}: {exc.reason})",
+            "re-save the file as UTF-8",
+        )
+        return SkillMdCheck(out)
+
+    line_count = text.count("\n") + (0 if text.endswith("\n") or not text else 1)
+    if line_count > MAX_SKILL_MD_LINES:
+        add(
+            "skill-md-too-long",
+            MAX_SKILL_MD_LINES + 1,
+            f"SKILL.md has {line_count} lines; Agent Skills recommends under {MAX_SKILL_MD_LINES}",
+            "move detail into files under references/ and link to them from SKILL.md",
+        )
+
+    try:
+        frontmatter_text, body, fm_line, body_line = split_skill_md(text)
+    except NotASkill as exc:
+        if "never closed" in str(exc):
+            add(
+                "unclosed-frontmatter",
+                1,
+                "the frontmatter opened with '---' on line 1 is never closed",
+                "end the frontmatter with a line that is exactly '---'",
+            )
+        else:
+            stripped = text.lstrip("\ufeff")
+            lead = stripped.lstrip(" \t\r\n")
+            hint = (
+                "remove what comes before the opening '---': it must be the very first line"
+                if lead.startswith("---")
+                else "start the file with '---', 'name: <folder name>', 'description: <what and when>', '---'"
+            )
+            add("no-frontmatter", 1, "SKILL.md does not start with a YAML frontmatter block ('---' on line 1)", hint)
+        return SkillMdCheck(out)
+
+    for index, fm_text_line in enumerate(frontmatter_text.splitlines()):
+        if "---" in fm_text_line:
+            add(
+                "dashes-in-frontmatter",
+                fm_line + index,
+                "'---' inside the frontmatter: the Agent Skills validator (skills-ref) ends the frontmatter there",
+                "quote the value or reword it without '---'",
+            )
+    closing = text.removeprefix("\ufeff").split("\n")[body_line - 2]
+    if closing.rstrip().startswith("..."):
+        add(
+            "closing-dots",
+            body_line - 1,
+            "the frontmatter is closed with '...'; the Agent Skills validator (skills-ref) needs '---'",
+            "close the frontmatter with '---'",
+        )
+
+    try:
+        frontmatter = parse_frontmatter(frontmatter_text, first_line=fm_line)
+    except FrontmatterError as exc:
+        line = exc.line if exc.line is not None else fm_line
+        message = str(exc).removeprefix(f"line {exc.line}: ")
+        if message.startswith("duplicate key"):
+            add("duplicate-key", line, message, "keep one of the two; YAML parsers disagree on which one wins")
+        elif message.startswith(("frontmatter is empty", "frontmatter must be a YAML mapping")):
+            add(
+                "frontmatter-not-mapping",
+                line,
+                message,
+                "write the frontmatter as 'key: value' lines with at least name and description",
+            )
+        else:
+            add(
+                "yaml-syntax",
+                line,
+                message,
+                "fix the YAML on that line; quote values containing ': ', ' #', or starting with [ { * & ! | > % @",
+            )
+        return SkillMdCheck(out, None, body, body_line)
+
+    lines = key_lines(frontmatter_text, fm_line)
+
+    def at(*path: str) -> int:
+        return lines.get(path, lines.get(path[:1], 1))
+
+    out.extend(_check_fields(frontmatter, expected_name, at, file, skill))
+
+    try:
+        hazards = yaml_interop_hazards(frontmatter_text, first_line=fm_line)
+    except FrontmatterError:  # pragma: no cover - the text parsed above
+        hazards = []
+    for line, path, message in hazards:
+        out.append(_hazard_finding(line, path, message, file, skill, frontmatter.get("metadata")))
+    metadata = frontmatter.get("metadata")
+    if isinstance(metadata, dict):
+        # The hazard scan tracks simple keys; a key with '.' or '[' in it (`acme.io/x: 5`) is checked here.
+        seen = {path for _, path, _ in hazards}
+        for key, value in metadata.items():
+            if not isinstance(value, str) and f"metadata.{key}" not in seen:
+                add(
+                    "metadata-not-string",
+                    at("metadata", key),
+                    f"metadata.{key}: metadata values are strings in Agent Skills, not {_kind(value)}",
+                    "write it as one string (metadata values are strings)"
+                    if isinstance(value, (list, dict))
+                    else f'quote it: {key}: "{_written(value)}"',
+                )
+    if isinstance(metadata, str):
+        add(
+            "metadata-not-mapping",
+            at("metadata"),
+            "metadata: metadata is a mapping of strings in Agent Skills, not a string",
+            'write metadata as a block of `key: "value"` lines',
+        )
+    out.sort(key=lambda f: (f.line or 0, f.rule))
+    return SkillMdCheck(out, frontmatter, body, body_line)
+
+
+def _check_fields(
+    fm: dict[str, JSONValue],
+    expected_name: str | None,
+    at: Callable[..., int],
+    file: str,
+    skill: str | None,
+) -> Iterable[Finding]:
+    def make(rule: str, line: int | None, message: str, suggestion: str) -> Finding:
+        return _finding(rule, file, line, message, suggestion, skill)
+
+    name = fm.get("name")
+    if "name" not in fm:
+        yield make("missing-name", 1, "frontmatter has no 'name'", f"add 'name: {suggest_name(expected_name or '')}'")
+    elif not isinstance(name, str):
+        yield make(
+            "name-not-string",
+            at("name"),
+            f"name is {_kind(name)}, not a string",
+            f"write the folder's name: name: {suggest_name(expected_name or '')}",
+        )
+    else:
+        ascii_problem = name_problem(name)
+        unicode_problem = name_problem(name, allow_unicode=True)
+        if unicode_problem is not None:
+            yield make(
+                "invalid-name",
+                at("name"),
+                f"name {name!r} {ascii_problem}",
+                f"use 1-64 characters from a-z, 0-9 and '-', e.g. {suggest_name(name)!r} (rename the folder too)",
+            )
+        elif ascii_problem is not None:
+            yield make(
+                "unicode-name",
+                at("name"),
+                f"name {name!r} is valid Agent Skills but not ASCII: the SEP-2640 conformance regex rejects it, "
+                "so skillwire serve skips it",
+                f"use an ASCII name such as {suggest_name(name)!r} (rename the folder too)",
+            )
+        if expected_name is not None and name != expected_name:
+            yield make(
+                "name-mismatch",
+                at("name"),
+                f"name {name!r} does not match its folder {expected_name!r} (the final segment of its URI)",
+                f"set 'name: {expected_name}' or rename the folder to {name!r}",
+            )
+
+    if "description" not in fm:
+        yield make(
+            "missing-description",
+            1,
+            "frontmatter has no 'description'",
+            "add 'description:' saying what the skill does and when to use it",
+        )
+    else:
+        description = fm["description"]
+        if not isinstance(description, str):
+            yield make(
+                "description-not-string",
+                at("description"),
+                f"description is {_kind(description)}, not a string",
+                "write the description as text (quote it if it looks like a number or a boolean)",
+            )
+        elif not description.strip():
+            yield make(
+                "empty-description",
+                at("description"),
+                "description is empty",
+                "say what the skill does and when to use it",
+            )
+        elif len(description) > MAX_DESCRIPTION_LENGTH:
+            yield make(
+                "description-too-long",
+                at("description"),
+                f"description is {len(description)} characters long; the limit is {MAX_DESCRIPTION_LENGTH}",
+                "shorten it and move detail into the SKILL.md body",
+            )
+
+    if "compatibility" in fm:
+        compatibility = fm["compatibility"]
+        if not isinstance(compatibility, str):
+            yield make(
+                "compatibility-not-string",
+                at("compatibility"),
+                f"compatibility is {_kind(compatibility)}, not a string",
+                "describe the environment in one string, e.g. 'Needs Python 3.11 and network access'",
+            )
+        elif len(compatibility) > MAX_COMPATIBILITY_LENGTH:
+            yield make(
+                "compatibility-too-long",
+                at("compatibility"),
+                f"compatibility is {len(compatibility)} characters long; the limit is {MAX_COMPATIBILITY_LENGTH}",
+                "shorten it and move detail into the SKILL.md body",
+            )
+        elif not compatibility.strip():
+            yield make(
+                "compatibility-empty",
+                at("compatibility"),
+                "compatibility is empty; Agent Skills wants 1-500 characters when it is present",
+                "remove the key or describe the environment the skill needs",
+            )
+
+    if "license" in fm and not isinstance(fm["license"], str):
+        yield make(
+            "license-not-string",
+            at("license"),
+            f"license is {_kind(fm['license'])}, not a string",
+            "write a license name or bundled file, e.g. 'license: Apache-2.0'",
+        )
+    if "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
+        value = fm["allowed-tools"]
+        example = " ".join(str(v) for v in value) if isinstance(value, list) else "Bash(git:*) Read"
+        yield make(
+            "allowed-tools-not-string",
+            at("allowed-tools"),
+            f"allowed-tools is {_kind(value)}; Agent Skills defines it as one space-separated string",
+            f"write it as one string, e.g. allowed-tools: {example!r}",
+        )
+    metadata = fm.get("metadata")
+    if isinstance(metadata, dict):
+        for key in metadata:
+            if key.startswith(RESERVED_METADATA_PREFIX):
+                yield make(
+                    "reserved-metadata-key",
+                    at("metadata", key),
+                    f"metadata key {key!r} uses the prefix {RESERVED_METADATA_PREFIX!r}, reserved by SEP-2640",
+                    "use a key of your own (e.g. 'acme.example/...'); hosts ignore unknown reserved keys",
+                )
+    for key in fm:
+        if key not in ALLOWED_KEYS:
+            yield make(
+                "unknown-key",
+                at(key),
+                f"{key!r} is not an Agent Skills field: SEP-2640 serves it verbatim, but the Agent Skills "
+                "validator (skills-ref) rejects unknown keys",
+                f"keep it if your hosts use it, or move it under 'metadata:' as a string ({', '.join(ALLOWED_KEYS)} "
+                "are the Agent Skills fields)",
+            )
+
+
+# --------------------------------------------------------------------------------------------------
+# Links in the SKILL.md body (pure)
+# --------------------------------------------------------------------------------------------------
+
+_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
+_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
+_INLINE_LINK = re.compile(
+    r"!?\[(?:[^\[\]\\]|\\.|\[[^\[\]]*\])*\]\(\s*"
+    r"(<[^<>\n]*>|(?:[^\s()\\]|\\.|\((?:[^\s()\\]|\\.)*\))+)"
+    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)"
+)
+_REF_DEF = re.compile(r"^ {0,3}\[(?:[^\[\]\\]|\\.)+\]:[ \t]*(<[^<>\n]*>|\S+)")
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
+
+#: What a skill-relative path is: "file" and "dir" are served; anything else is why it is not.
+LinkTarget = Callable[[RelPath], str]
+MISSING = "missing"
+
+
+def _links(body: str) -> Iterable[tuple[int, str]]:
+    """(0-based line in `body`, raw destination) of inline links, images and link definitions."""
+    fence: str | None = None
+    for index, line in enumerate(body.splitlines()):
+        match = _FENCE.match(line)
+        if fence is not None:
+            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
+                fence = None
+            continue
+        if match:
+            fence = match.group(1)
+            continue
+        plain = _CODE_SPAN.sub(lambda m: " " * len(m.group()), line)
+        definition = _REF_DEF.match(plain)
+        if definition:
+            yield index, definition.group(1)
+            continue
+        for link in _INLINE_LINK.finditer(plain):
+            yield index, link.group(1)
+
+
+def check_links(
+    body: str, body_start_line: int, target: LinkTarget, *, file: str, skill: str | None = None
+) -> list[Finding]:
+    """Relative links in a SKILL.md body that point to nothing served, or out of the skill.
+
+    `target` gets the normalised skill-relative path of each link and returns "file" or "dir" when
+    it is served, `MISSING` when nothing is there, or else the reason it exists but is not served.
+    """
+    out: list[Finding] = []
+    for index, raw in _links(body):
+        line = body_start_line + index
+        dest = raw[1:-1] if raw.startswith("<") else raw
+        dest = _ESCAPE.sub(r"\1", dest)
+        if not dest or dest.startswith("#") or dest.startswith("//") or _SCHEME.match(dest):
+            continue
+        path = dest.split("#", 1)[0].split("?", 1)[0]
+        if not path:
+            continue
+        if path.startswith("/"):
+            out.append(
+                _finding(
+                    "absolute-link",
+                    file,
+                    line,
+                    f"link to the absolute path {dest!r}; hosts resolve references against the skill root",
+                    "link relative to the folder of SKILL.md, e.g. 'references/x.md'",
+                    skill,
+                )
+            )
+            continue
+        stack: list[str] = []
+        escapes = False
+        for part in unquote(path).split("/"):
+            if part in ("", "."):
+                continue
+            if part == "..":
+                if not stack:
+                    escapes = True
+                    break
+                stack.pop()
+            else:
+                stack.append(part)
+        if escapes:
+            out.append(
+                _finding(
+                    "link-escapes",
+                    file,
+                    line,
+                    f"link to {dest!r} climbs out of the skill (links resolve against the folder of this SKILL.md, "
+                    "and hosts refuse to leave it)",
+                    "copy the file into the skill and link to it relatively",
+                    skill,
+                )
+            )
+            continue
+        if not stack:
+            continue  # the skill root itself
+        what = target(tuple(stack))
+        if what in ("file", "dir"):
+            continue
+        if what == MISSING:
+            out.append(
+                _finding(
+                    "broken-link",
+                    file,
+                    line,
+                    f"link to {dest!r}: no such file in the skill",
+                    "fix the path (links resolve against the folder of SKILL.md) or add the file",
+                    skill,
+                )
+            )
+        elif what.startswith("did you mean "):
+            out.append(
+                _finding(
+                    "broken-link",
+                    file,
+                    line,
+                    f"link to {dest!r}: no such file in the skill (names are case-sensitive)",
+                    what,
+                    skill,
+                )
+            )
+        else:
+            out.append(
+                _finding(
+                    "link-not-served",
+                    file,
+                    line,
+                    f"link to {dest!r}: the file exists but is not served ({what})",
+                    "serve the file (a regular file inside the skill, not ignored) or remove the link",
+                    skill,
+                )
+            )
+    return out
+
+
+# --------------------------------------------------------------------------------------------------
+# Folders
+# --------------------------------------------------------------------------------------------------
+
+
+class LintPathError(ValueError):
+    """A PATH that cannot be linted at all (missing, not a folder)."""
+
+
+@dataclass(frozen=True)
+class LintedSkill:
+    folder: str  # display path of the skill folder
+    skill_md: str
+    uri: str | None  # the SKILL.md URI it would be served at (None when no URI can be formed)
+
+
+@dataclass
+class LintReport:
+    path: str
+    skills: list[LintedSkill] = field(default_factory=list)
+    findings: list[Finding] = field(default_factory=list)
+
+
+_IGNORED_RULES = (
+    ("symlink whose target is outside the root", "symlink-outside", "copy the file into the skill folder"),
+    ("symlink whose target is on the ignore list", "symlink-to-ignored", "link to a file that is served, or drop it"),
+    ("dangling symlink", "dangling-symlink", "fix or remove the symlink"),
+    ("symlinked directory", "symlinked-directory", "copy the folder into the skill instead of linking it"),
+    ("not a regular file", "special-file", "remove it from the skill folder"),
+    ("cannot stat", "unreadable", "fix its permissions"),
+    ("unreadable directory", "unreadable", "fix its permissions"),
+)
+
+
+def _ignored_finding(shown: str, why: str, skill: str | None) -> Finding:
+    if why.endswith("its folder is not published"):
+        return _finding(
+            "unusable-skillignore",
+            shown,
+            None,
+            f"not served: {why}",
+            "make it a readable UTF-8 regular file inside the folder with valid gitignore patterns",
+            skill,
+        )
+    for prefix, rule, suggestion in _IGNORED_RULES:
+        if why.startswith(prefix):
+            return _finding(rule, shown, None, f"not served: {why}", suggestion, skill)
+    return _finding("unreadable", shown, None, f"not served: {why}", "fix or remove it", skill)
+
+
+def _read_regular(path: str, limit: int) -> bytes:
+    """Read a regular file without ever blocking on a FIFO swapped in since the walk."""
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
+    with os.fdopen(fd, "rb") as handle:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            raise OSError(f"{path} is no longer a regular file")
+        return handle.read(limit + 1)
+
+
+def _exists_exactly(base: str, rel: RelPath) -> bool:
+    """Whether `rel` exists below `base` with exactly this spelling (case-insensitive disks lie)."""
+    current = base
+    for part in rel:
+        try:
+            if part not in os.listdir(current):
+                return False
+        except OSError:
+            return False
+        current = os.path.join(current, part)
+    return True
+
+
+def _rel_of(shown: str, display_root: str, real_root: str) -> RelPath | None:
+    for base in (display_root, real_root):
+        rel = os.path.relpath(os.path.normpath(shown), base)
+        if rel != os.pardir and not rel.startswith(os.pardir + os.sep):
+            return () if rel == "." else tuple(rel.split(os.sep))
+    return None
+
+
+def lint_path(spec: str) -> LintReport:
+    """Lint every skill under `spec` (a folder, a folder of skills at any depth, or a SKILL.md);
+    `PATH=PREFIX` and `PATH=SCHEME://PREFIX` work as in `skillwire serve`."""
+    try:
+        root = SkillRoot.parse(spec)
+    except InvalidSkillURI as exc:
+        raise LintPathError(f"{spec}: {exc}") from None
+    path = root.path
+    if path.is_file() and path.name == SKILL_MD:
+        path = path.parent
+    if not path.exists():
+        raise LintPathError(f"{path}: no such file or folder")
+    if not path.is_dir():
+        raise LintPathError(f"{path}: not a folder; give a skill folder, a folder of skills, or a SKILL.md")
+    display_root = os.path.normpath(str(path))
+    real_root = os.path.realpath(path)
+    report = LintReport(display_root)
+    walked = walk_root(SkillRoot(Path(display_root)))
+
+    def shown(rel: RelPath) -> str:
+        return os.path.normpath(os.path.join(display_root, *rel))
+
+    prefix = root.prefix
+    if () in walked.skill_dirs and not prefix:
+        folder = os.path.basename(real_root)
+        prefix = (folder,)
+        report.findings.append(
+            _finding(
+                "skill-at-root",
+                shown((SKILL_MD,)),
+                None,
+                f"{display_root} is itself a skill, linted as {folder!r}; `skillwire serve {display_root}` would "
+                "skip it (a SKILL.md at the top of a served folder has no URI path)",
+                f"serve its parent folder, or give a prefix: skillwire serve {display_root}={folder}",
+                printable(display_root),
+            )
+        )
+
+    skill_dirs = walked.skill_dirs
+    skill_set = set(skill_dirs)
+
+    def owner(rel: RelPath) -> RelPath | None:
+        """The deepest skill folder holding `rel`."""
+        for cut in range(len(rel), -1, -1):
+            if rel[:cut] in skill_set:
+                return rel[:cut]
+        return None
+
+    files = walked.files
+    # Names that cannot be part of a URI: reported once, with the deepest skill holding them.
+    bad_names: dict[RelPath, list[tuple[RelPath, str]]] = {}
+    for rel, _real, _st in files:
+        for part in rel:
+            try:
+                validate_segment(part)
+            except InvalidSkillURI as exc:
+                where = owner(rel)
+                if where is not None:
+                    bad_names.setdefault(where, []).append((rel, exc.reason))
+                break
+    ignored_by_owner: dict[RelPath | None, list[tuple[str, str]]] = {}
+    ignored_reason: dict[RelPath, str] = {}
+    for reported, why in walked.ignored:
+        rel_or_none = _rel_of(reported, display_root, real_root)
+        where = owner(rel_or_none) if rel_or_none is not None else None
+        shown_path = shown(rel_or_none) if rel_or_none is not None else reported
+        ignored_by_owner.setdefault(where, []).append((shown_path, why))
+        if rel_or_none is not None:
+            ignored_reason[rel_or_none] = why
+
+    names: dict[str, list[LintedSkill]] = {}
+    for skill_dir in skill_dirs:
+        folder = shown(skill_dir)
+        skill_key = printable(folder)
+        skill_md_rel = (*skill_dir, SKILL_MD)
+        skill_md_file = shown(skill_md_rel)
+        segments = prefix + skill_dir
+        try:
+            uri: str | None = format_uri(root.scheme, (*segments, SKILL_MD))
+        except InvalidSkillURI:
+            uri = None
+        linted = LintedSkill(skill_key, printable(skill_md_file), uri)
+        report.skills.append(linted)
+
+        def add(rule: str, file: str, line: int | None, message: str, suggestion: str, key: str = skill_key) -> None:
+            report.findings.append(_finding(rule, file, line, message, suggestion, key))
+
+        n = len(skill_dir)
+        members = [(rel, real, st) for rel, real, st in files if rel[:n] == skill_dir]
+        inner = [d for d in skill_dirs if len(d) > n and d[:n] == skill_dir]
+        count, total = len(members), sum(st.st_size for _, _, st in members)
+        nested_note = f", including {len(inner)} nested skill(s)" if inner else ""
+        if count > MAX_FILES_PER_SKILL:
+            add(
+                "too-many-files",
+                skill_md_file,
+                None,
+                f"the skill would serve {count} files{nested_note}; SEP-2640 allows {MAX_FILES_PER_SKILL} per skill "
+                "(SKILL.md included), so skillwire serve skips it",
+                "list what need not be published in a .skillignore, or split the skill",
+            )
+        if total > MAX_BYTES_PER_SKILL:
+            largest = sorted(members, key=lambda m: -m[2].st_size)[:3]
+            shown_largest = ", ".join(f"{'/'.join(rel[n:])} ({st.st_size:,} bytes)" for rel, _, st in largest)
+            add(
+                "too-large",
+                skill_md_file,
+                None,
+                f"the skill would serve {total:,} bytes{nested_note}; SEP-2640 allows {MAX_BYTES_PER_SKILL:,} "
+                f"(16 MiB) per skill, so skillwire serve skips it; largest: {shown_largest}",
+                "list large files in a .skillignore, or publish them elsewhere and link to them",
+            )
+        for rel, reason in bad_names.get(skill_dir, []):
+            add(
+                "unpublishable-name",
+                shown(rel),
+                None,
+                f"{'/'.join(rel[n:])!r} cannot be published in a URI ({reason}); skillwire serve skips the skill "
+                "and every skill enclosing it",
+                "rename it: no control characters, no '\\', valid UTF-8",
+            )
+        for shown_path, why in ignored_by_owner.get(skill_dir, []):
+            report.findings.append(_ignored_finding(shown_path, why, skill_key))
+
+        outer = next((skill_dir[:cut] for cut in range(n - 1, -1, -1) if skill_dir[:cut] in skill_set), None)
+        if outer is not None:
+            add(
+                "nested-skill",
+                skill_md_file,
+                None,
+                f"nested inside the skill at {shown(outer)}: published as its own skill"
+                + (f" ({uri})" if uri else "")
+                + f", and its {count} file(s) are also listed in the enclosing skill and count toward its limits",
+                "nothing to do if intended; move it beside the enclosing skill to keep the two apart",
+            )
+
+        skill_md = next((real, st) for rel, real, st in members if rel == skill_md_rel)
+        if skill_md[1].st_size > MAX_SKILL_MD_BYTES:
+            add(
+                "skill-md-too-large",
+                skill_md_file,
+                None,
+                f"SKILL.md is {skill_md[1].st_size:,} bytes; skillwire refuses to parse a SKILL.md over "
+                f"{MAX_SKILL_MD_BYTES:,} bytes",
+                "keep SKILL.md short and move detail into references/",
+            )
+            continue
+        try:
+            data = _read_regular(skill_md[0], MAX_SKILL_MD_BYTES)
+        except OSError as exc:
+            add(
+                "unreadable", skill_md_file, None, f"cannot read SKILL.md: {exc.strerror or exc}", "fix its permissions"
+            )
+            continue
+        checked = check_skill_md(data, file=skill_md_file, expected_name=segments[-1], skill=skill_key)
+        report.findings.extend(checked.findings)
+        name = (checked.frontmatter or {}).get("name")
+        if isinstance(name, str):
+            names.setdefault(name, []).append(linted)
+        if checked.body is None:
+            continue
+        served = {rel[n:] for rel, _, _ in members}
+        served_dirs = {rel[n:cut] for rel, _, _ in members for cut in range(n + 1, len(rel))}
+        lowered = {"/".join(r).lower(): "/".join(r) for r in served}
+
+        def classify(
+            target: RelPath,
+            skill_dir: RelPath = skill_dir,
+            served: set[RelPath] = served,
+            served_dirs: set[RelPath] = served_dirs,
+            lowered: dict[str, str] = lowered,
+        ) -> str:
+            if target in served:
+                return "file"
+            if target in served_dirs:
+                return "dir"
+            full = (*skill_dir, *target)
+            if _exists_exactly(real_root, full):
+                why = ignored_reason.get(full)
+                return why or "ignored by name or by a .skillignore"
+            match = lowered.get("/".join(target).lower())
+            return f"did you mean {match!r}?" if match else MISSING
+
+        report.findings.extend(
+            check_links(checked.body, checked.body_start_line, classify, file=skill_md_file, skill=skill_key)
+        )
+
+    for name, holders in names.items():
+        if len(holders) > 1:
+            for holder in holders:
+                others = ", ".join(h.folder for h in holders if h is not holder)
+                report.findings.append(
+                    _finding(
+                        "duplicate-name",
+                        holder.skill_md,
+                        None,
+                        f"name {name!r} is also used by {others}; names SHOULD be unique in a listing",
+                        "rename one of them, so hosts need not tell them apart by path",
+                        holder.folder,
+                    )
+                )
+
+    # Outside every skill: only what hides skills (or would have been one) matters.
+    for shown_path, why in ignored_by_owner.get(None, []):
+        if why.endswith("its folder is not published") or os.path.basename(shown_path) == SKILL_MD:
+            report.findings.append(_ignored_finding(shown_path, why, None))
+    for rel, _real, _st in files:
+        if rel[-1] != SKILL_MD and rel[-1].lower() == SKILL_MD.lower() and rel[:-1] not in skill_set:
+            report.findings.append(
+                _finding(
+                    "lowercase-skill-md",
+                    shown(rel),
+                    None,
+                    f"{rel[-1]!r} is not named exactly {SKILL_MD}, so this folder is not a skill "
+                    "(the Agent Skills validator accepts skill.md; SEP-2640 servers need SKILL.md)",
+                    f"rename it to {SKILL_MD}",
+                    None,
+                )
+            )
+    if not skill_dirs:
+        report.findings.append(
+            _finding(
+                "no-skills",
+                display_root,
+                None,
+                f"no {SKILL_MD} found under {display_root} (at any depth)",
+                f"a skill is a folder holding a file named exactly {SKILL_MD}",
+                None,
+            )
+        )
+    return report
