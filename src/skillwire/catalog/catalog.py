@@ -19,7 +19,7 @@ import anyio
 
 from skillwire.catalog.code import CodeSkills, F
 from skillwire.catalog.digests import DigestCache, StatKey
-from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
+from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root, uri_for
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, DynamicReader, SkippedSkill
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.frontmatter import JSONValue
@@ -50,6 +50,8 @@ class SkillCatalog:
         self._snapshot: CatalogSnapshot | None = None
         self._refresh_lock = threading.Lock()
         self._listeners: list[Listener] = []
+        self._root_results: list[ScanResult] = []  # the last scan of each root, for incremental refresh
+        self._code_result: ScanResult | None = None
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
@@ -94,11 +96,17 @@ class SkillCatalog:
         """Await `listener()` after a watcher-driven refresh changed what is published."""
         self._async_listeners.append(listener)
 
-    def refresh(self) -> CatalogSnapshot:
-        """Re-scan every source and swap in the new snapshot; returns it."""
+    def refresh(self, changed: Iterable[str] | None = None) -> CatalogSnapshot:
+        """Re-scan and swap in the new snapshot; returns it.
+
+        With `changed` (absolute paths reported by the watcher), only the top-level folders of each
+        root that contain a change are walked again and everything else is kept from the last scan,
+        so an edit in a 10,000-skill catalog costs a walk of its folder, not of the catalog. A change
+        directly in a root (its `.skillignore`, a skill at the root) re-scans that whole root.
+        """
         with self._refresh_lock:
             old = self._snapshot
-            new = self._build()
+            new = self._build(None if changed is None or old is None else list(changed))
             self._snapshot = new
         if old is not None and _published_state(old) != _published_state(new):
             for listener in self._listeners:
@@ -108,13 +116,31 @@ class SkillCatalog:
                     logger.exception("catalog change listener failed")
         return new
 
-    def _build(self) -> CatalogSnapshot:
+    def _scan_root(self, index: int, changed: list[str] | None, pool: ThreadPoolExecutor) -> ScanResult:
+        root = self.roots[index]
+        incremental = changed is not None and len(self._root_results) == len(self.roots)
+        only = _affected_top_level(root, changed) if incremental and changed is not None else None
+        if incremental and only is not None:
+            previous = self._root_results[index]
+            if not only:
+                return previous  # nothing under this root changed
+            fresh = scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool, only=only)
+            try:
+                return _replace_subtrees(previous, fresh, root, only)
+            except _FullRescanNeeded:
+                pass
+        return scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool)
+
+    def _build(self, changed: list[str] | None = None) -> CatalogSnapshot:
         results: list[ScanResult] = []
         with ThreadPoolExecutor(self.hash_workers, thread_name_prefix="skillwire-hash") as pool:
-            for root in self.roots:
-                results.append(scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool))
+            results = [self._scan_root(index, changed, pool) for index in range(len(self.roots))]
+            self._root_results = list(results)
             if len(self.code):
-                results.append(self.code.scan(self.digests, enforce_limits=self.enforce_limits, executor=pool))
+                if changed is None or self._code_result is None:
+                    # The watcher sees folders only, so a watcher refresh keeps the code skills' last scan.
+                    self._code_result = self.code.scan(self.digests, enforce_limits=self.enforce_limits, executor=pool)
+                results.append(self._code_result)
         skills, files, skipped, ignored = _merge(results)
         live: set[StatKey] = set().union(*(r.live for r in results)) if results else set()
         self.digests.retain(live)
@@ -133,10 +159,11 @@ class SkillCatalog:
         paths = self.watch_paths()
         if not paths:
             return
-        async for _changes in awatch(*paths, debounce=debounce_ms, stop_event=stop_event, recursive=True):
+        async for changes in awatch(*paths, debounce=debounce_ms, stop_event=stop_event, recursive=True):
             before = self._snapshot
+            changed = [path for _, path in changes]
             try:
-                after = await anyio.to_thread.run_sync(self.refresh)
+                after = await anyio.to_thread.run_sync(self.refresh, changed)
             except Exception:
                 logger.exception("catalog refresh failed; still serving the previous snapshot")
                 continue
@@ -205,3 +232,47 @@ def _clash(
     if owner is not None and owner != index:
         return "another source already serves skills below this path"
     return None
+
+
+class _FullRescanNeeded(Exception):
+    """Raised inside an incremental refresh when only a full scan of the root can be right."""
+
+
+def _affected_top_level(root: SkillRoot, changed: list[str]) -> frozenset[str] | None:
+    """Top-level names under `root` that contain a changed path; None when the whole root must be rescanned."""
+    base = os.path.realpath(root.path)
+    names: set[str] = set()
+    for path in changed:
+        candidate = os.path.abspath(path)
+        if not candidate.startswith(base + os.sep):
+            candidate = os.path.realpath(path)
+        if not candidate.startswith(base + os.sep):
+            continue
+        rel = candidate[len(base) + 1 :].split(os.sep)
+        if len(rel) == 1 and not os.path.isdir(candidate):
+            return None  # a file directly in the root: its .skillignore, or a skill at the root
+        names.add(rel[0])
+    return frozenset(names)
+
+
+def _replace_subtrees(previous: ScanResult, fresh: ScanResult, root: SkillRoot, names: frozenset[str]) -> ScanResult:
+    """`previous` with everything under the top-level `names` replaced by `fresh`."""
+    if any(skill.entry.path.segments == root.prefix for skill in previous.skills):
+        raise _FullRescanNeeded  # a skill at the root lists every file: only a full scan can update it
+    prefixes = tuple(uri_for(root, (name,)) for name in names)
+    locations = tuple(os.path.join(str(root.path), name) for name in names)
+    real_prefixes = tuple(os.path.join(os.path.realpath(root.path), name) + os.sep for name in names)
+
+    def uri_inside(uri: str) -> bool:
+        return any(uri == p or uri.startswith(p + "/") for p in prefixes)
+
+    def location_inside(location: str) -> bool:
+        return any(location == p or location.startswith(p + os.sep) for p in locations)
+
+    return ScanResult(
+        skills=[s for s in previous.skills if not uri_inside(s.entry.path.root_uri)] + fresh.skills,
+        files=[f for f in previous.files if not uri_inside(f.uri)] + fresh.files,
+        skipped=[s for s in previous.skipped if not location_inside(s.location)] + fresh.skipped,
+        ignored=[i for i in previous.ignored if not location_inside(i[0])] + fresh.ignored,
+        live={k for k in previous.live if not k[0].startswith(real_prefixes)} | fresh.live,
+    )

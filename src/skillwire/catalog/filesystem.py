@@ -118,10 +118,16 @@ class _Walker:
     def _inside(self, real: str) -> bool:
         return real == self.base or real.startswith(self.base + os.sep)
 
-    def walk(self) -> None:
-        self._walk(self.base, (), ())
+    def walk(self, only: frozenset[str] | None = None) -> None:
+        self._walk(self.base, (), (), only)
 
-    def _walk(self, directory: str, rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]) -> None:
+    def _walk(
+        self,
+        directory: str,
+        rel: RelPath,
+        specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...],
+        only: frozenset[str] | None = None,
+    ) -> None:
         try:
             entries = list(os.scandir(directory))  # order does not matter: files are sorted once, later
         except OSError as exc:
@@ -137,7 +143,8 @@ class _Walker:
                 return
             specs = (*specs, (rel, spec_or_problem))
         for entry in entries:
-            self._visit(entry, (*rel, entry.name), specs)
+            if only is None or entry.name in only:
+                self._visit(entry, (*rel, entry.name), specs)
 
     def _skillignore(self, path: str) -> pathspec.GitIgnoreSpec | str:
         """The parsed `.skillignore` at `path`, or why it cannot be used (never blocks on a FIFO)."""
@@ -241,13 +248,15 @@ def scan_root(
     *,
     enforce_limits: bool = True,
     executor: ThreadPoolExecutor | None = None,
+    only: frozenset[str] | None = None,
 ) -> ScanResult:
+    """Scan a root; with `only`, just those top-level entries (see `SkillCatalog` incremental refresh)."""
     result = ScanResult()
     if not root.path.is_dir():
         result.skipped.append(SkippedSkill(str(root.path), "not a directory"))
         return result
     walker = _Walker(root, result)
-    walker.walk()
+    walker.walk(only)
     found = sorted(walker.files, key=lambda f: f.rel)
     keys = [f.rel for f in found]
     served: dict[RelPath, _Found] = {}
@@ -294,20 +303,12 @@ def scan_root(
         else:
             digests[rel] = outcome
 
-    prefix_uri = format_uri(root.scheme, root.prefix) if root.prefix else f"{root.scheme}://"
     uris: dict[RelPath, str] = {}
 
     def uri_of(rel: RelPath) -> str:
-        # Segments are encoded once per path (encode_segment is cached); the first segment is the
-        # authority when the root has no prefix, so it takes the reg-name encoding.
         cached = uris.get(rel)
         if cached is None:
-            if root.prefix:
-                cached = prefix_uri + "/" + "/".join(encode_segment(part) for part in rel)
-            else:
-                head = encode_segment(rel[0], authority=True)
-                cached = prefix_uri + "/".join((head, *(encode_segment(part) for part in rel[1:])))
-            uris[rel] = cached
+            cached = uris[rel] = uri_for(root, rel)
         return cached
 
     for skill_dir, members, frontmatter in plans:
@@ -338,6 +339,17 @@ def scan_root(
         )
         result.live.add(stat_key(f.real, f.st))
     return result
+
+
+def uri_for(root: SkillRoot, rel: RelPath) -> str:
+    """The URI of a path relative to a root: `<scheme>://<prefix>/<rel>`, each segment encoded once.
+
+    The first segment is the authority when the root has no prefix, so it takes the reg-name set.
+    """
+    if root.prefix:
+        return format_uri(root.scheme, root.prefix) + "/" + "/".join(encode_segment(part) for part in rel)
+    head = encode_segment(rel[0], authority=True)
+    return f"{root.scheme}://" + "/".join((head, *(encode_segment(part) for part in rel[1:])))
 
 
 def _members(found: list[_Found], keys: list[RelPath], skill_dir: RelPath) -> list[_Found]:

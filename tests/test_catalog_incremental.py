@@ -1,0 +1,89 @@
+"""A watcher refresh re-walks only the changed top-level folders and must equal a full rescan."""
+
+from __future__ import annotations
+
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.snapshot import CatalogSnapshot
+
+SKILL = "---\nname: {name}\ndescription: Skill {name}.\n---\nBody of {name}.\n"
+
+
+def write_skill(folder: Path, extra: dict[str, str] | None = None) -> None:
+    folder.mkdir(parents=True, exist_ok=True)
+    (folder / "SKILL.md").write_text(SKILL.format(name=folder.name))
+    for name, text in (extra or {}).items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text)
+
+
+def state(snapshot: CatalogSnapshot) -> tuple[object, ...]:
+    return (
+        sorted((s.uri, repr(s.wire)) for s in snapshot.skill_by_uri.values()),
+        sorted((f.uri, f.digest, f.size) for f in snapshot.files.values()),
+        sorted((k.location, k.reason) for k in snapshot.skipped),
+        sorted(snapshot.directories),
+    )
+
+
+@pytest.fixture
+def tree(tmp_path: Path) -> Path:
+    root = tmp_path / "skills"
+    for group in ("team-a", "team-b"):
+        for n in range(3):
+            write_skill(root / group / f"{group}-s{n}", {"references/r.md": f"ref {group} {n}\n"})
+    write_skill(root / "solo", {"notes.md": "solo notes\n"})
+    write_skill(root / "solo" / "inner", {"x.md": "inner\n"})
+    return root
+
+
+@pytest.mark.parametrize("prefix", [(), ("acme",)])
+def test_incremental_refresh_equals_full_rescan(tree: Path, prefix: tuple[str, ...]) -> None:
+    catalog = SkillCatalog([SkillRoot(tree, prefix)])
+    catalog.refresh()
+    hashed = catalog.digests.hashed
+
+    edited = tree / "team-a" / "team-a-s1" / "references" / "r.md"
+    edited.write_text("changed\n")
+    write_skill(tree / "team-b" / "team-b-new")  # added
+    shutil.rmtree(tree / "team-b" / "team-b-s0")  # removed
+    (tree / "solo" / "inner" / "SKILL.md").write_text("---\nname: wrong\ndescription: d\n---\n")  # now invalid
+    changed = [
+        str(edited),
+        str(tree / "team-b" / "team-b-new"),
+        str(tree / "team-b" / "team-b-s0"),
+        str(tree / "solo" / "inner" / "SKILL.md"),
+    ]
+    incremental = catalog.refresh(changed)
+
+    # Only the touched files were hashed again (edited file, new SKILL.md, changed inner SKILL.md).
+    assert catalog.digests.hashed - hashed == 3
+    full = SkillCatalog([SkillRoot(tree, prefix)]).refresh()
+    assert state(incremental) == state(full)
+    assert any("does not match its folder" in s.reason for s in incremental.skipped)
+
+
+def test_change_at_the_root_rescans_everything(tree: Path) -> None:
+    catalog = SkillCatalog([tree])
+    catalog.refresh()
+    (tree / ".skillignore").write_text("team-a/\n")
+    snapshot = catalog.refresh([str(tree / ".skillignore")])
+    assert not any("team-a" in uri for uri in snapshot.skill_by_uri)
+    assert state(snapshot) == state(SkillCatalog([tree]).refresh())
+
+
+def test_untouched_roots_are_reused(tree: Path, tmp_path: Path) -> None:
+    other = tmp_path / "other"
+    write_skill(other / "lonely")
+    catalog = SkillCatalog([tree, other])
+    catalog.refresh()
+    before = catalog._root_results[1]
+    os.utime(tree / "solo" / "notes.md")
+    catalog.refresh([str(tree / "solo" / "notes.md")])
+    assert catalog._root_results[1] is before
