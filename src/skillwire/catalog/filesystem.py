@@ -50,6 +50,8 @@ IGNORED_NAMES = frozenset(
 IGNORED_GLOBS = (
     # editor and OS debris
     "*.swp", "*.swo", "*.swx", "*~", ".#*", "#*#", "*.pyc", ".*.un~",
+    # skillwire's own temporary folders (an interrupted `skillwire pull` may leave one behind)
+    ".skillwire-*",
     # secrets that sit next to code by habit: never publish them by accident
     ".env", ".env.*", ".envrc", ".netrc", ".npmrc", ".pypirc", "*.pem", "id_rsa*", "id_ed25519*", "id_ecdsa*",
 )  # fmt: skip

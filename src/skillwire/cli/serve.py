@@ -42,13 +42,9 @@ def add_parser(commands: Any) -> None:
     transport.add_argument(
         "--http", metavar="HOST:PORT", default=None, help=f"Streamable HTTP (default {DEFAULT_HTTP})"
     )
-    p.add_argument(
-        "--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept"
-    )
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
     p.add_argument("--page-size", type=int, default=100, help="skills per skills/list page (default 100)")
-    p.add_argument(
-        "--ttl-ms", type=int, default=60_000, help="ttlMs on skills/list and skills/get (default 60000)"
-    )
+    p.add_argument("--ttl-ms", type=int, default=60_000, help="ttlMs on skills/list and skills/get (default 60000)")
     p.add_argument("--cache-scope", choices=["private", "public"], default="private")
     p.add_argument("--no-directory-read", action="store_true", help="do not offer resources/directory/read")
     p.add_argument("--no-watch", action="store_true", help="do not reload when files change")
@@ -85,9 +81,7 @@ def run(args: argparse.Namespace) -> int:
     if args.no_digest_cache:
         cache = DigestCache()
     else:
-        cache = DigestCache(
-            args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite"
-        )
+        cache = DigestCache(args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite")
     catalog = SkillCatalog(roots, digest_cache=cache, enforce_limits=not args.no_limits)
     skills = SkillsExtension(
         catalog,

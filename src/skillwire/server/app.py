@@ -34,9 +34,7 @@ def transport_security(host: str, extra_hosts: Sequence[str] = ()) -> TransportS
     hosts = ["127.0.0.1:*", "localhost:*", "[::1]:*"] if host in LOOPBACK else [f"{host}:*", host]
     hosts += [h if ":" in h else f"{h}:*" for h in extra_hosts]
     origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
-    return TransportSecuritySettings(
-        enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins
-    )
+    return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
 async def serve_http(

@@ -1,0 +1,1383 @@
+"""The audit behind `skillwire check`: what a skills server does on the wire, held against SEP-2640.
+
+`audit(send, capabilities)` talks to one server through `send` (one raw request in, the raw result
+object out, `MCPError` for a JSON-RPC error) and returns every `Finding`. It never trusts a client
+wrapper: entries are validated here, field by field, so a broken entry is reported on its own skill
+instead of being skipped. The steps:
+
+1. Capabilities: the extension (an inline settings object), `directoryRead`, the `resources` capability.
+2. `skills/list`, every page: `resultType`, `ttlMs`/`cacheScope`, the cursor chain, each entry's shape
+   (URI, name rules, frontmatter, `resources`, digests, sizes, limits), entries split across pages.
+3. Concurrently, at most `concurrency` requests in flight: `skills/get` of every listed skill; one
+   `resources/read` of every listed file (size, digest, and the SKILL.md frontmatter compared with the
+   entry's under YAML 1.2); `resources/list` (a resource inside a skill that its manifest omits);
+   error codes for a skill and files that cannot exist.
+4. With `directoryRead: true`: `resources/directory/read` of every skill root and every directory the
+   manifest implies, plus any unexpected subdirectory, compared child by child with the manifest.
+
+Every finding carries a stable rule id (`RULES`), its severity (a MUST broken is a failure, a SHOULD is a
+warning), the skill URI (or `server`), the requirement's section tag and a message saying exactly what
+differed.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import json
+import secrets
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal, cast
+
+import anyio
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    ListResourcesRequest,
+    PaginatedRequestParams,
+    ReadResourceRequest,
+    ReadResourceRequestParams,
+    Request,
+)
+from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
+from pydantic import ValidationError
+
+from skillwire.client.requests import get_skill_request, list_skills_request, read_directory_request
+from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
+from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md
+from skillwire.core.manifest import DIGEST_RE, MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, sha256_digest
+from skillwire.core.names import MAX_DESCRIPTION_LENGTH, REG_NAME_RE, name_problem
+from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, canonical_uri, format_uri, parse_uri
+
+EXTENSION_ID = "io.modelcontextprotocol/skills"
+SERVER = "server"
+DIRECTORY_MIME = "inode/directory"
+RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
+ENVELOPE_KEYS = ("config", "specVersion", "stability", "id")
+NONEXISTENT = "skillwire-check-nonexistent"
+
+Severity = Literal["failure", "warning"]
+Send = Callable[[Request[Any, Any]], Awaitable[dict[str, Any]]]
+Progress = Callable[[int, int], None]
+
+
+@dataclass(frozen=True)
+class Rule:
+    severity: Severity
+    section: str
+    summary: str
+
+
+_F: Severity = "failure"
+_W: Severity = "warning"
+
+#: Every rule `skillwire check` applies: stable ids, one line each. Failures are MUSTs, warnings SHOULDs.
+RULES: dict[str, Rule] = {
+    # capability declaration
+    "cap.extension-missing": Rule(_F, "[Cap]", f"the server does not declare {EXTENSION_ID}"),
+    "cap.settings-envelope": Rule(_W, "[Cap]", "extension settings wrapped in an envelope instead of inline"),
+    "cap.directory-read-invalid": Rule(_F, "[Cap]", "directoryRead is not a boolean"),
+    "cap.resources-missing": Rule(_F, "[Cap]", "the resources capability is not declared"),
+    "cap.list-not-implemented": Rule(_F, "[Cap]", "skills/list is not implemented"),
+    "cap.get-not-implemented": Rule(_F, "[Cap]", "skills/get is not implemented"),
+    "cap.directory-read-not-implemented": Rule(
+        _F, "[Cap]", "directoryRead: true but resources/directory/read is not implemented"
+    ),
+    # skills/list
+    "list.error": Rule(_F, "[List]", "a skills/list page failed"),
+    "list.result-invalid": Rule(_F, "[List]", "a skills/list result has no skills array"),
+    "list.result-type": Rule(_F, "[List]", 'skills/list resultType is not "complete"'),
+    "list.ttl-invalid": Rule(_F, "[List]", "skills/list ttlMs missing or not an integer >= 0"),
+    "list.cache-scope-invalid": Rule(_F, "[List]", "skills/list cacheScope missing or not public/private"),
+    "list.cursor-invalid": Rule(_F, "[List]", "skills/list nextCursor is not a string"),
+    "list.cursor-repeated": Rule(_F, "[List]", "skills/list repeats a cursor (a pagination loop)"),
+    "list.page-limit": Rule(_W, "[List]", "skills/list did not end within the page limit"),
+    "list.entry-not-object": Rule(_F, "[List]", "a skills/list entry is not an object"),
+    "list.split-entry": Rule(_F, "[List]", "one skill's entry appears on more than one page"),
+    "list.duplicate-entry": Rule(_W, "[List]", "one skill's entry appears twice on a page"),
+    # entry shape, URI and name rules
+    "entry.uri-missing": Rule(_F, "[Map]", "an entry has no uri string"),
+    "entry.uri-invalid": Rule(_F, "[Map]", "an entry uri is not <scheme>://<skill-path>/SKILL.md"),
+    "entry.scheme-not-skill": Rule(_W, "[Map]", "an entry uri does not use skill://"),
+    "entry.authority-invalid": Rule(_W, "[Map]", "the uri authority is not an RFC 3986 reg-name"),
+    "entry.frontmatter-missing": Rule(_F, "[FM]", "an entry has no frontmatter object"),
+    "entry.name-missing": Rule(_F, "[Fmt]", "frontmatter.name is not a non-empty string"),
+    "entry.name-invalid": Rule(_F, "[Map]", "the skill name breaks the Agent Skills naming rules"),
+    "entry.name-not-ascii": Rule(_W, "[Map]", "the skill name is not ASCII (the conformance suite requires it)"),
+    "entry.name-mismatch": Rule(_F, "[Map]", "the final skill-path segment differs from frontmatter.name"),
+    "entry.description-missing": Rule(_F, "[Fmt]", "frontmatter.description is not a non-empty string"),
+    "entry.description-too-long": Rule(_F, "[Fmt]", "frontmatter.description exceeds 1024 characters"),
+    "entry.metadata-reserved-key": Rule(_W, "[Resv]", "frontmatter.metadata uses a reserved key"),
+    "entry.resources-missing": Rule(_F, "[Res]", "an entry has no resources"),
+    "entry.resources-invalid": Rule(_F, "[Res]", 'resources is neither an array nor "dynamic"'),
+    "entry.resource-invalid": Rule(_F, "[Res]", "a resources item is not an object with a uri string"),
+    "entry.resource-outside-skill": Rule(_F, "[Res]", "a resources item is not inside the skill"),
+    "entry.resource-duplicate": Rule(_F, "[Res]", "a file is listed twice in resources"),
+    "entry.skill-md-missing": Rule(_F, "[Res]", "resources does not list the skill's own SKILL.md"),
+    "entry.digest-invalid": Rule(_F, "[Res]", "a digest is not sha256: + 64 lowercase hex characters"),
+    "entry.size-invalid": Rule(_F, "[Res]", "a size is missing or not a non-negative integer"),
+    "entry.nested-file-missing": Rule(_F, "[Res]", "a nested skill's file is missing from the enclosing skill"),
+    "entry.inner-file-missing": Rule(_F, "[Res]", "the enclosing skill lists a file the nested skill omits"),
+    "limit.files": Rule(_W, "[Lim]", "more than 512 resources entries"),
+    "limit.bytes": Rule(_W, "[Lim]", "more than 16 MiB in total size"),
+    "names.duplicate": Rule(_W, "[Names]", "two listed skills share a name"),
+    # skills/get
+    "get.error": Rule(_F, "[Get]", "skills/get failed for a listed skill"),
+    "get.result-type": Rule(_F, "[Get]", 'skills/get resultType is not "complete"'),
+    "get.ttl-invalid": Rule(_F, "[Get]", "skills/get ttlMs missing or not an integer >= 0"),
+    "get.cache-scope-invalid": Rule(_F, "[Get]", "skills/get cacheScope missing or not public/private"),
+    "get.cursor-present": Rule(_F, "[Get]", "skills/get result carries a nextCursor"),
+    "get.entry-invalid": Rule(_F, "[Get]", "skills/get result has no skill object"),
+    "get.uri-mismatch": Rule(_F, "[Get]", "skills/get answered with another skill's entry"),
+    "get.entry-differs": Rule(_W, "[Get]", "skills/get and skills/list disagree about an entry"),
+    "get.unknown-uri-error-code": Rule(_F, "[Get]", "skills/get of an unknown skill is not error -32602"),
+    # resources/read
+    "file.read-error": Rule(_F, "[Read]", "a listed file cannot be read"),
+    "file.contents-invalid": Rule(_F, "[Read]", "resources/read did not return one text or blob block"),
+    "file.size-mismatch": Rule(_F, "[IV-read]", "a file's byte length differs from its size"),
+    "file.digest-mismatch": Rule(_F, "[IV-read]", "a file's sha256 differs from its digest"),
+    "file.frontmatter-invalid": Rule(_F, "[Fmt]", "SKILL.md has no valid YAML frontmatter"),
+    "file.frontmatter-mismatch": Rule(_F, "[FM]", "the entry's frontmatter differs from SKILL.md"),
+    "file.skill-md-not-text": Rule(_W, "[Read]", "SKILL.md is served as a blob, not text"),
+    "file.skill-md-mime-type": Rule(_W, "[Meta]", "SKILL.md mimeType is not text/markdown"),
+    "read.unknown-uri-error-code": Rule(_F, "[Err]", "resources/read of an unserved URI is not error -32602"),
+    "resources.unlisted-file": Rule(_F, "[Res]", "resources/list has a file inside a skill its manifest omits"),
+    "resources.list-error": Rule(_W, "[Read]", "resources/list failed, so it could not be compared"),
+    # resources/directory/read
+    "dir.error": Rule(_F, "[Dir]", "a directory the manifest implies cannot be read"),
+    "dir.result-invalid": Rule(_F, "[Dir]", "a directory read result has no valid resources array"),
+    "dir.result-type": Rule(_F, "[Dir]", 'directory read resultType is not "complete"'),
+    "dir.cursor-repeated": Rule(_F, "[Dir]", "a directory read repeats a cursor (a pagination loop)"),
+    "dir.unlisted-child": Rule(_F, "[Res]", "a directory holds a file the manifest does not list"),
+    "dir.missing-child": Rule(_F, "[Dir]", "a manifest file or directory is missing from its directory"),
+    "dir.mime-type": Rule(_F, "[Dir]", "a child's inode/directory mimeType contradicts the manifest"),
+    "dir.not-direct-child": Rule(_F, "[Dir]", "a directory read returns something that is not a direct child"),
+    "dir.unknown-uri-error-code": Rule(_F, "[Dir]", "a directory read of a missing URI is not error -32602"),
+    "dir.file-uri-error-code": Rule(_F, "[Dir]", "a directory read of a file URI is not error -32602"),
+}
+
+
+_GET_NOT_IMPLEMENTED = (
+    f"skills/get answered error {METHOD_NOT_FOUND} (method not found); declaring the extension means skills/list "
+    "and skills/get must be implemented"
+)
+_DIRECTORY_READ_NOT_IMPLEMENTED = (
+    "the server declares directoryRead: true but resources/directory/read answered error "
+    f"{METHOD_NOT_FOUND} (method not found)"
+)
+
+
+@dataclass(frozen=True)
+class Finding:
+    """One rule broken by one skill (or by the server as a whole)."""
+
+    rule: str
+    skill: str  # the skill's URI as listed, or "server"
+    message: str
+    uri: str | None = None  # the file, directory or probe URI concerned, when there is one
+
+    @property
+    def severity(self) -> Severity:
+        return RULES[self.rule].severity
+
+    @property
+    def section(self) -> str:
+        return RULES[self.rule].section
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "severity": self.severity,
+            "rule": self.rule,
+            "section": self.section,
+            "skill": self.skill,
+            "uri": self.uri,
+            "message": self.message,
+        }
+
+
+@dataclass
+class AuditStats:
+    protocol_version: str | None = None
+    directory_read: bool = False
+    skills: int = 0
+    pages: int = 0
+    files_read: int = 0
+    directories_read: int = 0
+    requests: int = 0
+    skill_uris: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AuditResult:
+    findings: list[Finding]
+    stats: AuditStats
+
+    @property
+    def failures(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "failure"]
+
+    @property
+    def warnings(self) -> list[Finding]:
+        return [f for f in self.findings if f.severity == "warning"]
+
+
+# -- small helpers --------------------------------------------------------------------------------------------
+
+
+def _canon(uri: str) -> str:
+    try:
+        return canonical_uri(uri)
+    except InvalidSkillURI:
+        return uri
+
+
+def _show(value: object, limit: int = 60) -> str:
+    text = json.dumps(value, ensure_ascii=False) if not isinstance(value, str) else repr(value)
+    return text if len(text) <= limit else text[: limit - 1] + "…"
+
+
+def _is_int(value: object) -> bool:
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def _cache_problems(result: Mapping[str, Any]) -> list[tuple[str, str]]:
+    """(`ttl-invalid` | `cache-scope-invalid`, detail) for a result's cache attributes."""
+    out: list[tuple[str, str]] = []
+    if "ttlMs" not in result:
+        out.append(("ttl-invalid", "ttlMs is missing"))
+    elif not _is_int(result["ttlMs"]) or result["ttlMs"] < 0:
+        out.append(("ttl-invalid", f"ttlMs is {_show(result['ttlMs'])}, not an integer >= 0"))
+    if "cacheScope" not in result:
+        out.append(("cache-scope-invalid", "cacheScope is missing"))
+    elif result["cacheScope"] not in ("public", "private"):
+        out.append(("cache-scope-invalid", f"cacheScope is {_show(result['cacheScope'])}, not 'public' or 'private'"))
+    return out
+
+
+def _result_type_problem(result: Mapping[str, Any]) -> str | None:
+    if result.get("resultType") == "complete":
+        return None
+    if "resultType" not in result:
+        return 'resultType is missing (must be "complete")'
+    return f'resultType is {_show(result["resultType"])}, not "complete"'
+
+
+def _plural(n: int, word: str) -> str:
+    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+
+
+def _examples(items: list[str], limit: int = 3) -> str:
+    shown = ", ".join(items[:limit])
+    return shown + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def _pages(numbers: Iterable[int]) -> str:
+    ordered = [str(n) for n in sorted(set(numbers))]
+    if len(ordered) == 1:
+        return f"page {ordered[0]}"
+    return "pages " + ", ".join(ordered[:-1]) + " and " + ordered[-1]
+
+
+@dataclass(frozen=True)
+class Reply:
+    """What one request got: a result object, or a JSON-RPC error (or no answer)."""
+
+    result: dict[str, Any] | None
+    code: int | None = None
+    error: str | None = None
+
+    def describe_error(self) -> str:
+        if self.code is None:
+            return self.error or "no answer"
+        return f"error {self.code} ({self.error})" if self.error else f"error {self.code}"
+
+
+@dataclass(frozen=True)
+class Item:
+    """One `resources[]` item as listed; `digest`/`size` are None when the listed value is invalid."""
+
+    uri: str
+    canon: str
+    digest: str | None
+    size: int | None
+
+
+@dataclass
+class SkillRecord:
+    label: str  # the entry's uri as listed: what findings name
+    raw: dict[str, Any]  # the entry (fragments of a split entry merged)
+    path: SkillPath | None = None
+    frontmatter: dict[str, Any] | None = None
+    items: list[Item] | None = None  # None: dynamic, or resources missing/invalid
+    dynamic: bool = False
+
+    @property
+    def canon(self) -> str:
+        return _canon(self.label)
+
+    def item_canons(self) -> set[str]:
+        return {i.canon for i in self.items or ()}
+
+
+@dataclass
+class FileRead:
+    data: bytes | None = None
+    is_text: bool = False
+    mime_type: str | None = None
+    failure: tuple[str, str] | None = None  # (rule, detail) when no bytes could be taken from the answer
+
+
+@dataclass
+class DirRead:
+    children: dict[str, tuple[str, str | None]] | None = None  # canon -> (uri as sent, mimeType)
+    reply: Reply | None = None  # the failing reply, when the read failed
+    invalid: str | None = None  # why the result is not a valid directory listing
+    result_type: str | None = None
+    repeated_cursor: bool = False
+
+
+class Auditor:
+    def __init__(
+        self,
+        send: Send,
+        capabilities: Mapping[str, Any],
+        *,
+        protocol_version: str | None = None,
+        concurrency: int = 8,
+        timeout: float = 30.0,
+        max_pages: int = 1000,
+        max_extra_directories: int = 1000,
+        progress: Progress | None = None,
+        nonce: str | None = None,
+    ) -> None:
+        self._send = send
+        self.capabilities = dict(capabilities)
+        self.timeout = timeout
+        self.max_pages = max_pages
+        self.max_extra_directories = max_extra_directories
+        self._limiter = anyio.CapacityLimiter(max(1, concurrency))
+        self._progress = progress
+        self._done = 0
+        self._total = 0
+        self.nonce = nonce or secrets.token_hex(4)
+        self.findings: list[Finding] = []
+        self._seen: set[tuple[str, str, str, str | None]] = set()
+        self._reported: set[tuple[str, str]] = set()
+        self.stats = AuditStats(protocol_version=protocol_version)
+        self.skills: dict[str, SkillRecord] = {}  # canonical uri -> record, in listing order
+
+    # -- bookkeeping ---------------------------------------------------------------------------------------
+
+    def add(self, rule: str, skill: str, message: str, uri: str | None = None) -> None:
+        if rule not in RULES:
+            raise KeyError(f"unknown rule {rule!r}")
+        key = (rule, skill, message, uri)
+        if key not in self._seen:
+            self._seen.add(key)
+            self.findings.append(Finding(rule, skill, message, uri))
+            if uri is not None:
+                self._reported.add((skill, _canon(uri)))
+
+    def reported(self, skill: str, uri: str) -> bool:
+        """Whether some finding on `skill` already names `uri` (one defect, one finding)."""
+        return (skill, _canon(uri)) in self._reported
+
+    def _expect(self, n: int) -> None:
+        self._total += n
+        self._tick()
+
+    def _tick(self) -> None:
+        if self._progress is not None:
+            self._progress(self._done, max(self._total, self._done))
+
+    async def request(self, request: Request[Any, Any]) -> Reply:
+        async with self._limiter:
+            self.stats.requests += 1
+            try:
+                with anyio.fail_after(self.timeout):
+                    result = await self._send(request)
+            except MCPError as exc:
+                reply = Reply(None, exc.code, exc.message)
+            except TimeoutError:
+                reply = Reply(None, None, f"nothing within {self.timeout:g} s")
+            except ValidationError as exc:
+                reply = Reply(None, None, f"not a JSON object result ({exc.error_count()} validation errors)")
+            else:
+                reply = Reply(result if isinstance(result, dict) else None, None, None)
+            finally:
+                self._done += 1
+                self._tick()
+            return reply
+
+    # -- the whole audit -------------------------------------------------------------------------------------
+
+    async def run(self) -> AuditResult:
+        settings = self._check_capabilities()
+        if settings is not None:
+            entries = await self._walk_list()
+            if entries is not None:
+                self._check_listing(entries)
+                self.stats.skills = len(self.skills)
+                self.stats.skill_uris = [s.label for s in self.skills.values()]
+                await self._probe(directory_read=self.stats.directory_read)
+        return AuditResult(self._sorted(), self.stats)
+
+    def _sorted(self) -> list[Finding]:
+        order = {uri: i for i, uri in enumerate(sorted({f.skill for f in self.findings} - {SERVER}))}
+        return sorted(
+            self.findings,
+            key=lambda f: (
+                f.skill != SERVER,
+                order.get(f.skill, -1),
+                f.severity != "failure",
+                f.rule,
+                f.uri or "",
+                f.message,
+            ),
+        )
+
+    # -- 1. capabilities ---------------------------------------------------------------------------------------
+
+    def _check_capabilities(self) -> dict[str, Any] | None:
+        extensions = self.capabilities.get("extensions")
+        settings = extensions.get(EXTENSION_ID) if isinstance(extensions, dict) else None
+        if not isinstance(settings, dict):
+            declared = "" if settings is None else f" (it is {_show(settings)}, not a settings object)"
+            self.add(
+                "cap.extension-missing",
+                SERVER,
+                f"capabilities.extensions has no {EXTENSION_ID} settings object{declared}; nothing else can be checked",
+            )
+            return None
+        envelope = [k for k in ENVELOPE_KEYS if k in settings]
+        if envelope:
+            self.add(
+                "cap.settings-envelope",
+                SERVER,
+                f"the {EXTENSION_ID} settings carry envelope key(s) {', '.join(envelope)}; "
+                'settings are declared inline ({} or {"directoryRead": true})',
+            )
+        if "directoryRead" in settings and not isinstance(settings["directoryRead"], bool):
+            self.add(
+                "cap.directory-read-invalid",
+                SERVER,
+                f"directoryRead is {_show(settings['directoryRead'])}, not a boolean; treated as not declared",
+            )
+        self.stats.directory_read = settings.get("directoryRead") is True
+        if not isinstance(self.capabilities.get("resources"), dict):
+            self.add(
+                "cap.resources-missing",
+                SERVER,
+                "the server declares the skills extension but not the resources capability",
+            )
+        return cast(dict[str, Any], settings)
+
+    # -- 2. skills/list ------------------------------------------------------------------------------------------
+
+    async def _walk_list(self) -> list[tuple[int, int, object]] | None:
+        entries: list[tuple[int, int, object]] = []
+        envelope: dict[tuple[str, str], list[int]] = defaultdict(list)
+        cursor: str | None = None
+        seen_cursors: set[str] = set()
+        page = 0
+        while True:
+            page += 1
+            self._expect(1)
+            reply = await self.request(list_skills_request(cursor))
+            if reply.result is None:
+                if page == 1 and reply.code == METHOD_NOT_FOUND:
+                    self.add(
+                        "cap.list-not-implemented",
+                        SERVER,
+                        f"skills/list answered {reply.describe_error()}; declaring the extension means "
+                        "skills/list and skills/get must be implemented",
+                    )
+                    return None
+                self.add("list.error", SERVER, f"skills/list page {page} answered {reply.describe_error()}")
+                if page == 1:
+                    return None
+                break
+            result = reply.result
+            self.stats.pages = page
+            problem = _result_type_problem(result)
+            if problem:
+                envelope[("list.result-type", problem)].append(page)
+            for suffix, detail in _cache_problems(result):
+                envelope[(f"list.{suffix}", detail)].append(page)
+            skills = result.get("skills")
+            if not isinstance(skills, list):
+                self.add(
+                    "list.result-invalid",
+                    SERVER,
+                    f"skills/list page {page} has no 'skills' array (got {_show(skills)})",
+                )
+                if page == 1:
+                    return None
+                break
+            entries.extend((page, index, raw) for index, raw in enumerate(cast(list[object], skills)))
+            next_cursor = result.get("nextCursor")
+            if next_cursor is None or next_cursor == "":
+                break
+            if not isinstance(next_cursor, str):
+                self.add(
+                    "list.cursor-invalid",
+                    SERVER,
+                    f"skills/list page {page} has nextCursor {_show(next_cursor)}, not a string; paging stopped",
+                )
+                break
+            if next_cursor in seen_cursors:
+                self.add(
+                    "list.cursor-repeated",
+                    SERVER,
+                    f"skills/list page {page} returned a nextCursor it had already returned; paging stopped",
+                )
+                break
+            if page >= self.max_pages:
+                self.add(
+                    "list.page-limit",
+                    SERVER,
+                    f"skills/list still had a nextCursor after {page} pages; only those were checked",
+                )
+                break
+            seen_cursors.add(next_cursor)
+            cursor = next_cursor
+        for (rule, detail), pages in envelope.items():
+            self.add(rule, SERVER, f"skills/list {_pages(pages)}: {detail}")
+        return entries
+
+    def _check_listing(self, entries: list[tuple[int, int, object]]) -> None:
+        fragments: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
+        for page, index, raw in entries:
+            where = f"skills/list page {page} entry {index}"
+            if not isinstance(raw, dict):
+                self.add("list.entry-not-object", SERVER, f"{where} is {_show(raw)}, not an object")
+                continue
+            entry = cast(dict[str, Any], raw)
+            uri = entry.get("uri")
+            if not isinstance(uri, str) or not uri:
+                self.add("entry.uri-missing", SERVER, f"{where} has no 'uri' string (got {_show(uri)})")
+                continue
+            fragments.setdefault(_canon(uri), []).append((page, index, entry))
+        for parts in fragments.values():
+            first = parts[0][2]
+            label = cast(str, first["uri"])
+            merged = dict(first)
+            if len(parts) > 1:
+                pages = [p for p, _, _ in parts]
+                counts = [len(e["resources"]) if isinstance(e.get("resources"), list) else 0 for _, _, e in parts]
+                if len(set(pages)) > 1:
+                    self.add(
+                        "list.split-entry",
+                        label,
+                        f"the entry appears {len(parts)} times, on {_pages(pages)} (with "
+                        f"{' + '.join(map(str, counts))} resources items): an entry must never be split across "
+                        "pages; the fragments were merged for the other checks",
+                    )
+                else:
+                    self.add(
+                        "list.duplicate-entry",
+                        label,
+                        f"the entry appears {len(parts)} times on {_pages(pages)}; the fragments were merged "
+                        "for the other checks",
+                    )
+                if all(isinstance(e.get("resources"), list) for _, _, e in parts):
+                    combined: list[object] = []
+                    taken: set[str] = set()
+                    for _, _, e in parts:
+                        for item in e["resources"]:
+                            key = json.dumps(item, sort_keys=True)
+                            if key not in taken:
+                                taken.add(key)
+                                combined.append(item)
+                    merged["resources"] = combined
+            self.skills[_canon(label)] = self.check_entry(merged, label)
+        self._check_nesting()
+        self._check_names()
+
+    def check_entry(self, entry: Mapping[str, Any], label: str, context: str = "") -> SkillRecord:
+        """Validate one entry's shape; findings go on `label`; `context` prefixes messages (e.g. skills/get)."""
+        record = SkillRecord(label, dict(entry))
+        uri = cast(str, entry["uri"])
+        try:
+            path = SkillPath.from_skill_md_uri(uri)
+        except InvalidSkillURI as exc:
+            self.add("entry.uri-invalid", label, f"{context}uri {uri!r}: {exc.reason}")
+            path = None
+        record.path = path
+        if path is not None:
+            if path.scheme != "skill":
+                self.add(
+                    "entry.scheme-not-skill", label, f"{context}uri uses {path.scheme}://; skill:// is recommended"
+                )
+            authority = uri.partition("://")[2].split("/", 1)[0]
+            if not REG_NAME_RE.match(authority):
+                self.add(
+                    "entry.authority-invalid",
+                    label,
+                    f"{context}uri authority {authority!r} is not an RFC 3986 reg-name",
+                )
+            problem = name_problem(path.name, allow_unicode=True)
+            if problem is not None:
+                self.add("entry.name-invalid", label, f"{context}final skill-path segment {path.name!r} {problem}")
+            elif name_problem(path.name) is not None:
+                self.add(
+                    "entry.name-not-ascii",
+                    label,
+                    f"{context}skill name {path.name!r} is not lowercase ASCII (a-z, 0-9, '-'); the "
+                    "conformance suite and several hosts reject it",
+                )
+        frontmatter = entry.get("frontmatter")
+        if not isinstance(frontmatter, dict):
+            self.add(
+                "entry.frontmatter-missing", label, f"{context}'frontmatter' is {_show(frontmatter)}, not an object"
+            )
+        else:
+            record.frontmatter = cast(dict[str, Any], frontmatter)
+            self._check_frontmatter(record.frontmatter, label, path, context)
+        if "resources" not in entry:
+            self.add(
+                "entry.resources-missing",
+                label,
+                f"{context}the entry has no 'resources' (an array of files or \"dynamic\" is required)",
+            )
+        elif entry["resources"] == "dynamic":
+            record.dynamic = True
+        elif not isinstance(entry["resources"], list):
+            self.add(
+                "entry.resources-invalid",
+                label,
+                f"{context}'resources' is {_show(entry['resources'])}, not an array or \"dynamic\"",
+            )
+        else:
+            record.items = self._check_resources(cast(list[object], entry["resources"]), uri, label, path, context)
+        return record
+
+    def _check_frontmatter(self, frontmatter: dict[str, Any], label: str, path: SkillPath | None, context: str) -> None:
+        name = frontmatter.get("name")
+        if not isinstance(name, str) or not name:
+            self.add("entry.name-missing", label, f"{context}frontmatter.name is {_show(name)}, not a non-empty string")
+        elif path is not None and name != path.name:
+            self.add(
+                "entry.name-mismatch",
+                label,
+                f"{context}the final skill-path segment is {path.name!r} but frontmatter.name is {name!r}",
+            )
+        description = frontmatter.get("description")
+        if not isinstance(description, str) or not description.strip():
+            self.add(
+                "entry.description-missing",
+                label,
+                f"{context}frontmatter.description is {_show(description)}, not a non-empty string",
+            )
+        elif len(description) > MAX_DESCRIPTION_LENGTH:
+            self.add(
+                "entry.description-too-long",
+                label,
+                f"{context}frontmatter.description is {len(description)} characters; the limit is "
+                f"{MAX_DESCRIPTION_LENGTH}",
+            )
+        metadata = frontmatter.get("metadata")
+        if isinstance(metadata, dict):
+            for key in metadata:
+                if isinstance(key, str) and key.startswith(RESERVED_METADATA_PREFIX):
+                    self.add(
+                        "entry.metadata-reserved-key",
+                        label,
+                        f"{context}frontmatter.metadata key {key!r} uses the reserved prefix "
+                        f"{RESERVED_METADATA_PREFIX}",
+                    )
+
+    def _check_resources(
+        self, resources: list[object], uri: str, label: str, path: SkillPath | None, context: str
+    ) -> list[Item]:
+        items: list[Item] = []
+        seen: set[str] = set()
+        total = 0
+        for index, raw in enumerate(resources):
+            where = f"{context}resources[{index}]"
+            if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str):
+                got = _show(raw.get("uri")) if isinstance(raw, dict) else _show(raw)
+                self.add("entry.resource-invalid", label, f"{where} has no uri string (got {got})")
+                continue
+            obj = cast(dict[str, Any], raw)
+            file_uri = cast(str, obj["uri"])
+            canon = _canon(file_uri)
+            if path is not None and path.file_path_of(file_uri) is None:
+                self.add(
+                    "entry.resource-outside-skill",
+                    label,
+                    f"{where} {file_uri} is not a file inside the skill root {path.root_uri}",
+                    file_uri,
+                )
+                continue
+            if canon in seen:
+                self.add("entry.resource-duplicate", label, f"{where} {file_uri} is listed more than once", file_uri)
+                continue
+            seen.add(canon)
+            digest = obj.get("digest")
+            if not isinstance(digest, str) or not DIGEST_RE.match(digest):
+                self.add(
+                    "entry.digest-invalid",
+                    label,
+                    f"{where} {file_uri} has digest {_show(digest)}, not 'sha256:' + 64 lowercase hex characters",
+                    file_uri,
+                )
+                digest = None
+            size = obj.get("size")
+            if not isinstance(size, int) or isinstance(size, bool) or size < 0:
+                what = "no size" if "size" not in obj else f"size {_show(size)}"
+                self.add(
+                    "entry.size-invalid", label, f"{where} {file_uri} has {what}, not a non-negative integer", file_uri
+                )
+                size = None
+            else:
+                total += size
+            items.append(Item(file_uri, canon, digest, size))
+        if _canon(uri) not in seen:
+            self.add(
+                "entry.skill-md-missing",
+                label,
+                f"{context}'resources' does not list the skill's own {SKILL_MD} ({uri})",
+            )
+        if len(resources) > MAX_FILES_PER_SKILL:
+            self.add(
+                "limit.files",
+                label,
+                f"{context}'resources' has {len(resources)} entries; skills should not exceed "
+                f"{MAX_FILES_PER_SKILL} (SKILL.md included), and hosts may decline them",
+            )
+        if total > MAX_BYTES_PER_SKILL:
+            self.add(
+                "limit.bytes",
+                label,
+                f"{context}the sizes add up to {total:,} bytes; skills should not exceed {MAX_BYTES_PER_SKILL:,} "
+                "bytes (16 MiB), and hosts may decline them",
+            )
+        return items
+
+    def _roots(self) -> dict[ParsedURI, SkillRecord]:
+        return {s.path.root: s for s in self.skills.values() if s.path is not None}
+
+    def _ancestors(self, parsed: ParsedURI, roots: Mapping[ParsedURI, SkillRecord]) -> list[SkillRecord]:
+        """The skills whose root contains `parsed` (strictly above it), innermost last."""
+        out: list[SkillRecord] = []
+        for depth in range(1, len(parsed.segments)):
+            skill = roots.get(ParsedURI(parsed.scheme, parsed.segments[:depth]))
+            if skill is not None:
+                out.append(skill)
+        return out
+
+    def _check_nesting(self) -> None:
+        roots = self._roots()
+        for inner in self.skills.values():
+            if inner.path is None or inner.items is None:
+                continue
+            for outer in self._ancestors(inner.path.root, roots):
+                if outer.items is None:
+                    continue
+                outer_files = outer.item_canons()
+                inner_files = inner.item_canons()
+                for item in inner.items:
+                    if item.canon not in outer_files:
+                        self.add(
+                            "entry.nested-file-missing",
+                            outer.label,
+                            f"{item.uri} belongs to the nested skill {inner.label} but is missing from this "
+                            "skill's resources (nested skills' files are listed in the enclosing skill too)",
+                            item.uri,
+                        )
+                for item in outer.items:
+                    try:
+                        inside = parse_uri(item.canon).relative_to(inner.path.root)
+                    except InvalidSkillURI:
+                        inside = None
+                    if inside and item.canon not in inner_files:
+                        self.add(
+                            "entry.inner-file-missing",
+                            inner.label,
+                            f"the enclosing skill {outer.label} lists {item.uri}, inside this skill, but this "
+                            "skill's resources do not",
+                            item.uri,
+                        )
+
+    def _check_names(self) -> None:
+        by_name: dict[str, list[SkillRecord]] = defaultdict(list)
+        for skill in self.skills.values():
+            if skill.path is not None:
+                by_name[skill.path.name].append(skill)
+        for name, skills in by_name.items():
+            if len(skills) > 1:
+                for skill in skills:
+                    others = [s.label for s in skills if s is not skill]
+                    self.add(
+                        "names.duplicate",
+                        skill.label,
+                        f"the name {name!r} is also used by {_examples(others)}; names should be unique",
+                    )
+
+    # -- 3./4. everything else, concurrently -----------------------------------------------------------------------
+
+    async def _probe(self, *, directory_read: bool) -> None:
+        files: dict[str, list[tuple[SkillRecord, Item | None]]] = {}  # canon -> who lists it (None: SKILL.md only)
+        for skill in self.skills.values():
+            for item in skill.items or ():
+                files.setdefault(item.canon, []).append((skill, item))
+            if skill.path is not None and skill.canon not in skill.item_canons():
+                files.setdefault(skill.canon, []).append((skill, None))  # its SKILL.md, for the frontmatter
+        gets = [s for s in self.skills.values() if s.path is not None]
+        first = next((s for s in self.skills.values() if s.path is not None and s.items is not None), None)
+        self._expect(len(gets) + len(files) + 2 + (1 if first else 0))
+        get_replies: dict[str, Reply] = {}
+        reads: dict[str, tuple[str, Reply]] = {}
+
+        async def get(skill: SkillRecord) -> None:
+            get_replies[skill.canon] = await self.request(get_skill_request(skill.label))
+
+        async def read(canon: str, uri: str) -> None:
+            reads[canon] = (uri, await self.request(_read_request(uri)))
+
+        async with anyio.create_task_group() as group:
+            for skill in gets:
+                group.start_soon(get, skill)
+            for canon, owners in files.items():
+                owner, listed = owners[0]
+                group.start_soon(read, canon, listed.uri if listed is not None else owner.label)
+            group.start_soon(self._probe_unknown_skill)
+            group.start_soon(self._probe_unknown_files, first)
+            group.start_soon(self._check_resources_list)
+            if directory_read:
+                group.start_soon(self._check_directories, first)
+        self._check_gets(gets, get_replies)
+        self.stats.files_read = len(reads)
+        for canon, owners in files.items():
+            uri, reply = reads[canon]
+            self._check_file(uri, reply, owners)
+
+    # skills/get ------------------------------------------------------------------------------------------------
+
+    def _check_gets(self, skills: list[SkillRecord], replies: Mapping[str, Reply]) -> None:
+        envelope: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for skill in skills:
+            reply = replies[skill.canon]
+            if reply.result is None:
+                if reply.code == METHOD_NOT_FOUND:
+                    self.add("cap.get-not-implemented", SERVER, _GET_NOT_IMPLEMENTED)
+                else:
+                    self.add(
+                        "get.error",
+                        skill.label,
+                        f"skills/get of this listed skill answered {reply.describe_error()}; it must answer for "
+                        "every served skill",
+                    )
+                continue
+            result = reply.result
+            problem = _result_type_problem(result)
+            if problem:
+                envelope[("get.result-type", problem)].append(skill.label)
+            for suffix, detail in _cache_problems(result):
+                envelope[(f"get.{suffix}", detail)].append(skill.label)
+            if "nextCursor" in result:
+                envelope[("get.cursor-present", f"the result has nextCursor {_show(result['nextCursor'])}")].append(
+                    skill.label
+                )
+            entry = result.get("skill")
+            if not isinstance(entry, dict) or not isinstance(entry.get("uri"), str):
+                self.add(
+                    "get.entry-invalid",
+                    skill.label,
+                    f"skills/get result has no 'skill' entry with a uri (got {_show(entry)})",
+                )
+                continue
+            got = cast(dict[str, Any], entry)
+            if _canon(got["uri"]) != skill.canon:
+                self.add(
+                    "get.uri-mismatch",
+                    skill.label,
+                    f"skills/get of {skill.label} answered with the entry of {got['uri']}",
+                )
+                continue
+            difference = _entry_difference(skill.raw, got)
+            if difference:
+                self.add(
+                    "get.entry-differs",
+                    skill.label,
+                    f"skills/get returned a different entry than skills/list: {difference}",
+                )
+                self.check_entry(got, skill.label, context="skills/get: ")
+        for (rule, detail), labels in envelope.items():
+            if len(labels) == 1:
+                self.add(rule, labels[0], f"skills/get: {detail}")
+            else:
+                self.add(
+                    rule, SERVER, f"skills/get of {len(labels)} skills: {detail} (e.g. {_examples(sorted(labels), 2)})"
+                )
+
+    async def _probe_unknown_skill(self) -> None:
+        uri = f"skill://{NONEXISTENT}-{self.nonce}/{SKILL_MD}"
+        reply = await self.request(get_skill_request(uri))
+        if reply.code == INVALID_PARAMS:
+            return
+        if reply.code == METHOD_NOT_FOUND:
+            self.add("cap.get-not-implemented", SERVER, _GET_NOT_IMPLEMENTED)
+            return
+        got = "an entry" if reply.result is not None else reply.describe_error()
+        self.add(
+            "get.unknown-uri-error-code",
+            SERVER,
+            f"skills/get of a skill URI that cannot exist answered {got}; it must be error -32602",
+            uri,
+        )
+
+    async def _probe_unknown_files(self, first: SkillRecord | None) -> None:
+        targets = [(f"skill://{NONEXISTENT}-{self.nonce}/{SKILL_MD}", "a SKILL.md URI of a skill that cannot exist")]
+        if first is not None and first.path is not None:
+            name = f"{NONEXISTENT}-{self.nonce}.md"
+            targets.append(
+                (format_uri(first.path.scheme, (*first.path.segments, name)), f"a missing file in {first.label}")
+            )
+
+        async def probe(uri: str, what: str) -> None:
+            reply = await self.request(_read_request(uri))
+            if reply.code == INVALID_PARAMS:
+                return
+            if reply.result is not None:
+                contents = reply.result.get("contents")
+                got = "with empty contents" if not contents else "with content"
+            else:
+                got = reply.describe_error()
+            self.add(
+                "read.unknown-uri-error-code",
+                SERVER,
+                f"resources/read of {what} answered {got}; an unserved URI must get error -32602",
+                uri,
+            )
+
+        async with anyio.create_task_group() as group:
+            for uri, what in targets:
+                group.start_soon(probe, uri, what)
+
+    # resources/read ------------------------------------------------------------------------------------------
+
+    def _check_file(self, uri: str, reply: Reply, owners: list[tuple[SkillRecord, Item | None]]) -> None:
+        read = _decode_read(uri, reply)
+        if read.data is None:
+            rule, detail = read.failure or ("file.read-error", "no content")
+            for skill, _ in owners:
+                self.add(rule, skill.label, f"{uri}: {detail}", uri)
+            return
+        data = read.data
+        actual = sha256_digest(data) if any(i is not None and i.digest for _, i in owners) else ""
+        for skill, item in owners:
+            if item is not None and item.size is not None and item.size != len(data):
+                self.add(
+                    "file.size-mismatch",
+                    skill.label,
+                    f"{uri}: the manifest says {item.size} bytes, {len(data)} bytes were served",
+                    uri,
+                )
+            if item is not None and item.digest is not None and item.digest != actual:
+                self.add(
+                    "file.digest-mismatch",
+                    skill.label,
+                    f"{uri}: the manifest says {item.digest}, the bytes served hash to {actual}",
+                    uri,
+                )
+            if _canon(uri) == skill.canon:
+                self._check_skill_md(skill, uri, read)
+
+    def _check_skill_md(self, skill: SkillRecord, uri: str, read: FileRead) -> None:
+        assert read.data is not None
+        if not read.is_text:
+            self.add("file.skill-md-not-text", skill.label, f"{uri} is served as a base64 blob, not text", uri)
+        if read.mime_type != "text/markdown":
+            self.add(
+                "file.skill-md-mime-type",
+                skill.label,
+                f"{uri} is served with mimeType {_show(read.mime_type)}; SKILL.md should be text/markdown",
+                uri,
+            )
+        try:
+            document = parse_skill_md(read.data)
+        except (NotASkill, FrontmatterError) as exc:
+            self.add("file.frontmatter-invalid", skill.label, f"{uri}: {exc}", uri)
+            return
+        if skill.frontmatter is None:
+            return
+        differences = frontmatter_differences(cast(dict[str, JSONValue], skill.frontmatter), document.frontmatter)
+        if differences:
+            self.add(
+                "file.frontmatter-mismatch",
+                skill.label,
+                f"the entry's frontmatter differs from {uri} (read as YAML 1.2): " + "; ".join(differences),
+                uri,
+            )
+
+    # resources/list ------------------------------------------------------------------------------------------
+
+    async def _check_resources_list(self) -> None:
+        if not isinstance(self.capabilities.get("resources"), dict):
+            return
+        roots = self._roots()
+        cursor: str | None = None
+        seen: set[str] = set()
+        for page in range(1, self.max_pages + 1):
+            self._expect(1)
+            reply = await self.request(ListResourcesRequest(params=PaginatedRequestParams(cursor=cursor)))
+            if reply.result is None:
+                self.add(
+                    "resources.list-error",
+                    SERVER,
+                    f"resources/list page {page} answered {reply.describe_error()}; manifests were not compared "
+                    "with it",
+                )
+                return
+            items = reply.result.get("resources")
+            if not isinstance(items, list):
+                self.add("resources.list-error", SERVER, f"resources/list page {page} has no 'resources' array")
+                return
+            for raw in items:
+                if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str):
+                    continue
+                if raw.get("mimeType") == DIRECTORY_MIME:
+                    continue
+                uri = cast(str, raw["uri"])
+                try:
+                    parsed = parse_uri(uri)
+                except InvalidSkillURI:
+                    continue
+                canon = str(parsed)
+                for skill in self._ancestors(parsed, roots):
+                    if (
+                        skill.items is not None
+                        and canon not in skill.item_canons()
+                        and canon != skill.canon
+                        and not self.reported(skill.label, canon)
+                    ):
+                        self.add(
+                            "resources.unlisted-file",
+                            skill.label,
+                            f"resources/list advertises {uri}, inside this skill's root, but the manifest does not "
+                            "list it; a manifest must list every file served under the skill (a host holding the "
+                            "entry must treat reading it as an unlisted-file verification failure)",
+                            uri,
+                        )
+            next_cursor = reply.result.get("nextCursor")
+            if not isinstance(next_cursor, str) or not next_cursor or next_cursor in seen:
+                return
+            seen.add(next_cursor)
+            cursor = next_cursor
+
+    # resources/directory/read ----------------------------------------------------------------------------------
+
+    async def _read_directory(self, uri: str) -> DirRead:
+        out = DirRead(children={})
+        cursor: str | None = None
+        seen: set[str] = set()
+        for page in range(1, self.max_pages + 1):
+            if page > 1:
+                self._expect(1)
+            reply = await self.request(read_directory_request(uri, cursor))
+            if reply.result is None:
+                return DirRead(reply=reply)
+            result = reply.result
+            out.result_type = out.result_type or _result_type_problem(result)
+            items = result.get("resources")
+            if not isinstance(items, list):
+                out.invalid = f"the result has no 'resources' array (got {_show(items)})"
+                return out
+            assert out.children is not None
+            for raw in items:
+                if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str):
+                    out.invalid = f"an item has no uri string (got {_show(raw)})"
+                    continue
+                mime = raw.get("mimeType")
+                out.children[_canon(raw["uri"])] = (raw["uri"], mime if isinstance(mime, str) else None)
+            next_cursor = result.get("nextCursor")
+            if not isinstance(next_cursor, str) or not next_cursor:
+                return out
+            if next_cursor in seen:
+                out.repeated_cursor = True
+                return out
+            seen.add(next_cursor)
+            cursor = next_cursor
+        return out
+
+    async def _check_directories(self, first: SkillRecord | None) -> None:
+        # What each skill's manifest implies: directory -> {child: is_directory}.
+        expected: dict[str, dict[str, dict[str, bool]]] = {}
+        for skill in self.skills.values():
+            if skill.path is None or skill.items is None:
+                continue
+            root = skill.path.root
+            dirs: dict[str, dict[str, bool]] = {str(root): {}}
+            for item in skill.items:
+                try:
+                    rel = parse_uri(item.canon).relative_to(root)
+                except InvalidSkillURI:
+                    continue
+                if not rel:
+                    continue
+                for depth in range(len(rel)):
+                    parent = format_uri(root.scheme, root.segments + rel[:depth])
+                    child = format_uri(root.scheme, root.segments + rel[: depth + 1])
+                    dirs.setdefault(parent, {})[child] = depth < len(rel) - 1
+            expected[skill.canon] = dirs
+        cache: dict[str, DirRead] = {}
+        todo: dict[str, set[str]] = {canon: set(dirs) for canon, dirs in expected.items()}
+        extra_budget = self.max_extra_directories
+        async with anyio.create_task_group() as group:
+            group.start_soon(self._probe_directory_errors, first)
+            while todo:
+                wanted = sorted({d for dirs in todo.values() for d in dirs} - cache.keys())
+                self._expect(len(wanted))
+                results: dict[str, DirRead] = {}
+
+                async def read(uri: str, into: dict[str, DirRead] = results) -> None:
+                    into[uri] = await self._read_directory(uri)
+
+                async with anyio.create_task_group() as reads:
+                    for uri in wanted:
+                        reads.start_soon(read, uri)
+                cache.update(results)
+                self.stats.directories_read = len(cache)
+                if any(r.reply is not None and r.reply.code == METHOD_NOT_FOUND for r in cache.values()):
+                    self.add("cap.directory-read-not-implemented", SERVER, _DIRECTORY_READ_NOT_IMPLEMENTED)
+                    return
+                follow: dict[str, set[str]] = {}
+                for canon in sorted(todo):
+                    skill = self.skills[canon]
+                    for directory in sorted(todo[canon]):
+                        implied = expected[canon].get(directory)
+                        for child in self._compare_directory(skill, directory, implied, cache[directory]):
+                            if extra_budget > 0 and child not in expected[canon]:
+                                extra_budget -= 1
+                                expected[canon][child] = {}
+                                follow.setdefault(canon, set()).add(child)
+                todo = follow
+        result_types: dict[str, list[str]] = defaultdict(list)
+        for uri, outcome in cache.items():
+            if outcome.result_type:
+                result_types[outcome.result_type].append(uri)
+        for detail, uris in result_types.items():
+            self.add(
+                "dir.result-type",
+                SERVER,
+                f"resources/directory/read of {_plural(len(uris), 'directory')}: {detail} "
+                f"(e.g. {_examples(sorted(uris), 2)})",
+            )
+
+    def _compare_directory(
+        self, skill: SkillRecord, directory: str, implied: dict[str, bool] | None, outcome: DirRead
+    ) -> list[str]:
+        """Findings for one directory of one skill; returns unexpected subdirectories to look into."""
+        label = skill.label
+        if outcome.reply is not None:
+            self.add(
+                "dir.error",
+                label,
+                f"resources/directory/read of {directory} answered {outcome.reply.describe_error()}",
+                directory,
+            )
+            return []
+        if outcome.invalid:
+            self.add(
+                "dir.result-invalid", label, f"resources/directory/read of {directory}: {outcome.invalid}", directory
+            )
+        if outcome.repeated_cursor:
+            self.add(
+                "dir.cursor-repeated",
+                label,
+                f"resources/directory/read of {directory} repeated a nextCursor; paging stopped",
+                directory,
+            )
+        children = outcome.children or {}
+        implied = implied or {}
+        parent = parse_uri(directory)
+        follow: list[str] = []
+        for child, is_dir in sorted(implied.items()):
+            if child not in children:
+                kind = "directory" if is_dir else "file"
+                self.add(
+                    "dir.missing-child",
+                    label,
+                    f"resources/directory/read of {directory} does not list {child}, a {kind} in the manifest",
+                    child,
+                )
+                continue
+            mime = children[child][1]
+            if is_dir and mime != DIRECTORY_MIME:
+                self.add(
+                    "dir.mime-type",
+                    label,
+                    f"resources/directory/read of {directory} lists {child} with mimeType {_show(mime)}; the "
+                    f"manifest has files below it, so it is a directory ({DIRECTORY_MIME})",
+                    child,
+                )
+            elif not is_dir and mime == DIRECTORY_MIME:
+                self.add(
+                    "dir.mime-type",
+                    label,
+                    f"resources/directory/read of {directory} lists {child} as a directory; the manifest lists it "
+                    "as a file",
+                    child,
+                )
+        for child, (raw_uri, mime) in sorted(children.items()):
+            if child in implied:
+                continue
+            try:
+                parsed = parse_uri(child)
+            except InvalidSkillURI:
+                parsed = None
+            if parsed is None or parsed.relative_to(parent) is None or len(parsed.segments) != len(parent.segments) + 1:
+                self.add(
+                    "dir.not-direct-child",
+                    label,
+                    f"resources/directory/read of {directory} lists {raw_uri}, which is not a direct child",
+                    raw_uri,
+                )
+            elif mime == DIRECTORY_MIME:
+                follow.append(child)
+            elif not self.reported(label, child):
+                self.add(
+                    "dir.unlisted-child",
+                    label,
+                    f"resources/directory/read of {directory} lists {raw_uri}, which the manifest does not list "
+                    "(a manifest must list every file of the skill)",
+                    raw_uri,
+                )
+        return follow
+
+    async def _probe_directory_errors(self, first: SkillRecord | None) -> None:
+        missing = f"skill://{NONEXISTENT}-{self.nonce}"
+        targets = [(missing, "dir.unknown-uri-error-code", "a directory URI that cannot exist")]
+        if first is not None:
+            targets.append((first.label, "dir.file-uri-error-code", f"the file {first.label}"))
+        self._expect(len(targets))
+
+        async def probe(uri: str, rule: str, what: str) -> None:
+            reply = await self.request(read_directory_request(uri))
+            if reply.code == INVALID_PARAMS:
+                return
+            if reply.code == METHOD_NOT_FOUND:
+                self.add("cap.directory-read-not-implemented", SERVER, _DIRECTORY_READ_NOT_IMPLEMENTED)
+                return
+            got = "with a listing" if reply.result is not None else reply.describe_error()
+            self.add(
+                rule,
+                SERVER,
+                f"resources/directory/read of {what} answered {got}; it must be error -32602",
+                uri,
+            )
+
+        async with anyio.create_task_group() as group:
+            for uri, rule, what in targets:
+                group.start_soon(probe, uri, rule, what)
+
+
+def _read_request(uri: str) -> ReadResourceRequest:
+    return ReadResourceRequest(params=ReadResourceRequestParams(uri=uri))
+
+
+def _decode_read(uri: str, reply: Reply) -> FileRead:
+    if reply.result is None:
+        return FileRead(failure=("file.read-error", f"resources/read answered {reply.describe_error()}"))
+    contents = reply.result.get("contents")
+    if not isinstance(contents, list):
+        return FileRead(failure=("file.contents-invalid", "the resources/read result has no 'contents' array"))
+    canon = _canon(uri)
+    blocks = [
+        b for b in contents if isinstance(b, dict) and isinstance(b.get("uri"), str) and _canon(b["uri"]) == canon
+    ]
+    if len(blocks) != 1:
+        others = [str(b.get("uri")) for b in contents if isinstance(b, dict)]
+        detail = (
+            f"resources/read returned {len(blocks)} content blocks for this URI (expected 1)"
+            if blocks
+            else "resources/read returned no content block for this URI"
+            + (f" (blocks for {_examples(others, 2)})" if others else "")
+        )
+        return FileRead(failure=("file.contents-invalid", detail))
+    block = cast(dict[str, Any], blocks[0])
+    mime = block.get("mimeType")
+    mime_type = mime if isinstance(mime, str) else None
+    text, blob = block.get("text"), block.get("blob")
+    if isinstance(text, str):
+        try:
+            return FileRead(text.encode("utf-8"), True, mime_type)
+        except UnicodeEncodeError:
+            return FileRead(failure=("file.contents-invalid", "the text block is not valid Unicode"))
+    if isinstance(blob, str):
+        try:
+            return FileRead(base64.b64decode(blob, validate=True), False, mime_type)
+        except (binascii.Error, ValueError):
+            return FileRead(failure=("file.contents-invalid", "the blob block is not valid base64"))
+    return FileRead(failure=("file.contents-invalid", "the content block has neither text nor blob"))
+
+
+def _entry_difference(listed: Mapping[str, Any], got: Mapping[str, Any]) -> str:
+    """How `got` (skills/get) differs from `listed` (skills/list), or "" when they are the same entry."""
+
+    def resources(entry: Mapping[str, Any]) -> object:
+        value = entry.get("resources", "<missing>")
+        if isinstance(value, list):
+            return sorted(json.dumps(v, sort_keys=True) for v in value)
+        return value
+
+    parts: list[str] = []
+    fm_a, fm_b = listed.get("frontmatter"), got.get("frontmatter")
+    if fm_a != fm_b:
+        if isinstance(fm_a, dict) and isinstance(fm_b, dict):
+            keys = sorted(
+                k for k in {*fm_a, *fm_b} if fm_a.get(k, None) != fm_b.get(k, None) or (k in fm_a) != (k in fm_b)
+            )
+            parts.append("frontmatter field(s) " + ", ".join(keys) + " differ")
+        else:
+            parts.append("the frontmatter differs")
+    ra, rb = listed.get("resources", "<missing>"), got.get("resources", "<missing>")
+    if resources(listed) != resources(got):
+        if isinstance(ra, list) and isinstance(rb, list):
+
+            def index(items: list[object]) -> dict[str, str]:
+                return {str(i.get("uri")): json.dumps(i, sort_keys=True) for i in items if isinstance(i, dict)}
+
+            a, b = index(cast(list[object], ra)), index(cast(list[object], rb))
+            added = sorted(b.keys() - a.keys())
+            removed = sorted(a.keys() - b.keys())
+            changed = sorted(u for u in a.keys() & b.keys() if a[u] != b[u])
+            for word, uris in (("added", added), ("removed", removed), ("changed", changed)):
+                if uris:
+                    parts.append(f"{word} {_examples(uris)}")
+            if not parts:
+                parts.append("the resources arrays differ")
+        else:
+            parts.append(f"resources is {_show(rb, 30)} instead of {_show(ra, 30)}")
+    other = sorted(k for k in {*listed, *got} - {"frontmatter", "resources"} if listed.get(k) != got.get(k))
+    if other:
+        parts.append("field(s) " + ", ".join(other) + " differ")
+    return "; ".join(parts)
+
+
+async def audit(
+    send: Send,
+    capabilities: Mapping[str, Any],
+    *,
+    protocol_version: str | None = None,
+    concurrency: int = 8,
+    request_timeout: float = 30.0,
+    max_pages: int = 1000,
+    progress: Progress | None = None,
+    nonce: str | None = None,
+) -> AuditResult:
+    """Audit one server (see the module docstring); `send` sends one raw request."""
+    auditor = Auditor(
+        send,
+        capabilities,
+        protocol_version=protocol_version,
+        concurrency=concurrency,
+        timeout=request_timeout,
+        max_pages=max_pages,
+        progress=progress,
+        nonce=nonce,
+    )
+    return await auditor.run()

@@ -1,0 +1,173 @@
+"""`skillwire cat URI SERVER`: the verified bytes of one file of a skill, on stdout.
+
+The skill that holds the file is found with `skills/get`, innermost first (`skill://a/b/x.md` tries
+`skill://a/b/SKILL.md`, then `skill://a/SKILL.md`). The file must be listed in that skill's manifest;
+an unlisted file is refused without being read. The bytes are checked against the manifest's size
+and digest, and a SKILL.md's frontmatter against the entry's, field by field. Only bytes that pass
+are written; on a mismatch stdout stays empty, stderr says what differed, and the exit code is 1.
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+from skillwire.cli.common import (
+    Output,
+    UsageError,
+    add_debug_argument,
+    add_server_arguments,
+    printable,
+    run_client,
+    server_target,
+)
+from skillwire.client.skills import SkillsClient
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import (
+    DigestMismatch,
+    FrontmatterError,
+    FrontmatterMismatch,
+    InvalidSkillURI,
+    NotASkill,
+    SizeMismatch,
+    SkillNotFound,
+    SkillwireError,
+    UnlistedFile,
+    VerificationFailed,
+)
+from skillwire.core.frontmatter import frontmatter_differences, parse_skill_md
+from skillwire.core.manifest import ManifestFile, sha256_digest
+from skillwire.core.uri import SKILL_MD, canonical_uri, format_uri, parse_uri
+
+
+def add_parser(commands: Any) -> None:
+    p: argparse.ArgumentParser = commands.add_parser(
+        "cat",
+        help="print the verified bytes of one file of a skill",
+        description=(
+            "Write one file of a skill (SKILL.md or a supporting file) to stdout, after checking it against "
+            "the skill's manifest: size, digest, and for SKILL.md the frontmatter field by field. "
+            "On a mismatch nothing is written to stdout and the exit code is 1."
+        ),
+    )
+    p.add_argument("uri", metavar="URI", help="the file: skill://<skill-path>/<file-path>")
+    add_server_arguments(p)
+    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_debug_argument(p)
+    p.set_defaults(run=run)
+
+
+# -- verification (shared with pull) ------------------------------------------------------------------------------
+
+
+async def fetch_verified(client: SkillsClient, listed: ManifestFile) -> bytes:
+    """`resources/read` of a listed file; its bytes only when their length and digest match the manifest."""
+    data = (await client.read_skill_uri(listed.uri)).data
+    if len(data) != listed.size:
+        raise SizeMismatch(listed.uri, listed.size, len(data))
+    digest = sha256_digest(data)
+    if digest != listed.digest:
+        raise DigestMismatch(listed.uri, listed.digest, digest)
+    return data
+
+
+def verify_skill_md(entry: SkillEntry, data: bytes) -> None:
+    """The served SKILL.md's frontmatter must equal the entry's, field by field (`FrontmatterMismatch`)."""
+    try:
+        document = parse_skill_md(data)
+    except (NotASkill, FrontmatterError) as exc:
+        raise FrontmatterMismatch(entry.uri, [f"the served SKILL.md has no valid frontmatter ({exc})"]) from None
+    differences = frontmatter_differences(entry.frontmatter, document.frontmatter)
+    if differences:
+        raise FrontmatterMismatch(entry.uri, differences)
+
+
+async def fetch_skill_md(client: SkillsClient, entry: SkillEntry) -> bytes:
+    """SKILL.md of a (non-dynamic) entry: size, digest, then frontmatter field by field."""
+    listed = entry.file(entry.uri)
+    if listed is None:  # `SkillEntry.from_wire` guarantees it is listed
+        raise UnlistedFile(entry.uri, entry.uri)
+    data = await fetch_verified(client, listed)
+    verify_skill_md(entry, data)
+    return data
+
+
+def listed_file(entry: SkillEntry, uri: str) -> ManifestFile | None:
+    """The manifest item for `uri`, comparing canonical forms (`%78.md` is `x.md`)."""
+    wanted = canonical_uri(uri)
+    for item in entry.files:
+        if canonical_uri(item.uri) == wanted:
+            return item
+    return None
+
+
+async def find_skill(client: SkillsClient, file_uri: str) -> SkillEntry:
+    """The innermost skill on the server whose root holds `file_uri` (by `skills/get`, listed or not)."""
+    parsed = parse_uri(file_uri)
+    tried = []
+    for depth in range(len(parsed.segments) - 1, 0, -1):
+        candidate = format_uri(parsed.scheme, (*parsed.segments[:depth], SKILL_MD))
+        tried.append(candidate)
+        try:
+            return await client.get_skill(candidate)
+        except SkillNotFound:
+            continue
+    raise SkillNotFound(
+        f"no skill on the server holds {file_uri} (skills/get knows none of: {', '.join(tried)})",
+        origin=client.origin,
+    )
+
+
+def failure_line(exc: SkillwireError) -> str:
+    """One line for a refused file, with what to do about it."""
+    text = printable(str(exc))
+    if isinstance(exc, VerificationFailed) and not isinstance(exc, UnlistedFile):
+        return (
+            f"refused {text}. The server's bytes do not match its own manifest: "
+            "retry if the skill is being updated, else tell the server's operator"
+        )
+    return text
+
+
+def run(args: argparse.Namespace) -> int:
+    target = server_target(args)
+    out = Output(quiet=args.quiet)
+    try:
+        parsed = parse_uri(args.uri)
+    except InvalidSkillURI as exc:
+        raise UsageError(f"{args.uri!r} is not a skill file URI ({exc.reason})") from None
+    if len(parsed.segments) < 2:
+        raise UsageError(f"{args.uri!r} names no file: write skill://<skill-path>/<file-path>")
+
+    async def body(client: SkillsClient) -> bytes:
+        entry = await find_skill(client, args.uri)
+        if entry.is_dynamic:
+            raise SkillNotFound(
+                f"{entry.uri} is dynamic: the server publishes no digests, so nothing can be verified; not read",
+                origin=client.origin,
+            )
+        listed = listed_file(entry, args.uri)
+        if listed is None:
+            raise UnlistedFile(args.uri, entry.uri)
+        if listed.uri == entry.uri:
+            return await fetch_skill_md(client, entry)
+        return await fetch_verified(client, listed)
+
+    try:
+        data = run_client(target, body)
+    except SkillwireError as exc:
+        if getattr(args, "debug", False):
+            raise
+        hint = ""
+        if isinstance(exc, UnlistedFile):
+            hint = f"; `skillwire get {printable(exc.skill_uri)} SERVER` lists its files"
+        out.error(f"skillwire: {failure_line(exc)}{hint}")
+        return 1
+    stream = getattr(sys.stdout, "buffer", None) if out.stdout is sys.stdout else None
+    if stream is not None:
+        stream.write(data)
+        stream.flush()
+    else:
+        out.write(data.decode("utf-8", errors="replace"))
+    return 0

@@ -1,0 +1,212 @@
+"""`skillwire check SERVER`: audit any skills server against SEP-2640 and report every rule it breaks.
+
+    skillwire check http://127.0.0.1:8765/mcp
+    skillwire check --json -- python -m my_server
+
+The audit itself (`skillwire.cli.audit`) works on the raw wire: capability declaration, every
+`skills/list` page, every entry's shape, URI and name rules, limits, `skills/get` of every listed skill,
+one `resources/read` of every listed file (size, digest, SKILL.md frontmatter), directory reads against
+the manifests (when `directoryRead: true`), `resources/list` against the manifests, cache attributes,
+and the error codes for a skill, a file and a directory that cannot exist.
+
+Output:
+
+* the default report is grouped by skill (`server` first), one line per finding:
+  `FAIL|WARN  RULE-ID  [Section]  message` (at most 5 per skill and rule, then "… and N more like
+  these"), then a one-line summary. Colour and a progress bar (on stderr) only on a terminal;
+  plain, stable, unwrapped text when piped.
+* `--json` prints one JSON object per finding, one per line (JSON Lines), and nothing else:
+  `{"severity", "rule", "section", "skill", "uri", "message"}`; `skill` is the entry's URI or
+  `"server"`, `uri` the file, directory or probe URI concerned (or null).
+* `--quiet` prints only the failures, one line each: `SKILL: FAIL RULE-ID [Section] message`.
+* `--list-rules` prints every rule id with its severity, section and meaning.
+
+Exit status: 0 when there is no failure (warnings allowed), 1 when there is at least one failure,
+2 for a command-line mistake; a server that cannot be reached is a one-line error (exit 1).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+from itertools import groupby
+from typing import Any
+
+import anyio
+from rich.text import Text
+
+from skillwire.cli.audit import RULES, SERVER, AuditResult, Finding, audit
+from skillwire.cli.common import (
+    Output,
+    ServerTarget,
+    UsageError,
+    add_output_arguments,
+    add_server_arguments,
+    connect,
+    server_target,
+)
+from skillwire.client.requests import send_raw
+
+_LABEL = {"failure": "FAIL", "warning": "WARN"}
+SAME_RULE_SHOWN = 5  # per skill and rule in the report; --json and --quiet list every finding
+_STYLE = {"failure": "bold red", "warning": "yellow"}
+
+
+def add_parser(commands: Any) -> None:
+    p: argparse.ArgumentParser = commands.add_parser(
+        "check",
+        help="audit a skills server against SEP-2640",
+        description=(
+            "Audit a skills server against SEP-2640: capability declaration, pagination, every entry, "
+            "URI and name rules, limits, every listed file (size, digest, frontmatter), directory reads, "
+            "cache attributes and error codes. Exit status 1 when anything MUST-level fails."
+        ),
+    )
+    add_server_arguments(p)
+    add_output_arguments(p)
+    p.add_argument("--concurrency", type=int, default=8, metavar="N", help="requests in flight (default 8)")
+    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
+    p.add_argument("--max-pages", type=int, default=1000, metavar="N", help="skills/list page limit (default 1000)")
+    p.add_argument("--list-rules", action="store_true", help="print every rule id and exit")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    out = Output(quiet=args.quiet, json_mode=args.json)
+    if args.list_rules:
+        print_rules(out)
+        return 0
+    if args.concurrency < 1:
+        raise UsageError(f"--concurrency must be at least 1, got {args.concurrency}")
+    if args.timeout <= 0:
+        raise UsageError(f"--timeout must be positive, got {args.timeout}")
+    if args.max_pages < 1:
+        raise UsageError(f"--max-pages must be at least 1, got {args.max_pages}")
+    target = server_target(args)
+    try:
+        result = anyio.run(_check, target, args, out)
+    except Exception as exc:
+        if getattr(args, "debug", False):
+            raise
+        raise RuntimeError(f"cannot check {target.label}: {_describe(exc)}") from None
+    render(out, target, result)
+    return 1 if result.failures else 0
+
+
+async def _check(target: ServerTarget, args: argparse.Namespace, out: Output) -> AuditResult:
+    async with connect(target) as skills:
+        client = skills.client
+        capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+        bar = None if out.json_mode else out.progress("checking", None)
+
+        async def send(request: Any) -> dict[str, Any]:
+            return await send_raw(client, request)
+
+        def progress(done: int, total: int) -> None:
+            if bar is not None:
+                bar.update(bar.task_ids[0], completed=done, total=total)
+
+        if bar is None:
+            return await audit(
+                send,
+                capabilities,
+                protocol_version=client.protocol_version,
+                concurrency=args.concurrency,
+                request_timeout=args.timeout,
+                max_pages=args.max_pages,
+            )
+        with bar:
+            return await audit(
+                send,
+                capabilities,
+                protocol_version=client.protocol_version,
+                concurrency=args.concurrency,
+                request_timeout=args.timeout,
+                max_pages=args.max_pages,
+                progress=progress,
+            )
+
+
+def _describe(exc: BaseException) -> str:
+    """The innermost cause of a failure, on one line (task groups wrap the interesting error)."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+# -- rendering -------------------------------------------------------------------------------------------------
+
+
+def finding_line(finding: Finding) -> str:
+    """The plain text of one finding in the report (without the skill heading)."""
+    return f"{_LABEL[finding.severity]}  {finding.rule}  {finding.section}  {finding.message}"
+
+
+def summary_line(result: AuditResult) -> str:
+    failures, warnings = len(result.failures), len(result.warnings)
+    with_findings = {f.skill for f in result.findings} - {SERVER}
+    total = result.stats.skills
+    verdict = "check failed" if failures else "check passed"
+    counts = f"{failures} failure{'s' if failures != 1 else ''}, {warnings} warning{'s' if warnings != 1 else ''}"
+    return f"{verdict}: {counts}; {total - len(with_findings)} of {total} skills without findings"
+
+
+def render(out: Output, target: ServerTarget, result: AuditResult) -> None:
+    if out.json_mode:
+        out.write("".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in result.findings))
+        return
+    if out.quiet:
+        out.write("".join(f"{f.skill}: {finding_line(f)}\n" for f in result.failures))
+        return
+    stats = result.stats
+    console = out.console
+    console.print(Text(f"skillwire check {target.label}", style="bold"))
+    version = f"protocol {stats.protocol_version}, " if stats.protocol_version else ""
+    console.print(
+        Text(
+            f"{version}{stats.skills} skills on {stats.pages} page{'s' if stats.pages != 1 else ''}, "
+            f"{stats.files_read} files read, "
+            + (f"{stats.directories_read} directories read" if stats.directory_read else "no directoryRead"),
+            style="dim",
+        )
+    )
+    for skill, in_skill in groupby(result.findings, key=lambda f: f.skill):
+        console.print()
+        console.print(Text(skill, style="bold"))
+        for _, same_rule in groupby(in_skill, key=lambda f: f.rule):
+            findings = list(same_rule)
+            for finding in findings[:SAME_RULE_SHOWN]:
+                console.print(_line(finding, finding.message))
+            if len(findings) > SAME_RULE_SHOWN:
+                more = len(findings) - SAME_RULE_SHOWN
+                console.print(_line(findings[0], f"… and {more} more like these (--json lists every finding)"))
+    console.print()
+    console.print(Text(summary_line(result), style="bold red" if result.failures else "bold green"))
+
+
+def _line(finding: Finding, message: str) -> Text:
+    line = Text("  ")
+    line.append(_LABEL[finding.severity], style=_STYLE[finding.severity])
+    line.append("  ")
+    line.append(finding.rule, style="cyan")
+    line.append("  ")
+    line.append(finding.section, style="dim")
+    line.append("  ")
+    line.append(message)
+    return line
+
+
+def print_rules(out: Output) -> None:
+    if out.json_mode:
+        out.write(
+            "".join(
+                json.dumps({"rule": rid, "severity": r.severity, "section": r.section, "summary": r.summary}) + "\n"
+                for rid, r in RULES.items()
+            )
+        )
+        return
+    width = max(map(len, RULES))
+    out.write(
+        "".join(f"{rid:<{width}}  {_LABEL[r.severity]}  {r.section:<9}  {r.summary}\n" for rid, r in RULES.items())
+    )

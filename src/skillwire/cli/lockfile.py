@@ -1,0 +1,239 @@
+"""`skills.lock`: what `skillwire pull` wrote into a directory, from which server, with every digest.
+
+The file is JSON, written atomically, with a fixed key order, skills sorted by uri and files by
+path, two-space indentation and a final newline, so the same pull always writes the same bytes:
+
+    {
+      "version": 1,
+      "origin": "http://127.0.0.1:8765/mcp",
+      "selection": "all",
+      "skills": [
+        {
+          "uri": "skill://acme/billing/refunds/SKILL.md",
+          "name": "refunds",
+          "path": "acme/billing/refunds",
+          "files": [
+            {"path": "SKILL.md", "uri": "skill://acme/billing/refunds/SKILL.md",
+             "digest": "sha256:...", "size": 379},
+            ...
+          ]
+        }
+      ]
+    }
+
+`origin` is the server as given on the command line (the URL, or the stdio command joined with
+spaces); one directory holds skills from one origin. `selection` is `all` once any pull into the
+directory named no skill (then `pull --check` also reports skills that are new on the server), else
+`named`. `path` is the skill's directory relative to the lock (its decoded skill-path segments); a
+file's `path` is relative to that directory.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import tempfile
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from skillwire.cli.common import UsageError
+from skillwire.core.errors import InvalidSkillURI
+from skillwire.core.manifest import DIGEST_RE
+from skillwire.core.uri import validate_segment
+
+LOCK_NAME = "skills.lock"
+LOCK_VERSION = 1
+TEMP_PREFIX = ".skillwire-"  # temporary files and directories inside the target directory
+
+Selection = Literal["all", "named"]
+
+
+class LockError(UsageError):
+    """A `skills.lock` that cannot be used (not JSON, wrong shape, a newer version)."""
+
+
+@dataclass(frozen=True, order=True)
+class LockedFile:
+    path: str
+    uri: str
+    digest: str
+    size: int
+
+    def to_json(self) -> dict[str, Any]:
+        return {"path": self.path, "uri": self.uri, "digest": self.digest, "size": self.size}
+
+
+@dataclass(frozen=True)
+class LockedSkill:
+    uri: str
+    name: str
+    path: str
+    files: tuple[LockedFile, ...]
+
+    @property
+    def segments(self) -> tuple[str, ...]:
+        return tuple(self.path.split("/"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "name": self.name,
+            "path": self.path,
+            "files": [f.to_json() for f in sorted(self.files)],
+        }
+
+
+@dataclass
+class Lock:
+    origin: str
+    selection: Selection = "named"
+    skills: dict[str, LockedSkill] = field(default_factory=dict)
+
+    def to_text(self) -> str:
+        data = {
+            "version": LOCK_VERSION,
+            "origin": self.origin,
+            "selection": self.selection,
+            "skills": [self.skills[uri].to_json() for uri in sorted(self.skills)],
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    def owns(self, relative: str) -> bool:
+        """True when a file at `relative` (from the lock's directory, `/`-separated) is a locked file."""
+        for skill in self.skills.values():
+            prefix = skill.path + "/"
+            if relative.startswith(prefix) and any(f.path == relative[len(prefix) :] for f in skill.files):
+                return True
+        return False
+
+    def overlapping(self, segments: tuple[str, ...]) -> list[LockedSkill]:
+        """Locked skills whose directory contains, or lies inside, the directory `segments`."""
+        found = []
+        for skill in self.skills.values():
+            other = skill.segments
+            n = min(len(other), len(segments))
+            if other[:n] == segments[:n]:
+                found.append(skill)
+        return found
+
+    @classmethod
+    def from_text(cls, text: str, where: str) -> Lock:
+        def bad(reason: str) -> LockError:
+            return LockError(
+                f"{where} is not a usable skills.lock ({reason}); remove it, or pull into another directory"
+            )
+
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise bad(f"not JSON: {exc}") from None
+        if not isinstance(data, dict):
+            raise bad("not a JSON object")
+        version = data.get("version")
+        if version != LOCK_VERSION:
+            if isinstance(version, int) and not isinstance(version, bool) and version > LOCK_VERSION:
+                raise LockError(f"{where} was written by a newer skillwire (version {version}); upgrade skillwire")
+            raise bad(f"version {version!r}, expected {LOCK_VERSION}")
+        origin, selection, skills = data.get("origin"), data.get("selection"), data.get("skills")
+        if not isinstance(origin, str) or not origin:
+            raise bad("no origin")
+        if selection not in ("all", "named"):
+            raise bad(f"selection {selection!r}")
+        if not isinstance(skills, list):
+            raise bad("no skills array")
+        lock = cls(origin, cast(Selection, selection))
+        for index, raw in enumerate(cast(list[object], skills)):
+            skill = _skill(raw, f"skills[{index}]", bad)
+            if skill.uri in lock.skills:
+                raise bad(f"{skill.uri} is listed twice")
+            lock.skills[skill.uri] = skill
+        return lock
+
+
+def _relative_path(value: object, what: str, bad: Any) -> str:
+    if not isinstance(value, str) or not value:
+        raise bad(f"{what} is not a path")
+    for part in value.split("/"):
+        try:
+            validate_segment(part)
+        except InvalidSkillURI:
+            raise bad(f"{what} {value!r} is not a safe relative path") from None
+        if part in (".", ".."):
+            raise bad(f"{what} {value!r} is not a safe relative path")
+    return value
+
+
+def _skill(raw: object, where: str, bad: Any) -> LockedSkill:
+    if not isinstance(raw, dict):
+        raise bad(f"{where} is not an object")
+    uri, name = raw.get("uri"), raw.get("name")
+    if not isinstance(uri, str) or not isinstance(name, str):
+        raise bad(f"{where} needs uri and name strings")
+    path = _relative_path(raw.get("path"), f"{where}.path", bad)
+    files_raw = raw.get("files")
+    if not isinstance(files_raw, list):
+        raise bad(f"{where}.files is not an array")
+    files: list[LockedFile] = []
+    for index, item in enumerate(cast(list[object], files_raw)):
+        at = f"{where}.files[{index}]"
+        if not isinstance(item, dict):
+            raise bad(f"{at} is not an object")
+        file_path = _relative_path(item.get("path"), f"{at}.path", bad)
+        file_uri, digest, size = item.get("uri"), item.get("digest"), item.get("size")
+        if not isinstance(file_uri, str):
+            raise bad(f"{at}.uri is not a string")
+        if not isinstance(digest, str) or not DIGEST_RE.match(digest):
+            raise bad(f"{at}.digest is not sha256:<64 hex>")
+        if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+            raise bad(f"{at}.size is not a non-negative integer")
+        files.append(LockedFile(file_path, file_uri, digest, size))
+    return LockedSkill(uri, name, path, tuple(sorted(files)))
+
+
+def lock_path(directory: Path) -> Path:
+    return directory / LOCK_NAME
+
+
+def read_lock(directory: Path) -> Lock | None:
+    """The lock in `directory`, or None when there is none; `LockError` when it cannot be used."""
+    path = lock_path(directory)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockError(f"cannot read {path}: {exc}") from None
+    return Lock.from_text(text, str(path))
+
+
+def write_lock(directory: Path, lock: Lock) -> None:
+    """Replace the lock atomically: a temporary file in the same directory, fsynced, then renamed."""
+    write_atomically(lock_path(directory), lock.to_text().encode("utf-8"))
+
+
+def umask() -> int:
+    """The process's umask (read by setting it and putting it back)."""
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def write_atomically(path: Path, data: bytes) -> None:
+    fd, temporary = tempfile.mkstemp(prefix=TEMP_PREFIX, dir=path.parent)
+    try:
+        os.fchmod(fd, 0o666 & ~umask())  # mkstemp makes 0600; a lock is an ordinary file
+        with os.fdopen(fd, "wb") as stream:
+            stream.write(data)
+            stream.flush()
+            os.fsync(stream.fileno())
+        os.replace(temporary, path)
+    except BaseException:
+        Path(temporary).unlink(missing_ok=True)
+        raise
+
+
+def locked_files(items: Iterable[tuple[str, str, str, int]]) -> tuple[LockedFile, ...]:
+    """`(path, uri, digest, size)` tuples as sorted `LockedFile`s."""
+    return tuple(sorted(LockedFile(p, u, d, s) for p, u, d, s in items))

@@ -1,0 +1,638 @@
+"""`skillwire pull [URI ...] --to DIR SERVER`: a verified copy of skills on disk, with a `skills.lock`.
+
+For each chosen skill (every listed skill when none is named): its entry (from the listing, or
+`skills/get` for a named one), then SKILL.md, checked for size, digest and frontmatter field by field
+before anything else of the skill is read, then each supporting file, checked for size and digest.
+Verified files go into a temporary directory inside DIR; only when the whole skill verified does it
+replace `DIR/<skill-path>` (rename the old copy aside, rename the new one in, delete the old one).
+A skill that fails is reported and skipped, nothing of it is written, and the others are still
+pulled; the exit code is then 1.
+
+Layout: `DIR/<skill-path segments, decoded>/<file path>`, so `skill://acme/billing/refunds/SKILL.md`
+lands in `DIR/acme/billing/refunds/SKILL.md`, and `skillwire serve DIR` publishes the same URIs
+again (for the `skill://` scheme). The lock is `DIR/skills.lock` (see `skillwire.cli.lockfile`).
+
+Refused, per skill: dynamic skills (no digests: nothing to verify or lock; skipped with a warning
+when pulling everything, an error when named), skills over the limits, paths that would leave DIR
+(through a symlink too), and replacing a directory holding files the lock does not account for.
+
+`pull --check --to DIR SERVER` reads no file: it compares the lock with the server's entries and
+prints what changed (files added, removed, changed; skills removed or new), exit code 1 when anything
+did.
+"""
+
+from __future__ import annotations
+
+import argparse
+import contextlib
+import json
+import os
+import shutil
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from rich.progress import Progress
+
+from skillwire.cli.cat import fetch_skill_md, fetch_verified
+from skillwire.cli.common import (
+    Output,
+    UsageError,
+    add_debug_argument,
+    human_size,
+    printable,
+    run_client,
+    server_target,
+)
+from skillwire.cli.get import is_uri, resolve_entry, skill_md_uri
+from skillwire.cli.lockfile import (
+    LOCK_NAME,
+    TEMP_PREFIX,
+    Lock,
+    LockedSkill,
+    locked_files,
+    read_lock,
+    umask,
+    write_lock,
+)
+from skillwire.client.skills import SkillsClient
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import ServerError, SkillNotFound, SkillwireError, VerificationFailed
+from skillwire.core.manifest import ManifestFile, sha256_digest
+from skillwire.core.uri import SKILL_MD
+from skillwire.host.discovery import is_inside_discovery_path
+
+MAX_NAME_BYTES = 255  # a file name on the common file systems
+
+
+class _IntermixedParser(argparse.ArgumentParser):
+    """Lets options sit between the URIs and the server: `pull URI... --to DIR URL`."""
+
+    _intermixing = False
+
+    def parse_known_args(  # type: ignore[override]
+        self, args: Sequence[str] | None = None, namespace: argparse.Namespace | None = None
+    ) -> tuple[argparse.Namespace, list[str]]:
+        if self._intermixing:
+            return super().parse_known_args(args, namespace)
+        self._intermixing = True
+        try:
+            return self.parse_known_intermixed_args(args, namespace)
+        finally:
+            self._intermixing = False
+
+
+def add_parser(commands: Any) -> None:
+    p: argparse.ArgumentParser = commands.add_parser(
+        "pull",
+        usage="%(prog)s [URI ...] --to DIR [--check] [--header NAME:VALUE] [--json] [--quiet] (URL | -- COMMAND ARGS)",
+        help="copy skills to a directory, verified, with a skills.lock",
+        description=(
+            "Copy skills from a server into DIR, verifying every file against the skill's manifest "
+            "(size, digest, and SKILL.md's frontmatter) before it is written, and record origin and digests "
+            "in DIR/skills.lock. With no URI, every listed skill is pulled. --check compares the lock with "
+            "the server instead (exit code 1 when anything changed)."
+        ),
+    )
+    p.__class__ = _IntermixedParser
+    p.add_argument(
+        "items",
+        nargs="*",
+        metavar="URI",
+        help="skills to pull (SKILL.md or root URIs, or unique names; default: all), then the server's URL "
+        "(or `-- COMMAND ARGS` at the very end)",
+    )
+    p.add_argument("--to", required=True, metavar="DIR", type=Path, help="directory to write into")
+    p.add_argument("--check", action="store_true", help="compare DIR/skills.lock with the server; write nothing")
+    p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
+    p.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_debug_argument(p)
+    p.set_defaults(run=run)
+
+
+def split_items(args: argparse.Namespace) -> list[str]:
+    """The named skills; sets `args.server` from the last item unless the server is `-- COMMAND`."""
+    items = list(args.items)
+    args.server = None
+    if not getattr(args, "stdio_command", None) and items and items[-1].startswith(("http://", "https://")):
+        args.server = items.pop()
+    return items
+
+
+# -- planning ------------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Plan:
+    entry: SkillEntry
+    segments: tuple[str, ...]
+    files: tuple[tuple[str, ManifestFile], ...]  # (relative path, manifest item), SKILL.md first
+
+    @property
+    def path(self) -> str:
+        return "/".join(self.segments)
+
+    @property
+    def size(self) -> int:
+        return sum(item.size for _, item in self.files)
+
+
+@dataclass
+class Outcome:
+    uri: str
+    status: Literal["pulled", "failed", "skipped"]
+    path: str | None = None
+    files: int = 0
+    size: int = 0
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "status": self.status,
+            "path": self.path,
+            "files": self.files,
+            "size": self.size,
+            "error": self.error,
+        }
+
+
+def _name_problem(segment: str) -> str | None:
+    if len(segment.encode("utf-8")) > MAX_NAME_BYTES:
+        return f"the name {segment[:40]!r}... is longer than {MAX_NAME_BYTES} bytes, too long for a file system"
+    return None
+
+
+def plan_skill(entry: SkillEntry) -> Plan | str:
+    """Where the skill's files go (relative to DIR), or why they cannot be written."""
+    segments = entry.path.segments
+    if segments[0] == LOCK_NAME or segments[0].startswith(TEMP_PREFIX):
+        return f"its path {segments[0]!r} clashes with {LOCK_NAME} or skillwire's temporary files in DIR"
+    for segment in segments:
+        problem = _name_problem(segment)
+        if problem:
+            return problem
+    files: list[tuple[str, ManifestFile]] = []
+    for item in entry.files:
+        relative = entry.path.file_path_of(item.uri)
+        if relative is None:  # `SkillEntry.from_wire` refuses this already
+            return f"{item.uri} is not inside the skill"
+        for part in relative.split("/"):
+            problem = _name_problem(part)
+            if problem:
+                return problem
+        files.append((relative, item))
+    paths = {relative for relative, _ in files}
+    folded: dict[str, str] = {}
+    for relative in sorted(paths):
+        parts = relative.split("/")
+        for depth in range(1, len(parts)):
+            if "/".join(parts[:depth]) in paths:
+                return f"{'/'.join(parts[:depth])!r} is listed as a file and also holds {relative!r}"
+        other = folded.setdefault(relative.casefold(), relative)
+        if other != relative:
+            return f"{other!r} and {relative!r} differ only in case, so they collide on many file systems"
+    files.sort(key=lambda pair: (pair[0] != SKILL_MD, pair[0]))
+    return Plan(entry, segments, tuple(files))
+
+
+def _within(path: Path, root: Path) -> bool:
+    real_root = os.path.realpath(root)
+    real = os.path.realpath(path)
+    return real == real_root or real.startswith(real_root.rstrip(os.sep) + os.sep)
+
+
+def _unowned_files(target: Path, dest: Path, lock: Lock) -> list[str]:
+    """Files (or links) under `target` that no locked skill accounts for."""
+    found: list[str] = []
+    for directory, dirs, names in os.walk(target, followlinks=False):
+        for name in dirs:
+            path = Path(directory) / name
+            if path.is_symlink():
+                found.append(path.relative_to(dest).as_posix())
+        for name in names:
+            path = Path(directory) / name
+            relative = path.relative_to(dest).as_posix()
+            if path.is_symlink() or not path.is_file() or not lock.owns(relative):
+                found.append(relative)
+    return sorted(found)
+
+
+# -- writing -------------------------------------------------------------------------------------------------------
+
+
+def _write_file(root: Path, relative: str, data: bytes) -> None:
+    path = root.joinpath(*relative.split("/"))
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with open(path, "xb") as stream:  # "x": a name that collides (case-insensitive file systems) fails loudly
+        stream.write(data)
+        stream.flush()
+        os.fsync(stream.fileno())
+
+
+def _swap_in(staged: Path, target: Path, dest: Path) -> None:
+    """Put the staged directory at `target`, replacing what was there with two renames."""
+    if not _within(target.parent, dest):
+        raise OSError(f"{target.parent} leads outside {dest} (through a symlink)")
+    target.parent.mkdir(parents=True, exist_ok=True)
+    if not os.path.lexists(target):
+        os.rename(staged, target)
+        return
+    aside = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "old-", dir=dest)) / "old"
+    os.rename(target, aside)
+    try:
+        os.rename(staged, target)
+    except BaseException:
+        os.rename(aside, target)
+        raise
+    finally:
+        with contextlib.suppress(FileNotFoundError):
+            shutil.rmtree(aside.parent)
+
+
+def _staging_directory(dest: Path) -> Path:
+    """A fresh hidden directory inside DIR (same file system, so the final rename is atomic)."""
+    staged = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "pull-", dir=dest))
+    staged.chmod(0o777 & ~umask())  # mkdtemp makes 0700; the skill directory is an ordinary one
+    return staged
+
+
+def _make_directory(path: Path) -> None:
+    path.mkdir(parents=True, exist_ok=True)
+
+
+def _disk_matches(dest: Path, skill: LockedSkill) -> bool:
+    root = dest.joinpath(*skill.segments)
+    for item in skill.files:
+        path = root.joinpath(*item.path.split("/"))
+        try:
+            data = path.read_bytes()
+        except OSError:
+            return False
+        if len(data) != item.size or sha256_digest(data) != item.digest:
+            return False
+    return True
+
+
+@dataclass
+class Puller:
+    client: SkillsClient
+    dest: Path
+    shown_dest: str
+    lock: Lock
+    progress: Progress | None
+    notes: list[str] = field(default_factory=list)
+
+    def _advance(self, steps: int = 1) -> None:
+        if self.progress is not None:
+            self.progress.advance(self.progress.task_ids[0], steps)
+
+    def _target_problem(self, plan: Plan) -> str | None:
+        """Why the skill's directory cannot be (re)placed: outside DIR, or holding files not from a pull."""
+        target = self.dest.joinpath(*plan.segments)
+        shown = f"{self.shown_dest.rstrip('/')}/{plan.path}"
+        if not _within(target, self.dest):
+            return f"{shown} leads outside {self.shown_dest} (through a symlink)"
+        if not os.path.lexists(target):
+            return None
+        unowned = [] if target.is_dir() and not target.is_symlink() else [plan.path]
+        unowned = unowned or _unowned_files(target, self.dest, self.lock)
+        if not unowned:
+            return None
+        listed = ", ".join(unowned[:3]) + (f" and {len(unowned) - 3} more" if len(unowned) > 3 else "")
+        return (
+            f"{shown} exists and holds files {LOCK_NAME} does not account for ({listed}); "
+            "move them away, or pull into another directory"
+        )
+
+    async def pull(self, plan: Plan) -> Outcome:
+        entry = plan.entry
+        target = self.dest.joinpath(*plan.segments)
+        shown = f"{self.shown_dest.rstrip('/')}/{plan.path}"
+        if self.progress is not None:
+            self.progress.update(self.progress.task_ids[0], description=f"pulling {printable(entry.name)}")
+        problem = self._target_problem(plan)
+        if problem is not None:
+            self._advance(len(plan.files))
+            return Outcome(entry.uri, "failed", error=problem)
+        staged = _staging_directory(self.dest)
+        done = 0
+        try:
+            for relative, item in plan.files:
+                if relative == SKILL_MD and item.uri == entry.uri:
+                    data = await fetch_skill_md(self.client, entry)  # size, digest, frontmatter: before anything else
+                else:
+                    data = await fetch_verified(self.client, item)
+                _write_file(staged, relative, data)
+                done += 1
+                self._advance()
+            _swap_in(staged, target, self.dest)
+        except (SkillwireError, OSError) as exc:
+            self._advance(len(plan.files) - done)
+            reason = printable(str(exc))
+            if isinstance(exc, VerificationFailed):
+                reason = f"{reason}; nothing of this skill was written"
+            elif isinstance(exc, OSError):
+                reason = f"cannot write {shown}: {reason}"
+            return Outcome(entry.uri, "failed", error=reason)
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+        self.lock.skills[entry.uri] = LockedSkill(
+            entry.uri,
+            entry.name,
+            plan.path,
+            locked_files((relative, item.uri, item.digest, item.size) for relative, item in plan.files),
+        )
+        for other in self.lock.overlapping(plan.segments):
+            if other.uri != entry.uri and not _disk_matches(self.dest, other):
+                self.notes.append(
+                    f"pulling {entry.uri} replaced files that {LOCK_NAME} records for {other.uri}; "
+                    f"its entry is now out of date (pull it again)"
+                )
+        write_lock(self.dest, self.lock)
+        return Outcome(entry.uri, "pulled", path=plan.path, files=len(plan.files), size=plan.size)
+
+
+# -- pull -----------------------------------------------------------------------------------------------------------
+
+
+def _discovery_warning(path: Path, shown: str) -> str | None:
+    root = is_inside_discovery_path(Path(os.path.abspath(path)))
+    if root is None:
+        return None
+    return (
+        f"warning: {shown} is inside {root}, where agent hosts discover skills: what is pulled there becomes a "
+        "local skill, loaded without its MCP origin or verification"
+    )
+
+
+async def _choose(client: SkillsClient, refs: list[str]) -> tuple[list[SkillEntry], list[Outcome], list[str]]:
+    """The entries to pull, the ones that failed before planning, and warnings."""
+    entries: list[SkillEntry] = []
+    failed: list[Outcome] = []
+    warnings: list[str] = []
+    if refs:
+        for ref in refs:
+            try:
+                entries.append(await resolve_entry(client, ref))
+            except (SkillNotFound, ServerError) as exc:
+                failed.append(Outcome(skill_md_uri(ref) if is_uri(ref) else ref, "failed", error=printable(str(exc))))
+    else:
+        listing = await client.list_skills()
+        entries = list(listing.entries)
+        for problem in listing.problems:
+            where = problem.uri or f"page {problem.page}, entry {problem.index}"
+            failed.append(Outcome(where, "failed", error=f"malformed entry: {printable(problem.reason)}"))
+        if listing.stopped_early:
+            warnings.append(f"warning: the listing may be incomplete ({listing.stopped_early})")
+        if not entries and not listing.problems:
+            warnings.append("warning: the server listed no skills (name one by URI to pull it with skills/get)")
+    unique: dict[str, SkillEntry] = {}
+    for entry in entries:
+        unique.setdefault(entry.uri, entry)
+    return list(unique.values()), failed, warnings
+
+
+def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
+    target = server_target(args)
+    dest: Path = args.to.expanduser()
+    shown_dest = str(args.to)
+    if dest.exists() and not dest.is_dir():
+        raise UsageError(f"--to {shown_dest} is not a directory")
+    for ref in refs:
+        if is_uri(ref):
+            skill_md_uri(ref)
+    lock = read_lock(dest) if dest.is_dir() else None
+    if lock is not None and lock.origin != target.label:
+        raise UsageError(
+            f"{shown_dest} holds skills pulled from {lock.origin} ({LOCK_NAME}); pull from that server, "
+            "or into another directory"
+        )
+    existed = lock is not None
+    lock = lock or Lock(target.label)
+    if not refs:
+        lock.selection = "all"
+    warning = _discovery_warning(dest, shown_dest)
+    if warning:
+        out.warn(warning)
+
+    outcomes: list[Outcome] = []
+    puller_notes: list[str] = []
+
+    async def body(client: SkillsClient) -> None:
+        entries, failed, warnings = await _choose(client, refs)
+        outcomes.extend(failed)
+        for text in warnings:
+            out.warn(text)
+        plans: list[Plan] = []
+        seen_dirs: dict[tuple[str, ...], str] = {}
+        warned_roots = {warning} if warning else set()
+        for entry in entries:
+            if entry.is_dynamic:
+                reason = "dynamic skill: the server publishes no digests, so nothing can be verified or locked"
+                outcomes.append(Outcome(entry.uri, "failed" if refs else "skipped", error=reason))
+                continue
+            limits = entry.limit_problem()
+            planned = f"the skill {limits}" if limits else plan_skill(entry)
+            if isinstance(planned, str):
+                outcomes.append(Outcome(entry.uri, "failed", error=printable(planned)))
+                continue
+            other = seen_dirs.setdefault(planned.segments, entry.uri)
+            if other != entry.uri:
+                outcomes.append(
+                    Outcome(entry.uri, "failed", error=f"it would be written to the same directory as {other}")
+                )
+                continue
+            inner_warning = _discovery_warning(dest.joinpath(*planned.segments), f"{shown_dest}/{planned.path}")
+            if inner_warning and not warning and inner_warning not in warned_roots:
+                warned_roots.add(inner_warning)
+                out.warn(inner_warning)
+            plans.append(planned)
+        if not plans:
+            return
+        _make_directory(dest)
+        progress = out.progress("pulling", sum(len(p.files) for p in plans))
+        with progress if progress is not None else contextlib.nullcontext():
+            puller = Puller(client, dest, shown_dest, lock, progress)
+            for plan in plans:
+                outcomes.append(await puller.pull(plan))
+        puller_notes.extend(puller.notes)
+
+    try:
+        run_client(target, body)
+    except SkillwireError as exc:
+        if getattr(args, "debug", False):
+            raise
+        out.error(f"skillwire: error: {printable(str(exc))}")
+        return 1
+    if existed and not any(o.status == "pulled" for o in outcomes) and dest.is_dir():
+        write_lock(dest, lock)  # the selection may have changed
+    for note in puller_notes:
+        out.warn(f"warning: {printable(note)}")
+    return report(out, outcomes, shown_dest, target.label)
+
+
+def report(out: Output, outcomes: list[Outcome], shown_dest: str, origin: str) -> int:
+    pulled = [o for o in outcomes if o.status == "pulled"]
+    failed = [o for o in outcomes if o.status == "failed"]
+    skipped = [o for o in outcomes if o.status == "skipped"]
+    lock_file = f"{shown_dest.rstrip('/')}/{LOCK_NAME}"
+    if out.json_mode:
+        data = {
+            "origin": origin,
+            "to": shown_dest,
+            "lock": lock_file if pulled else None,
+            "ok": not failed,
+            "skills": [o.to_json() for o in outcomes],
+        }
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    for o in failed:
+        out.error(f"skillwire: failed {printable(o.uri)}: {o.error}")
+    if out.json_mode:
+        return 1 if failed else 0
+    for o in skipped:
+        out.warn(f"skipped {printable(o.uri)}: {o.error}")
+    if not out.quiet:
+        lines = [
+            f"pulled {printable(o.uri)} -> {shown_dest.rstrip('/')}/{printable(o.path or '')} "
+            f"({o.files} file{'' if o.files == 1 else 's'}, {human_size(o.size)})"
+            for o in pulled
+        ]
+        total = len(outcomes)
+        summary = f"pulled {len(pulled)} of {total} skills into {shown_dest}"
+        if pulled:
+            summary += f" (lock: {lock_file})"
+        extra = [f"{len(failed)} failed"] if failed else []
+        extra += [f"{len(skipped)} skipped"] if skipped else []
+        if extra:
+            summary += "; " + ", ".join(extra)
+        out.write("\n".join([*lines, summary]) + "\n")
+    return 1 if failed else 0
+
+
+# -- check ---------------------------------------------------------------------------------------------------------
+
+
+@dataclass
+class Change:
+    uri: str
+    status: Literal["unchanged", "changed", "removed", "new", "invalid"]
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "status": self.status,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "note": self.note,
+        }
+
+
+def compare(locked: LockedSkill, entry: SkillEntry) -> Change:
+    if entry.is_dynamic:
+        return Change(locked.uri, "changed", note="the server now publishes it as dynamic (no manifest)")
+    before = {f.path: (f.digest, f.size) for f in locked.files}
+    after: dict[str, tuple[str, int]] = {}
+    for item in entry.files:
+        after[entry.path.file_path_of(item.uri) or item.uri] = (item.digest, item.size)
+    change = Change(
+        locked.uri,
+        "unchanged",
+        added=sorted(after.keys() - before.keys()),
+        removed=sorted(before.keys() - after.keys()),
+        changed=sorted(p for p in before.keys() & after.keys() if before[p] != after[p]),
+    )
+    if change.added or change.removed or change.changed:
+        change.status = "changed"
+    return change
+
+
+async def _changes(client: SkillsClient, lock: Lock) -> list[Change]:
+    listed: dict[str, SkillEntry] = {}
+    if lock.selection == "all":
+        listing = await client.list_skills()
+        listed = {entry.uri: entry for entry in listing.entries}
+    changes: list[Change] = []
+    for uri in sorted(lock.skills):
+        entry = listed.get(uri)
+        if entry is None:
+            try:
+                entry = await client.get_skill(uri)
+            except SkillNotFound:
+                changes.append(Change(uri, "removed", note="the server no longer serves it"))
+                continue
+            except ServerError as exc:
+                changes.append(Change(uri, "invalid", note=printable(str(exc))))
+                continue
+        changes.append(compare(lock.skills[uri], entry))
+    for uri in sorted(listed.keys() - lock.skills.keys()):
+        changes.append(Change(uri, "new", note="listed by the server, not pulled"))
+    return changes
+
+
+def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
+    if refs:
+        raise UsageError("--check compares every skill in skills.lock; drop the URIs")
+    target = server_target(args)
+    dest: Path = args.to.expanduser()
+    lock = read_lock(dest) if dest.is_dir() else None
+    if lock is None:
+        raise UsageError(f"no {LOCK_NAME} in {args.to}; run `skillwire pull --to {args.to} SERVER` first")
+    if lock.origin != target.label:
+        out.warn(f"note: {args.to}/{LOCK_NAME} was pulled from {lock.origin}; comparing with {target.label}")
+
+    async def body(client: SkillsClient) -> list[Change]:
+        return await _changes(client, lock)
+
+    try:
+        changes = run_client(target, body)
+    except SkillwireError as exc:
+        if getattr(args, "debug", False):
+            raise
+        out.error(f"skillwire: error: {printable(str(exc))}")
+        return 1
+    differ = [c for c in changes if c.status != "unchanged"]
+    if out.json_mode:
+        data = {
+            "origin": target.label,
+            "lock_origin": lock.origin,
+            "to": str(args.to),
+            "changed": bool(differ),
+            "skills": [c.to_json() for c in changes],
+        }
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    elif not out.quiet:
+        out.write("\n".join(check_lines(changes, len(lock.skills))) + "\n")
+    return 1 if differ else 0
+
+
+def check_lines(changes: list[Change], locked: int) -> list[str]:
+    lines: list[str] = []
+    for c in changes:
+        head = f"{c.status:<9} {printable(c.uri)}"
+        lines.append(head + (f"  ({c.note})" if c.note else ""))
+        lines += [f"  added    {printable(p)}" for p in c.added]
+        lines += [f"  removed  {printable(p)}" for p in c.removed]
+        lines += [f"  changed  {printable(p)}" for p in c.changed]
+    differ = sum(1 for c in changes if c.status != "unchanged")
+    if differ:
+        lines.append(f"{differ} of {len(changes)} skills differ from {LOCK_NAME}")
+    else:
+        lines.append(f"up to date: all {locked} skills in {LOCK_NAME} match the server")
+    return lines
+
+
+def run(args: argparse.Namespace) -> int:
+    refs = split_items(args)
+    out = Output(quiet=args.quiet, json_mode=args.json)
+    if args.check:
+        return check(args, refs, out)
+    return pull(args, refs, out)
