@@ -210,6 +210,14 @@ def human_size(size: int) -> str:
     return f"{size / (1024 * 1024):.1f} MiB"
 
 
+def report_failure(out: Output, args: argparse.Namespace, exc: Exception, hint: str = "") -> int:
+    """The one-line error every client command prints (the traceback only with --debug); returns 1."""
+    if getattr(args, "debug", False):
+        raise exc
+    out.error(f"skillwire: error: {printable(str(exc))}{hint}")
+    return 1
+
+
 def add_debug_argument(parser: argparse.ArgumentParser) -> None:
     """`--debug` after the command too (`skillwire ls URL --debug`); SUPPRESS keeps a global --debug."""
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")

@@ -20,6 +20,7 @@ from skillwire.cli.common import (
     add_server_arguments,
     human_size,
     printable,
+    report_failure,
     run_client,
     server_target,
 )
@@ -173,15 +174,9 @@ def run(args: argparse.Namespace) -> int:
     try:
         entry = run_client(target, body)
     except SkillNotFound as exc:
-        if getattr(args, "debug", False):
-            raise
-        out.error(f"skillwire: error: {printable(str(exc))}; `skillwire ls SERVER` lists the server's skills")
-        return 1
+        return report_failure(out, args, exc, "; `skillwire ls SERVER` lists the server's skills")
     except SkillwireError as exc:
-        if getattr(args, "debug", False):
-            raise
-        out.error(f"skillwire: error: {printable(str(exc))}")
-        return 1
+        return report_failure(out, args, exc)
     if args.json:
         out.write(json.dumps(to_json(target.label, entry), indent=2, ensure_ascii=False) + "\n")
     elif not out.quiet:

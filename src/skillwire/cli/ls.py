@@ -26,6 +26,7 @@ from skillwire.cli.common import (
     add_server_arguments,
     human_size,
     printable,
+    report_failure,
     run_client,
     server_target,
 )
@@ -181,10 +182,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         listing = run_client(target, body)
     except SkillwireError as exc:
-        if getattr(args, "debug", False):
-            raise
-        out.error(f"skillwire: error: {printable(str(exc))}")
-        return 1
+        return report_failure(out, args, exc)
     if args.json:
         out.write(json.dumps(to_json(target.label, listing), indent=2, ensure_ascii=False) + "\n")
         return 0

@@ -43,6 +43,7 @@ from skillwire.cli.common import (
     add_debug_argument,
     human_size,
     printable,
+    report_failure,
     run_client,
     server_target,
 )
@@ -464,10 +465,7 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     try:
         run_client(target, body)
     except SkillwireError as exc:
-        if getattr(args, "debug", False):
-            raise
-        out.error(f"skillwire: error: {printable(str(exc))}")
-        return 1
+        return report_failure(out, args, exc)
     if existed and not any(o.status == "pulled" for o in outcomes) and dest.is_dir():
         write_lock(dest, lock)  # the selection may have changed
     for note in puller_notes:
@@ -595,10 +593,7 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     try:
         changes = run_client(target, body)
     except SkillwireError as exc:
-        if getattr(args, "debug", False):
-            raise
-        out.error(f"skillwire: error: {printable(str(exc))}")
-        return 1
+        return report_failure(out, args, exc)
     differ = [c for c in changes if c.status != "unchanged"]
     if out.json_mode:
         data = {
