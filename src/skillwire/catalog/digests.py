@@ -115,6 +115,13 @@ class DigestCache:
     def has(self, path: str, st: os.stat_result) -> bool:
         return stat_key(path, st) in self._memory
 
+    def cached(self, path: str, st: os.stat_result) -> FileDigest | None:
+        """The digest if this exact (path, stat) was hashed before; never hashes."""
+        found = self._memory.get(stat_key(path, st))
+        if found is not None:
+            self.hits += 1
+        return found
+
     def digest(self, path: str, st: os.stat_result) -> FileDigest:
         key = stat_key(path, st)
         with self._lock:

@@ -180,42 +180,45 @@ class _Walker:
                 return verdict
         return False
 
+    def _ignore(self, rel: RelPath, why: str) -> None:
+        # The display path is built only for what is reported, not for every entry walked.
+        self.result.ignored.append((os.path.join(str(self.root.path), *rel), why))
+
     def _visit(
         self, entry: os.DirEntry[str], rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
     ) -> None:
-        shown = os.path.join(str(self.root.path), *rel)
         if is_ignored_name(entry.name):
             return
         try:
             lst = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            self.result.ignored.append((shown, f"cannot stat: {exc.strerror}"))
+            self._ignore(rel, f"cannot stat: {exc.strerror}")
             return
         real = entry.path
         st = lst
         if stat.S_ISLNK(lst.st_mode):
             real = os.path.realpath(entry.path)
             if not self._inside(real):
-                self.result.ignored.append((shown, "symlink whose target is outside the root"))
+                self._ignore(rel, "symlink whose target is outside the root")
                 return
             # A link must not republish what the ignore list hides (`notes.txt -> .env`).
             if any(is_ignored_name(part) for part in os.path.relpath(real, self.base).split(os.sep)):
-                self.result.ignored.append((shown, "symlink whose target is on the ignore list"))
+                self._ignore(rel, "symlink whose target is on the ignore list")
                 return
             try:
                 st = os.stat(real)
             except OSError:
-                self.result.ignored.append((shown, "dangling symlink"))
+                self._ignore(rel, "dangling symlink")
                 return
             if stat.S_ISDIR(st.st_mode):
-                self.result.ignored.append((shown, "symlinked directory (not followed)"))
+                self._ignore(rel, "symlinked directory (not followed)")
                 return
         if stat.S_ISDIR(st.st_mode):
             if not self._excluded(rel, True, specs):
                 self._walk(real, rel, specs)
             return
         if not stat.S_ISREG(st.st_mode):
-            self.result.ignored.append((shown, "not a regular file (FIFO, socket or device)"))
+            self._ignore(rel, "not a regular file (FIFO, socket or device)")
             return
         if self._excluded(rel, False, specs):
             return
@@ -289,9 +292,14 @@ def scan_root(
 
     # Cache hits are dictionary look-ups: only misses are worth a thread hand-off, and those go in
     # batches, because handing one small file to a thread costs about as much as hashing it.
-    misses = [f for f in todo if not cache.has(f.real, f.st)]
-    hits = [f for f in todo if cache.has(f.real, f.st)]
-    results = list(map(hash_one, hits))
+    results: list[tuple[RelPath, FileDigest | Exception]] = []
+    misses: list[_Found] = []
+    for item in todo:
+        known = cache.cached(item.real, item.st)
+        if known is None:
+            misses.append(item)
+        else:
+            results.append((item.rel, known))
     if executor is not None and len(misses) > 64:
         batches = [misses[i : i + 64] for i in range(0, len(misses), 64)]
         for batch_result in executor.map(hash_batch, batches):

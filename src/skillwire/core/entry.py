@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any, Literal, cast
 
 from skillwire.core.errors import InvalidEntry, InvalidSkillURI
@@ -26,8 +27,9 @@ class SkillEntry:
     frontmatter: dict[str, JSONValue]
     resources: tuple[ManifestFile, ...] | Literal["dynamic"]
 
-    @property
+    @cached_property
     def path(self) -> SkillPath:
+        # Parsed once per entry: catalogs ask for it several times per skill per scan.
         return SkillPath.from_skill_md_uri(self.uri)
 
     @property
