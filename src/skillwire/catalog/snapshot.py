@@ -12,7 +12,7 @@ from __future__ import annotations
 import bisect
 import os
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
@@ -79,16 +79,18 @@ DynamicReader = Callable[[str], "bytes | str | None"]
 
 @dataclass(frozen=True)
 class CatalogSkill:
-    """A published skill: its entry, its wire form (built once), and where it came from."""
+    """A published skill: its entry and where it came from."""
 
     entry: SkillEntry
     source: str
     listed: bool = True
     dynamic_reader: DynamicReader | None = None
-    wire: dict[str, Any] = field(init=False, compare=False)
 
-    def __post_init__(self) -> None:
-        object.__setattr__(self, "wire", self.entry.to_wire())
+    @property
+    def wire(self) -> dict[str, Any]:
+        # Built per request (a page of 100 skills costs well under a millisecond): keeping a copy for
+        # every skill of a large catalog doubled the manifest's share of the server's memory.
+        return self.entry.to_wire()
 
     @property
     def uri(self) -> str:

@@ -23,7 +23,7 @@ def sha256_digest(data: bytes) -> str:
     return DIGEST_PREFIX + hashlib.sha256(data).hexdigest()
 
 
-@dataclass(frozen=True, order=True)
+@dataclass(frozen=True, order=True, slots=True)
 class ManifestFile:
     """One `resources[]` item: a file of the skill, its digest and its byte length."""
 
