@@ -1,0 +1,106 @@
+"""The machine's own limits, measured on the same files the servers serve.
+
+- `sha256_throughput`: hashlib SHA-256 over an in-memory buffer, in MB/s (no I/O at all).
+- `import_times`: a bare interpreter's start, and one importing each server's modules (the fixed part
+  of every server start).
+- `read_and_hash`: a bare Python loop that opens, reads and hashes every file of a catalog: the floor
+  for any server that must hash the whole catalog before it answers. The best of a few runs (the page
+  cache is warm after the first), like the servers' start-up, which also runs on a warm page cache.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import platform
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from bench.generate import catalog_files
+
+MB = 1_000_000
+
+
+def sha256_throughput(total: int = 256 * 1024 * 1024, chunk: int = 1024 * 1024) -> float:
+    """MB/s of hashlib.sha256 over `total` bytes fed in `chunk`-sized pieces (best of 3)."""
+    buffer = os.urandom(chunk)
+    best = float("inf")
+    for _ in range(3):
+        digest = hashlib.sha256()
+        started = time.perf_counter()
+        for _ in range(total // chunk):
+            digest.update(buffer)
+        digest.hexdigest()
+        best = min(best, time.perf_counter() - started)
+    return total / best / MB
+
+
+def read_and_hash(root: Path, runs: int = 3) -> dict[str, float]:
+    """Seconds for the bare loop (best of `runs`), and the bytes and files it covered."""
+    files = catalog_files(root)
+    best = float("inf")
+    total = 0
+    for _ in range(runs):
+        total = 0
+        started = time.perf_counter()
+        for path in files:
+            with open(path, "rb") as handle:
+                data = handle.read()
+            hashlib.sha256(data).hexdigest()
+            total += len(data)
+        best = min(best, time.perf_counter() - started)
+    return {"read_hash_loop_s": best, "read_hash_MBps": total / best / MB, "files": len(files), "bytes": total}
+
+
+def import_times(runs: int = 3, *, parallel: bool = False) -> dict[str, float]:
+    """Seconds (best of `runs`) for a bare interpreter, and for one that imports each server's modules.
+
+    The fixed part of every start-up, before a single skill file is read. `parallel` (for smoke runs)
+    starts the three at once: quicker, less exact.
+    """
+    programs = {
+        "python": "pass",
+        "skillwire": "import skillwire.cli.main, skillwire.cli.serve",
+        "fastmcp": "import fastmcp, fastmcp.skills.provider",
+    }
+    best = dict.fromkeys(programs, float("inf"))
+    for _ in range(runs):
+        groups = [list(programs)] if parallel else [[name] for name in programs]
+        for group in groups:
+            started = time.perf_counter()
+            processes = {name: subprocess.Popen([sys.executable, "-c", programs[name]]) for name in group}
+            for name, process in processes.items():
+                if process.wait() != 0:
+                    raise RuntimeError(f"python -c {programs[name]!r} failed")
+                best[name] = min(best[name], time.perf_counter() - started)
+    return best
+
+
+def describe() -> dict[str, Any]:
+    """CPU, cores, memory, OS and Python: what a reader needs to compare two runs."""
+    cpu = platform.processor() or platform.machine()
+    try:
+        for line in Path("/proc/cpuinfo").read_text().splitlines():
+            if line.startswith("model name"):
+                cpu = line.split(":", 1)[1].strip()
+                break
+    except OSError:
+        pass
+    memory_mb: float | None = None
+    try:
+        for line in Path("/proc/meminfo").read_text().splitlines():
+            if line.startswith("MemTotal:"):
+                memory_mb = int(line.split()[1]) / 1024
+                break
+    except OSError:
+        pass
+    return {
+        "cpu": cpu,
+        "cores": os.cpu_count(),
+        "memory_mb": memory_mb,
+        "os": platform.platform(),
+        "python": sys.version.split()[0],
+    }

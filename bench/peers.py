@@ -1,0 +1,206 @@
+"""The two servers under test, each a subprocess on a free 127.0.0.1 port in its own process group.
+
+- skillwire: `python -m skillwire.cli.main serve ROOT --http 127.0.0.1:PORT --page-size N` (the same
+  entry point as the `skillwire` script), with `--no-digest-cache` or `--digest-cache FILE` and
+  `--no-watch` when asked.
+- FastMCP: `python -m bench.fastmcp_server ROOT --port PORT --page-size N [--reload]`.
+
+`start` times process start → the first `skills/list` answer (through the SDK client); every server
+started here is registered and `stop_all` ends it by process group (TERM, then KILL).
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from mcp.client import Client
+
+from skillwire.client.requests import list_skills_request, send_raw
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+PEERS = ("skillwire", "fastmcp")
+
+
+class StartFailed(Exception):
+    """The server exited (or never answered) before its first skills/list answer."""
+
+
+class StartTimedOut(Exception):
+    pass
+
+
+def free_port() -> int:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.bind(("127.0.0.1", 0))
+        return int(sock.getsockname()[1])
+
+
+def port_open(port: int) -> bool:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
+        sock.settimeout(0.05)
+        return sock.connect_ex(("127.0.0.1", port)) == 0
+
+
+def skillwire_argv(
+    root: Path, port: int, *, watch: bool = True, digest_cache: Path | None = None, page_size: int = 100
+) -> list[str]:
+    argv = [sys.executable, "-m", "skillwire.cli.main", "serve", str(root), "--http", f"127.0.0.1:{port}"]
+    argv += ["--page-size", str(page_size)]
+    argv += ["--digest-cache", str(digest_cache)] if digest_cache is not None else ["--no-digest-cache"]
+    if not watch:
+        argv.append("--no-watch")
+    return argv
+
+
+def fastmcp_argv(root: Path, port: int, *, reload: bool = False, page_size: int = 100) -> list[str]:
+    argv = [sys.executable, "-m", "bench.fastmcp_server", str(root), "--port", str(port)]
+    argv += ["--page-size", str(page_size)]
+    if reload:
+        argv.append("--reload")
+    return argv
+
+
+@dataclass
+class Server:
+    peer: str
+    process: subprocess.Popen[bytes]
+    port: int
+    log_path: Path
+    started_at: float  # perf_counter() just before the process was started
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.port}/mcp"
+
+    def alive(self) -> bool:
+        return self.process.poll() is None
+
+    def _status(self, key: str) -> float | None:
+        """A `VmHWM`/`VmRSS` line of /proc/<pid>/status, in MB (None when unavailable)."""
+        try:
+            for line in Path(f"/proc/{self.process.pid}/status").read_text().splitlines():
+                if line.startswith(key + ":"):
+                    return int(line.split()[1]) * 1024 / 1_000_000
+        except (OSError, ValueError):
+            return None
+        return None
+
+    def peak_rss_mb(self) -> float | None:
+        return self._status("VmHWM")
+
+    def rss_mb(self) -> float | None:
+        return self._status("VmRSS")
+
+    def log_tail(self, lines: int = 12) -> str:
+        try:
+            text = self.log_path.read_text(errors="replace")
+        except OSError:
+            return ""
+        return "\n".join(text.strip().splitlines()[-lines:])
+
+    def stop(self) -> None:
+        if self.process.poll() is None:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(self.process.pid, signal.SIGTERM)
+            try:
+                self.process.wait(timeout=10)
+            except subprocess.TimeoutExpired:
+                with contextlib.suppress(ProcessLookupError):
+                    os.killpg(self.process.pid, signal.SIGKILL)
+                self.process.wait()
+        _RUNNING.discard(self)
+
+    def __hash__(self) -> int:
+        return id(self)
+
+
+_RUNNING: set[Server] = set()
+
+
+def stop_all() -> None:
+    for server in list(_RUNNING):
+        server.stop()
+
+
+@dataclass
+class Started:
+    server: Server
+    first_list_s: float
+    listening_s: float | None = None  # when the server printed "listening on" (its catalog loaded)
+    first_page: dict[str, object] = field(default_factory=dict)
+
+
+def launch(peer: str, argv: list[str], port: int, log_path: Path) -> Server:
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PYTHONUNBUFFERED="1", FASTMCP_LOG_LEVEL="WARNING")
+    pythonpath = [str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])]
+    env["PYTHONPATH"] = os.pathsep.join(pythonpath)
+    with open(log_path, "wb") as log:
+        started_at = time.perf_counter()
+        process = subprocess.Popen(
+            argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
+        )
+    server = Server(peer, process, port, log_path, started_at)
+    _RUNNING.add(server)
+    return server
+
+
+async def start(peer: str, argv: list[str], port: int, log_path: Path, *, budget: float) -> Started:
+    """Start the server and time process start → first skills/list answer.
+
+    Polls the port every 5 ms; once it accepts, asks for the first skills/list page through the SDK
+    client (connection set-up included, as a host would see it). Raises `StartFailed` (with the log's
+    tail) if the process exits, `StartTimedOut` after `budget` seconds; the process is stopped then.
+    """
+    server = launch(peer, argv, port, log_path)
+    deadline = server.started_at + budget
+    last_error = ""
+    listening: float | None = None
+
+    def note_listening() -> None:
+        nonlocal listening
+        if listening is None:
+            try:
+                if b"listening on" in log_path.read_bytes():
+                    listening = time.perf_counter() - server.started_at
+            except OSError:
+                pass
+
+    try:
+        while True:
+            note_listening()
+            if not server.alive():
+                raise StartFailed(f"exited with {server.process.returncode}: {server.log_tail()}")
+            now = time.perf_counter()
+            if now > deadline:
+                shown = f"; it printed 'listening on' after {listening:.1f} s" if listening is not None else ""
+                raise StartTimedOut(f"no skills/list answer within {budget:.0f} s{shown}")
+            if port_open(port):
+                try:
+                    with anyio.fail_after(max(deadline - now, 0.1)):
+                        async with Client(server.url) as client:
+                            page = await send_raw(client, list_skills_request(None))
+                    first = time.perf_counter() - server.started_at
+                    note_listening()
+                    return Started(server, first, listening, page)
+                except TimeoutError:
+                    continue
+                except Exception as exc:  # not ready yet (e.g. 503 during start-up): try again
+                    last_error = f"{type(exc).__name__}: {exc}"
+                    await anyio.sleep(0.05)
+                    continue
+            await anyio.sleep(0.005)
+    except BaseException as exc:
+        server.stop()
+        if last_error and isinstance(exc, StartTimedOut | StartFailed):
+            raise type(exc)(f"{exc} (last client error: {last_error})") from None
+        raise

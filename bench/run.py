@@ -1,0 +1,948 @@
+"""The benchmark suite: skillwire vs FastMCP 4.2, both served over Streamable HTTP on 127.0.0.1.
+
+    .venv/bin/python -m bench.run [--catalogs corpus,300,1000,10000,limits] [--peers skillwire,fastmcp]
+                                  [--quick] [--workdir DIR] [--json FILE] [--png FILE]
+
+For every catalog, in one run, on the same files:
+  - the machine's limits: hashlib SHA-256 throughput, and a bare Python loop reading and hashing
+    every file of the catalog;
+  - for each peer, as a subprocess on a free port: process start → first skills/list answer (skillwire
+    cold with --no-digest-cache, and again after a start that warmed a --digest-cache file); the
+    whole skills/list; one page at random positions; skills/get p50/p99; resources/read latency and
+    MB/s for small (< 16 KB) and large (≥ 50 KB) files; one skill (the catalog's largest) loaded and
+    every file read and verified by a host (skillwire's SkillHost / FastMCP's Client.read_skill), cold
+    and from cache, against the same reads unverified; the server's peak RSS (VmHWM); the time for an
+    edit to show in skills/get (skillwire's watcher / FastMCP's reload=True).
+
+Catalogs: N (a number: N generated skills × 10 files, most a few KB, ~2% 50–500 KB, ~1% binary),
+`limits` (one skill of 512 files and exactly 16 MiB), `corpus` (../shared/corpora/awesome-copilot/skills,
+copied into the work dir; skipped when absent). Generated catalogs are kept in the work dir and reused.
+
+Prints a table (both peers, skillwire's advantage, targets with PASS/MISS) and writes the raw numbers
+as JSON and a PNG chart. FastMCP measurements have time budgets: past one, the value is recorded as
+"timed out" (with what was done), never waited for.
+"""
+
+from __future__ import annotations
+
+import argparse
+import atexit
+import json
+import random
+import shutil
+import signal
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from datetime import datetime
+from importlib import metadata
+from pathlib import Path
+from typing import Any, TypeGuard
+
+import anyio
+
+from bench import machine
+from bench.generate import catalog_stats, generate_catalog, generate_limits_skill
+from bench.measure import (
+    LARGE_MIN,
+    SMALL_MAX,
+    LoadTarget,
+    Timing,
+    Value,
+    disk_path_of,
+    edit_visible,
+    fastmcp_read_skill_twice,
+    get_latency,
+    list_all,
+    load_unverified,
+    page_cost,
+    read_latency,
+    skillwire_load,
+    status,
+)
+from bench.peers import (
+    PEERS,
+    REPO_ROOT,
+    Server,
+    StartFailed,
+    StartTimedOut,
+    fastmcp_argv,
+    free_port,
+    skillwire_argv,
+    start,
+    stop_all,
+)
+
+CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "awesome-copilot" / "skills"
+DEFAULT_CATALOGS = "corpus,300,1000,10000,limits"
+DEFAULT_JSON = REPO_ROOT / "bench" / "results" / "bench.json"
+DEFAULT_PNG = REPO_ROOT / "docs" / "bench.png"
+PAGE_SIZE = 100
+
+
+@dataclass(frozen=True)
+class Settings:
+    list_repeats: int = 3
+    page_samples: int = 200
+    get_samples: int = 1000
+    small_reads: int = 300
+    large_reads: int = 40
+    load_repeats: int = 9
+    start_repeats: int = 3
+    skillwire_start_budget: float = 300.0
+    fastmcp_start_budget: float = 120.0
+    skillwire_budget: float = 60.0  # per sampled measurement
+    fastmcp_budget: float = 20.0
+    fastmcp_list_budget: float = 90.0
+    fastmcp_load_budget: float = 45.0
+    watch_budget: float = 60.0
+    reload_server_max_start: float = 60.0  # FastMCP's reload server is skipped when its start took longer
+
+
+QUICK = Settings(
+    list_repeats=1,
+    page_samples=10,
+    get_samples=30,
+    small_reads=20,
+    large_reads=5,
+    load_repeats=2,
+    start_repeats=1,
+    skillwire_start_budget=60.0,
+    fastmcp_start_budget=60.0,
+    skillwire_budget=10.0,
+    fastmcp_budget=10.0,
+    fastmcp_list_budget=20.0,
+    fastmcp_load_budget=20.0,
+    watch_budget=20.0,
+    reload_server_max_start=60.0,
+)
+
+# (key, label, unit, which is better). Every metric appears for both peers: a number or a status.
+METRICS: list[tuple[str, str, str, str]] = [
+    ("start_first_list_s", "start → first skills/list (cold)", "s", "lower"),
+    ("restart_digest_cache_s", "restart with digest cache → first list", "s", "lower"),
+    ("cold_start_vs_loop", "cold start ÷ bare read+hash loop", "×", "lower"),
+    ("list_all_s", "whole skills/list (all pages)", "s", "lower"),
+    ("page_p50_ms", "skills/list page p50", "ms", "lower"),
+    ("page_p99_ms", "skills/list page p99", "ms", "lower"),
+    ("get_p50_ms", "skills/get p50", "ms", "lower"),
+    ("get_p99_ms", "skills/get p99", "ms", "lower"),
+    ("read_small_p50_ms", "resources/read < 16 KB p50", "ms", "lower"),
+    ("read_small_MBps", "resources/read < 16 KB throughput", "MB/s", "higher"),
+    ("read_large_p50_ms", "resources/read ≥ 50 KB p50", "ms", "lower"),
+    ("read_large_MBps", "resources/read ≥ 50 KB throughput", "MB/s", "higher"),
+    ("load_unverified_s", "1 skill: get + reads, unverified", "s", "lower"),
+    ("load_verified_s", "1 skill: verified (approved, no cache)", "s", "lower"),
+    ("verify_overhead_pct", "verified vs unverified", "%", "lower"),
+    ("load_cold_s", "1 skill: first load (approve+verify+cache)", "s", "lower"),
+    ("load_cached_s", "1 skill: load from the cache", "s", "lower"),
+    ("load_cached_requests", "requests for a load from cache", "", "lower"),
+    ("peak_rss_mb", "server peak RSS", "MB", "lower"),
+    ("watch_visible_s", "edit → visible in skills/get", "s", "lower"),
+]
+NO_RATIO = {"verify_overhead_pct", "load_cached_requests"}
+
+
+def log(message: str) -> None:
+    print(message, file=sys.stderr, flush=True)
+
+
+def is_number(value: object) -> TypeGuard[int | float]:
+    return isinstance(value, int | float) and not isinstance(value, bool)
+
+
+# -- catalogs -------------------------------------------------------------------------------------------------------
+
+
+def prepare_catalog(name: str, workdir: Path) -> tuple[Path | None, str]:
+    """The catalog's root (generated or copied into the work dir, reused) or None and why it is skipped."""
+    root = workdir / f"catalog-{name}"
+    if name == "limits":
+        return generate_limits_skill(root), "one skill at the limits (512 files, 16 MiB)"
+    if name == "corpus":
+        if not CORPUS.is_dir():
+            return None, f"{CORPUS} is absent"
+        marker = root / ".complete-corpus"
+        if not marker.exists():
+            shutil.rmtree(root, ignore_errors=True)
+            shutil.copytree(CORPUS, root, symlinks=True)
+            marker.touch()
+        return root, "awesome-copilot skills (copied)"
+    if name.isdigit():
+        count = int(name)
+        return generate_catalog(root, count, large=True), f"{count:,} generated skills × 10 files"
+    raise SystemExit(f"unknown catalog {name!r}: use a number, 'limits' or 'corpus'")
+
+
+@dataclass
+class Workload:
+    """What both peers are asked for on one catalog: the same URIs, chosen once (seeded)."""
+
+    skills: int
+    get_uris: list[str]
+    small: list[tuple[str, int]]
+    large: list[tuple[str, int]]
+    load: LoadTarget
+    watch_skill: str
+    watch_file: str
+    watch_path: Path
+
+
+def make_workload(entries: list[dict[str, Any]], root: Path, settings: Settings) -> Workload:
+    rng = random.Random(2)
+    uris = sorted(str(entry["uri"]) for entry in entries)
+    by_uri = {str(entry["uri"]): entry for entry in entries}
+    files = sorted((str(item["uri"]), int(item["size"])) for entry in entries for item in entry.get("resources") or [])
+    small = [f for f in files if f[1] < SMALL_MAX]
+    large = [f for f in files if f[1] >= LARGE_MIN]
+
+    def total(entry: dict[str, Any]) -> int:
+        return sum(int(item["size"]) for item in entry.get("resources") or [])
+
+    biggest = max(entries, key=lambda e: (total(e), str(e["uri"])))
+    load = LoadTarget(
+        str(biggest["uri"]), tuple((str(i["uri"]), int(i["size"])) for i in biggest.get("resources") or [])
+    )
+    watch_skill = uris[len(uris) // 2]
+    watch_file = watch_skill
+    for item in sorted(by_uri[watch_skill].get("resources") or [], key=lambda i: (int(i["size"]), str(i["uri"]))):
+        path = disk_path_of(root, str(item["uri"]))
+        if item["uri"] != watch_skill and path.is_file() and path.stat().st_size == int(item["size"]):
+            watch_file = str(item["uri"])
+            break
+    return Workload(
+        skills=len(uris),
+        get_uris=[rng.choice(uris) for _ in range(settings.get_samples)],
+        small=rng.sample(small, min(len(small), settings.small_reads)),
+        large=rng.sample(large, min(len(large), settings.large_reads)),
+        load=load,
+        watch_skill=watch_skill,
+        watch_file=watch_file,
+        watch_path=disk_path_of(root, watch_file),
+    )
+
+
+# -- running one peer ------------------------------------------------------------------------------------------------
+
+
+class PeerRun:
+    """Collects one peer's metrics on one catalog; a failing measurement becomes a status, not a crash."""
+
+    def __init__(self, catalog: str, peer: str) -> None:
+        self.catalog = catalog
+        self.peer = peer
+        self.metrics: dict[str, Value] = {}
+        self.extra: dict[str, Any] = {}
+
+    def set(self, key: str, value: Value) -> None:
+        self.metrics[key] = value
+        shown = f"{value:.4g}" if isinstance(value, float) else str(value)
+        log(f"  [{self.catalog}] {self.peer}: {key} = {shown}")
+
+    async def guard(self, keys: list[str], step: Callable[[], Awaitable[None]]) -> None:
+        try:
+            await step()
+        except Exception as exc:
+            traceback.print_exc(file=sys.stderr)
+            for key in keys:
+                self.metrics.setdefault(key, status("failed", f"{type(exc).__name__}: {exc}"[:300]))
+
+    def skip_rest(self, reason: str) -> None:
+        for key, *_ in METRICS:
+            self.metrics.setdefault(key, status("skipped", reason))
+
+
+def record_loads(
+    run: PeerRun, unverified: list[Timing], verified: list[Timing], cold: list[Timing], cached: list[Timing]
+) -> None:
+    def median(timings: list[Timing]) -> float:
+        return statistics.median(t.seconds for t in timings)
+
+    def cpu_ms(timings: list[Timing]) -> float:
+        return statistics.median(t.cpu for t in timings) * 1e3
+
+    run.set("load_unverified_s", median(unverified))
+    run.set("load_verified_s", median(verified))
+    run.set("verify_overhead_pct", (median(verified) / median(unverified) - 1) * 100)
+    run.set("load_cold_s", median(cold))
+    run.set("load_cached_s", median(cached))
+    run.set("load_cached_requests", max(t.requests for t in cached))
+    # An aid on a shared machine: the client's own CPU time (what verification adds is client work).
+    run.extra["client_cpu_ms"] = {
+        "unverified": cpu_ms(unverified),
+        "verified": cpu_ms(verified),
+        "cold": cpu_ms(cold),
+        "cached": cpu_ms(cached),
+    }
+    run.extra["load_requests"] = {
+        "unverified": unverified[0].requests,
+        "verified": verified[0].requests,
+        "cold": cold[0].requests,
+    }
+    run.extra["load_wall_s"] = {
+        "unverified": [t.seconds for t in unverified],
+        "verified": [t.seconds for t in verified],
+        "cold": [t.seconds for t in cold],
+        "cached": [t.seconds for t in cached],
+    }
+
+
+def start_budget_status(exc: Exception, budget: float) -> dict[str, Any]:
+    if isinstance(exc, StartTimedOut):
+        return status("timed out", str(exc)[:500], elapsed_s=budget)
+    return status("failed", str(exc)[:500])
+
+
+async def listing_and_pages(
+    run: PeerRun, server: Server, expected_skills: int | None, listing_budget: float, budget: float, settings: Settings
+) -> list[dict[str, Any]]:
+    """The whole skills/list (repeated), then single pages at random cursors: the same for both peers."""
+    entries: list[dict[str, Any]] = []
+    cursors: list[str | None] = [None]
+
+    async def listing() -> None:
+        nonlocal entries, cursors
+        result, passes = await list_all(server.url, budget=listing_budget, repeats=settings.list_repeats)
+        entries, cursors = result.entries, result.cursors
+        if passes:
+            run.set("list_all_s", statistics.median(passes))
+            run.extra["list_pages"] = result.pages
+            run.extra["list_skills"] = len(result.entries)
+            run.extra["list_passes_s"] = passes
+            return
+        pages_expected = -(-expected_skills // PAGE_SIZE) if expected_skills else None
+        estimate = result.elapsed / result.pages * pages_expected if result.pages and pages_expected else None
+        run.set(
+            "list_all_s",
+            status(
+                "timed out",
+                f"{result.pages} page(s) in {listing_budget:.0f} s",
+                pages_done=result.pages,
+                elapsed_s=listing_budget,
+                estimate_s=estimate,
+            ),
+        )
+
+    await run.guard(["list_all_s"], listing)
+
+    async def pages() -> None:
+        for key, value in (await page_cost(server.url, cursors, samples=settings.page_samples, budget=budget)).items():
+            run.set(key, value)
+
+    await run.guard(["page_p50_ms", "page_p99_ms"], pages)
+    return entries if isinstance(run.metrics.get("list_all_s"), float) else []
+
+
+async def gets_and_reads(run: PeerRun, server: Server, workload: Workload, budget: float) -> None:
+    async def gets() -> None:
+        for key, value in (await get_latency(server.url, workload.get_uris, budget=budget)).items():
+            run.set(key, value)
+
+    await run.guard(["get_p50_ms", "get_p99_ms"], gets)
+    for label, files in (("small", workload.small), ("large", workload.large)):
+
+        async def reads(label: str = label, files: list[tuple[str, int]] = files) -> None:
+            for key, value in (await read_latency(server.url, files, label, budget=budget)).items():
+                run.set(key, value)
+
+        await run.guard([f"read_{label}_p50_ms", f"read_{label}_MBps"], reads)
+
+
+async def run_skillwire(
+    catalog: str, root: Path, workdir: Path, settings: Settings, workload: Workload | None, loop_s: float, expected: int
+) -> tuple[PeerRun, Workload | None]:
+    run = PeerRun(catalog, "skillwire")
+    logs = workdir / "logs"
+    digests = workdir / f"digests-{catalog}.sqlite"
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{digests}{suffix}").unlink(missing_ok=True)
+    budget = settings.skillwire_start_budget
+    try:
+        # A first start fills a fresh digest cache file; the starts after it are restarts.
+        port = free_port()
+        first = await start(
+            "skillwire",
+            skillwire_argv(root, port, digest_cache=digests),
+            port,
+            logs / f"{catalog}-sw-warm.log",
+            budget=budget,
+        )
+        first.server.stop()
+        run.extra["first_start_writing_digest_cache_s"] = first.first_list_s
+        # Slow starts are measured once: a repeat would cost more than it tells.
+        repeats = settings.start_repeats if first.first_list_s < 5 else 1
+        restarts = []
+        for n in range(repeats):
+            port = free_port()
+            again = await start(
+                "skillwire",
+                skillwire_argv(root, port, digest_cache=digests),
+                port,
+                logs / f"{catalog}-sw-restart{n}.log",
+                budget=budget,
+            )
+            again.server.stop()
+            restarts.append(again.first_list_s)
+        run.set("restart_digest_cache_s", statistics.median(restarts))
+        colds = []
+        for n in range(repeats - 1):
+            port = free_port()
+            cold = await start(
+                "skillwire", skillwire_argv(root, port), port, logs / f"{catalog}-sw-cold{n}.log", budget=budget
+            )
+            cold.server.stop()
+            colds.append(cold.first_list_s)
+        port = free_port()
+        main = await start("skillwire", skillwire_argv(root, port), port, logs / f"{catalog}-sw.log", budget=budget)
+        colds.append(main.first_list_s)
+    except (StartFailed, StartTimedOut) as exc:
+        run.metrics.setdefault("restart_digest_cache_s", start_budget_status(exc, budget))
+        run.metrics["start_first_list_s"] = start_budget_status(exc, budget)
+        run.skip_rest(f"skillwire serve did not start: {exc}"[:300])
+        return run, workload
+    server = main.server
+    try:
+        run.extra["listening_s"] = main.listening_s
+        run.set("start_first_list_s", statistics.median(colds))
+        run.set("cold_start_vs_loop", statistics.median(colds) / loop_s)
+        entries = await listing_and_pages(
+            run, server, expected, settings.skillwire_budget * 2, settings.skillwire_budget, settings
+        )
+        if workload is None and entries:
+            workload = make_workload(entries, root, settings)
+        if workload is None:
+            run.skip_rest("no listing to choose the workload from")
+            return run, workload
+        await gets_and_reads(run, server, workload, settings.skillwire_budget)
+        state = workdir / "host-state" / catalog
+        shutil.rmtree(state, ignore_errors=True)
+
+        async def loads() -> None:
+            # "verified": a host whose approvals already cover the skill, no cache: the same requests as
+            # the unverified reads plus verification. "cold": a first load (approve, verify, fill the
+            # cache). Interleaved, so that drift (other load on the machine) hits all three alike.
+            approved = state / "approved"
+            await skillwire_load(server.url, workload.load, approved, cache=False)
+            unverified: list[Timing] = []
+            verified: list[Timing] = []
+            cold: list[Timing] = []
+            began = time.perf_counter()
+            for n in range(settings.load_repeats):
+                rep = time.perf_counter()
+                unverified.append(await load_unverified(server.url, workload.load))
+                verified += await skillwire_load(server.url, workload.load, approved, cache=False)
+                cold += await skillwire_load(server.url, workload.load, state / f"cold{n}", cache=True)
+                now = time.perf_counter()
+                if now - began + (now - rep) > settings.skillwire_budget:
+                    break  # fewer repeats of a slow load (the limits skill)
+            cached = await skillwire_load(
+                server.url, workload.load, state / "cold0", cache=True, listed=True, repeats=len(cold)
+            )
+            record_loads(run, unverified, verified, cold, cached)
+
+        await run.guard(
+            [
+                "load_unverified_s",
+                "load_verified_s",
+                "verify_overhead_pct",
+                "load_cold_s",
+                "load_cached_s",
+                "load_cached_requests",
+            ],
+            loads,
+        )
+
+        async def watch() -> None:
+            run.set(
+                "watch_visible_s",
+                await edit_visible(
+                    server.url,
+                    workload.watch_skill,
+                    workload.watch_file,
+                    workload.watch_path,
+                    budget=settings.watch_budget,
+                ),
+            )
+
+        await run.guard(["watch_visible_s"], watch)
+        rss = server.peak_rss_mb()
+        run.set("peak_rss_mb", rss if rss is not None else status("n/a", "/proc/<pid>/status is unavailable"))
+    finally:
+        server.stop()
+        run.skip_rest("not reached")
+    return run, workload
+
+
+async def run_fastmcp(
+    catalog: str, root: Path, workdir: Path, settings: Settings, workload: Workload | None, loop_s: float, expected: int
+) -> tuple[PeerRun, Workload | None]:
+    run = PeerRun(catalog, "fastmcp")
+    logs = workdir / "logs"
+    run.metrics["restart_digest_cache_s"] = status(
+        "n/a", "FastMCP keeps no digest cache: every start reads and hashes the whole catalog"
+    )
+    port = free_port()
+    try:
+        main = await start(
+            "fastmcp",
+            fastmcp_argv(root, port),
+            port,
+            logs / f"{catalog}-fastmcp.log",
+            budget=settings.fastmcp_start_budget,
+        )
+    except (StartFailed, StartTimedOut) as exc:
+        run.metrics["start_first_list_s"] = start_budget_status(exc, settings.fastmcp_start_budget)
+        log(f"  [{catalog}] fastmcp: did not start: {exc}")
+        run.skip_rest(f"FastMCP did not start: {exc}"[:300])
+        return run, workload
+    server = main.server
+    try:
+        run.extra["listening_s"] = main.listening_s
+        run.set("start_first_list_s", main.first_list_s)
+        run.set("cold_start_vs_loop", main.first_list_s / loop_s)
+        entries = await listing_and_pages(
+            run, server, expected, settings.fastmcp_list_budget, settings.fastmcp_budget, settings
+        )
+        if workload is None and entries:
+            workload = make_workload(entries, root, settings)
+        if workload is None:
+            run.skip_rest("no complete listing to choose the workload from")
+            return run, workload
+        await gets_and_reads(run, server, workload, settings.fastmcp_budget)
+
+        async def loads() -> None:
+            # FastMCP has no content cache. Each repeat uses a fresh client with FastMCP's response cache on
+            # (cache=True): its first read_skill is the verified (and cold) load, its second the load "from
+            # cache". Repeats stop at the budget (at least one); a single repeat is cut off at 3× the budget.
+            with anyio.fail_after(settings.fastmcp_load_budget * 3):
+                unverified: list[Timing] = []
+                verified: list[Timing] = []
+                cached: list[Timing] = []
+                began = time.perf_counter()
+                for _ in range(settings.load_repeats):
+                    rep = time.perf_counter()
+                    unverified.append(await load_unverified(server.url, workload.load))
+                    first, second = await fastmcp_read_skill_twice(server.url, workload.load)
+                    verified.append(first)
+                    cached.append(second)
+                    now = time.perf_counter()
+                    if now - began + (now - rep) > settings.fastmcp_load_budget:
+                        break
+                record_loads(run, unverified, verified, verified, cached)
+
+        keys = [
+            "load_unverified_s",
+            "load_verified_s",
+            "verify_overhead_pct",
+            "load_cold_s",
+            "load_cached_s",
+            "load_cached_requests",
+        ]
+        try:
+            await loads()
+        except TimeoutError:
+            for key in keys:
+                run.metrics.setdefault(
+                    key, status("timed out", f"one repeat took over {settings.fastmcp_load_budget * 3:.0f} s")
+                )
+        except Exception as exc:
+            traceback.print_exc(file=sys.stderr)
+            for key in keys:
+                run.metrics.setdefault(key, status("failed", f"{type(exc).__name__}: {exc}"[:300]))
+        rss = server.peak_rss_mb()
+        run.set("peak_rss_mb", rss if rss is not None else status("n/a", "/proc/<pid>/status is unavailable"))
+    finally:
+        server.stop()
+
+    # FastMCP has no watcher; reload=True re-reads the folders on every request. A separate server.
+    if main.first_list_s > settings.reload_server_max_start:
+        run.metrics["watch_visible_s"] = status(
+            "skipped",
+            f"FastMCP's start took {main.first_list_s:.0f} s; its reload=True server re-reads the whole "
+            "catalog on every request",
+        )
+    else:
+        port = free_port()
+        try:
+            reload = await start(
+                "fastmcp",
+                fastmcp_argv(root, port, reload=True),
+                port,
+                logs / f"{catalog}-fastmcp-reload.log",
+                budget=settings.fastmcp_start_budget,
+            )
+        except (StartFailed, StartTimedOut) as exc:
+            run.metrics["watch_visible_s"] = start_budget_status(exc, settings.fastmcp_start_budget)
+        else:
+            try:
+                run.extra["reload_start_first_list_s"] = reload.first_list_s
+
+                async def watch() -> None:
+                    run.set(
+                        "watch_visible_s",
+                        await edit_visible(
+                            reload.server.url,
+                            workload.watch_skill,
+                            workload.watch_file,
+                            workload.watch_path,
+                            budget=settings.watch_budget,
+                            arm=0.0,  # nothing to arm: FastMCP re-reads the folders on each request
+                        ),
+                    )
+
+                await run.guard(["watch_visible_s"], watch)
+            finally:
+                reload.server.stop()
+    run.skip_rest("not reached")
+    return run, workload
+
+
+# -- ratios, targets, table -------------------------------------------------------------------------------------------
+
+
+def advantage(key: str, ours: Value | None, theirs: Value | None) -> Value | None:
+    """How many times better skillwire is (> 1: skillwire is better); a lower bound when FastMCP timed out."""
+    better = next(b for k, _, _, b in METRICS if k == key)
+    if key in NO_RATIO or not is_number(ours) or ours == 0:
+        return None
+    if is_number(theirs):
+        if theirs == 0:
+            return None
+        return theirs / ours if better == "lower" else ours / theirs
+    if isinstance(theirs, dict) and theirs.get("status") == "timed out" and better == "lower":
+        elapsed = theirs.get("elapsed_s")
+        if is_number(elapsed):
+            return {"at_least": elapsed / ours}
+    return None
+
+
+def numeric(value: Any) -> float | None:
+    return float(value) if is_number(value) else None
+
+
+def catalog_roles(catalogs: dict[str, Any]) -> tuple[str | None, str | None]:
+    """The catalogs the targets are judged on: 10,000 (else the largest generated) and 300 (else the smallest)."""
+    generated = sorted((int(name), name) for name in catalogs if name.isdigit())
+    if not generated:
+        return None, None
+    big = "10000" if "10000" in catalogs else generated[-1][1]
+    small = "300" if "300" in catalogs else generated[0][1]
+    return big, small
+
+
+def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
+    catalogs: dict[str, Any] = results["catalogs"]
+    big, small = catalog_roles(catalogs)
+
+    def sw(catalog: str | None, key: str) -> Any:
+        if catalog is None:
+            return None
+        return catalogs.get(catalog, {}).get("peers", {}).get("skillwire", {}).get(key)
+
+    out: list[dict[str, Any]] = []
+
+    def add(name: str, catalog: str | None, measured: float | None, passed: bool | None, shown: str) -> None:
+        verdict = "n/a" if passed is None else ("PASS" if passed else "MISS")
+        out.append({"target": name, "catalog": catalog, "measured": measured, "shown": shown, "result": verdict})
+
+    ratio: Any = None
+    if small is not None:
+        ratio = catalogs.get(small, {}).get("advantage", {}).get("list_all_s")
+    if is_number(ratio):
+        add("whole skills/list ≥ 20× faster than FastMCP", small, ratio, ratio >= 20, f"{ratio:.1f}×")
+    elif isinstance(ratio, dict):
+        low = float(ratio["at_least"])
+        add("whole skills/list ≥ 20× faster than FastMCP", small, low, True if low >= 20 else None, f"≥ {low:.1f}×")
+    else:
+        add("whole skills/list ≥ 20× faster than FastMCP", small, None, None, "not measured")
+    value = numeric(sw(big, "list_all_s"))
+    add("whole skills/list < 2 s", big, value, None if value is None else value < 2, fmt(value, "s"))
+    page_big, page_small = numeric(sw(big, "page_p50_ms")), numeric(sw(small, "page_p50_ms"))
+    page_ratio = page_big / page_small if page_big and page_small and big != small else None
+    add(
+        f"skills/list page at {big or 10000} skills ≤ 2× the page at {small or 300}",
+        big,
+        page_ratio,
+        None if page_ratio is None else page_ratio <= 2,
+        fmt(page_ratio, "×"),
+    )
+    cold, restart = numeric(sw(big, "start_first_list_s")), numeric(sw(big, "restart_digest_cache_s"))
+    value = numeric(sw(big, "cold_start_vs_loop"))
+    loop = catalogs.get(big or "", {}).get("machine", {}).get("read_hash_loop_s")
+    add(
+        "cold start ≤ 2× the bare read+hash loop",
+        big,
+        value,
+        None if value is None else value <= 2,
+        "—" if value is None else f"{value:.2f}× ({cold:.2f} s vs {loop:.2f} s)",
+    )
+    share = restart / cold * 100 if cold and restart else None
+    add(
+        "restart with digest cache ≤ 10% of cold start",
+        big,
+        share,
+        None if share is None else share <= 10,
+        "—" if share is None else f"{share:.1f}% ({restart:.2f} s of {cold:.2f} s)",
+    )
+    value = numeric(sw(big, "get_p99_ms"))
+    add("skills/get p99 < 5 ms over HTTP", big, value, None if value is None else value < 5, fmt(value, "ms"))
+    value = numeric(sw(big, "verify_overhead_pct"))
+    add("verified load ≤ 10% over unverified", big, value, None if value is None else value <= 10, fmt(value, "%"))
+    value = numeric(sw(big, "load_cached_requests"))
+    add(
+        "a load from the cache makes 0 requests",
+        big,
+        value,
+        None if value is None else value == 0,
+        "—" if value is None else f"{value:.0f} requests",
+    )
+    value = numeric(sw(big, "peak_rss_mb"))
+    add("server peak RSS < 200 MB", big, value, None if value is None else value < 200, fmt(value, "MB"))
+    return out
+
+
+def fmt(value: Any, unit: str = "") -> str:
+    if isinstance(value, dict):
+        if "at_least" in value:
+            return f"≥ {value['at_least']:.1f}×"
+        kind = value.get("status", "?")
+        estimate = value.get("estimate_s")
+        return f"{kind} (~{estimate:.0f} s)" if is_number(estimate) else str(kind)
+    if value is None:
+        return "—"
+    if isinstance(value, bool) or not isinstance(value, int | float):
+        return str(value)
+    if unit == "%":
+        return f"{value:+.1f}%"
+    if unit == "×":
+        return f"{value:.2f}×"
+    if isinstance(value, int):
+        return f"{value:,}{unit}"
+    magnitude = abs(value)
+    digits = 3 if magnitude < 0.1 else 2 if magnitude < 10 else 1 if magnitude < 1000 else 0
+    return f"{value:,.{digits}f}{' ' if unit and not unit.startswith(' ') else ''}{unit}".rstrip()
+
+
+def table(results: dict[str, Any]) -> str:
+    lines: list[str] = []
+    meta = results["meta"]
+    lines.append(f"skillwire {meta['skillwire']} vs FastMCP {meta['fastmcp']} — {meta['date']} — {meta['command']}")
+    m = meta["machine"]
+    lines.append(
+        f"machine: {m['cpu']}, {m['cores']} cores, {(m['memory_mb'] or 0) / 1024:.0f} GiB, Python {m['python']}; "
+        f"hashlib SHA-256 {results['sha256_MBps']:.0f} MB/s"
+    )
+    imports = results.get("imports_s", {})
+    if imports:
+        lines.append(
+            f"fixed start-up cost: bare interpreter {imports['python']:.2f} s; importing skillwire's server "
+            f"{imports['skillwire']:.2f} s, FastMCP's {imports['fastmcp']:.2f} s"
+        )
+    before, after = meta.get("load_average_at_start"), meta.get("load_average_at_end")
+    if before and after:
+        lines.append(
+            f"load average (1/5/15 min) at start {'/'.join(f'{x:.1f}' for x in before)}, "
+            f"at end {'/'.join(f'{x:.1f}' for x in after)} (other processes share these cores)"
+        )
+    peers = results["peers"]
+    for name, catalog in results["catalogs"].items():
+        lines.append("")
+        if "skipped" in catalog:
+            lines.append(f"== {name}: skipped ({catalog['skipped']})")
+            continue
+        s = catalog["stats"]
+        lines.append(
+            f"== {name}: {catalog['description']} — {s['skills']:,} skills, {s['files']:,} files, "
+            f"{s['bytes'] / 1e6:,.1f} MB ({s['large_files']:,} ≥ 50 KB, {s['binary_files']:,} binary)"
+        )
+        served = [f"{peer} {catalog['extra'].get(peer, {}).get('list_skills', '—')}" for peer in peers]
+        lines.append(f"   skills served (whole skills/list): {', '.join(served)}")
+        loop = catalog["machine"]
+        lines.append(f"   bare read+hash loop: {loop['read_hash_loop_s']:.3f} s ({loop['read_hash_MBps']:.0f} MB/s)")
+        header = f"   {'metric':<48}" + "".join(f"{p:>16}" for p in peers)
+        header += f"{'skillwire adv.':>16}" if len(peers) == 2 else ""
+        lines.append(header)
+        for key, label, unit, _ in METRICS:
+            row = f"   {label + (f' ({unit})' if unit and unit not in '×%' else ''):<48}"
+            cell_unit = "" if unit in ("s", "ms", "MB", "MB/s") else unit
+            for peer in peers:
+                row += f"{fmt(catalog['peers'].get(peer, {}).get(key), cell_unit):>16}"
+            if len(peers) == 2:
+                adv = catalog.get("advantage", {}).get(key)
+                row += f"{fmt(adv, '×') if adv is not None else '':>16}"
+            lines.append(row)
+    lines.append("")
+    lines.append("targets (skillwire)")
+    for t in results["targets"]:
+        where = f" [{t['catalog']}]" if t["catalog"] else ""
+        lines.append(f"   {t['result']:<5} {t['target'] + where:<60} {t['shown']}")
+    lines.append("")
+    lines += [
+        "adv. = how many times better skillwire is (FastMCP time ÷ skillwire time; MB/s the other way round);",
+        "'≥' = FastMCP ran out of its time budget. Load = the catalog's largest skill. 'verified' = a host that",
+        "already approved it, no cache (the same requests as the unverified reads); 'first load' = approve,",
+        "verify and fill the cache. FastMCP has no content cache: its 'first load' and 'from cache' are the first",
+        "and second read_skill on one client with cache=True.",
+    ]
+    return "\n".join(lines)
+
+
+# -- main -------------------------------------------------------------------------------------------------------------
+
+
+def command_line(argv: list[str]) -> str:
+    executable = Path(sys.executable)
+    try:
+        shown = str(executable.relative_to(REPO_ROOT))
+    except ValueError:
+        shown = "python"
+    return " ".join([shown, "-m", "bench.run", *argv])
+
+
+def load_average() -> list[float] | None:
+    try:
+        return [float(x) for x in Path("/proc/loadavg").read_text().split()[:3]]
+    except (OSError, ValueError):
+        return None
+
+
+def git_revision() -> str:
+    try:
+        rev = subprocess.run(
+            ["git", "rev-parse", "--short", "HEAD"], cwd=REPO_ROOT, capture_output=True, text=True, check=True
+        ).stdout.strip()
+        dirty = subprocess.run(["git", "status", "--porcelain"], cwd=REPO_ROOT, capture_output=True, text=True).stdout
+        return rev + ("+dirty" if dirty.strip() else "")
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+
+
+async def run_all(args: argparse.Namespace, settings: Settings, argv: list[str]) -> dict[str, Any]:
+    workdir: Path = args.workdir
+    workdir.mkdir(parents=True, exist_ok=True)
+    peers = [p.strip() for p in args.peers.split(",") if p.strip()]
+    for peer in peers:
+        if peer not in PEERS:
+            raise SystemExit(f"unknown peer {peer!r}: use {', '.join(PEERS)}")
+    results: dict[str, Any] = {
+        "meta": {
+            "date": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
+            "command": command_line(argv),
+            "quick": args.quick,
+            "skillwire": metadata.version("skillwire"),
+            "fastmcp": metadata.version("fastmcp"),
+            "mcp": metadata.version("mcp"),
+            "git": git_revision(),
+            "machine": machine.describe(),
+            "load_average_at_start": load_average(),
+            "settings": settings.__dict__,
+            "page_size": PAGE_SIZE,
+        },
+        "peers": peers,
+        "catalogs": {},
+    }
+    log("measuring hashlib SHA-256 throughput")
+    results["sha256_MBps"] = machine.sha256_throughput(64 * 1024 * 1024 if args.quick else 256 * 1024 * 1024)
+    log("measuring interpreter start and import times")
+    results["imports_s"] = machine.import_times(runs=1 if args.quick else 3, parallel=args.quick)
+    for name in [c.strip() for c in args.catalogs.split(",") if c.strip()]:
+        began = time.perf_counter()
+        log(f"catalog {name}: preparing")
+        root, description = prepare_catalog(name, workdir)
+        if root is None:
+            results["catalogs"][name] = {"skipped": description}
+            log(f"catalog {name}: skipped ({description})")
+            continue
+        stats = catalog_stats(root)
+        loop = machine.read_and_hash(root, runs=2 if args.quick else 3)
+        log(f"catalog {name}: {stats}; bare loop {loop['read_hash_loop_s']:.3f} s")
+        entry: dict[str, Any] = {"description": description, "root": str(root), "stats": stats, "machine": loop}
+        workload: Workload | None = None
+        peer_results: dict[str, dict[str, Any]] = {}
+        extras: dict[str, dict[str, Any]] = {}
+        for peer in peers:
+            runner = run_skillwire if peer == "skillwire" else run_fastmcp
+            run, workload = await runner(
+                name, root, workdir, settings, workload, loop["read_hash_loop_s"], stats["skills"]
+            )
+            peer_results[peer] = {key: run.metrics.get(key) for key, *_ in METRICS}
+            extras[peer] = run.extra
+        entry["peers"] = peer_results
+        entry["extra"] = extras
+        if workload is not None:
+            entry["workload"] = {
+                "load_skill": workload.load.uri,
+                "load_files": len(workload.load.files),
+                "load_bytes": workload.load.total,
+                "get_samples": len(workload.get_uris),
+                "small_files": len(workload.small),
+                "large_files": len(workload.large),
+                "watched_file": workload.watch_file,
+            }
+        if "skillwire" in peer_results and "fastmcp" in peer_results:
+            entry["advantage"] = {
+                key: adv
+                for key, *_ in METRICS
+                if (adv := advantage(key, peer_results["skillwire"][key], peer_results["fastmcp"][key])) is not None
+            }
+        entry["seconds"] = time.perf_counter() - began
+        results["catalogs"][name] = entry
+        log(f"catalog {name}: done in {entry['seconds']:.0f} s")
+    results["targets"] = targets(results)
+    results["meta"]["load_average_at_end"] = load_average()
+    return results
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = list(sys.argv[1:] if argv is None else argv)
+    parser = argparse.ArgumentParser(
+        prog="python -m bench.run", description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
+    parser.add_argument("--catalogs", default=DEFAULT_CATALOGS, help=f"comma-separated (default {DEFAULT_CATALOGS})")
+    parser.add_argument("--peers", default=",".join(PEERS), help="comma-separated: skillwire,fastmcp")
+    parser.add_argument("--quick", action="store_true", help="few samples, short budgets (a smoke run)")
+    parser.add_argument(
+        "--workdir",
+        type=Path,
+        default=Path(tempfile.gettempdir()) / "skillwire-bench-suite",
+        help="generated catalogs and server logs (reused between runs)",
+    )
+    parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"raw results (default {DEFAULT_JSON})")
+    parser.add_argument("--png", type=Path, default=DEFAULT_PNG, help=f"chart (default {DEFAULT_PNG})")
+    parser.add_argument("--no-png", action="store_true", help="do not draw the chart")
+    args = parser.parse_args(argv)
+    settings = QUICK if args.quick else Settings()
+
+    atexit.register(stop_all)
+
+    def terminate(signum: int, _frame: object) -> None:
+        stop_all()
+        raise SystemExit(128 + signum)
+
+    signal.signal(signal.SIGTERM, terminate)
+    began = time.perf_counter()
+    try:
+        results = anyio.run(run_all, args, settings, argv)
+    finally:
+        stop_all()
+    results["meta"]["total_seconds"] = time.perf_counter() - began
+    args.json.parent.mkdir(parents=True, exist_ok=True)
+    args.json.write_text(json.dumps(results, indent=2, default=str) + "\n")
+    if not args.no_png:
+        from bench.chart import draw
+
+        args.png.parent.mkdir(parents=True, exist_ok=True)
+        draw(results, args.png)
+    print(table(results))
+    print(f"\nraw numbers: {args.json}" + ("" if args.no_png else f"\nchart: {args.png}"))
+    print(f"total: {results['meta']['total_seconds']:.0f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
