@@ -19,15 +19,14 @@ from unittest import mock
 
 import pytest
 
-from fixtures import free_port, running_http_server
+from fixtures import LyingServer, free_port, running_lying_server
 from skillwire.cli.common import human_size, printable
 from skillwire.cli.ls import Row, plain_table
 from skillwire.cli.main import main
 from skillwire.core.entry import SkillEntry
 from skillwire.core.frontmatter import parse_skill_md
-from support.servers import EXAMPLES, REPO_ROOT, serve_http
+from support.servers import EXAMPLES, serve_http
 
-LYING = REPO_ROOT / "tests" / "fixtures" / "lying_server_cli.py"
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
 EXAMPLE_SKILLS = {
     "skill://acme/billing/refunds/SKILL.md": EXAMPLES / "acme" / "billing" / "refunds",
@@ -96,42 +95,22 @@ def digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
 
 
-@dataclass
-class LyingServer:
-    url: str
-    log: Path
-
-    def mark(self) -> int:
-        return len(self.log.read_text().splitlines())
-
-    def reads_since(self, mark: int) -> list[str]:
-        lines = self.log.read_text().splitlines()[mark:]
-        return [item["uri"] for item in map(json.loads, lines) if item["method"] == "resources/read"]
-
-
 @pytest.fixture(scope="module")
 def examples_url() -> Iterator[str]:
     with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
         yield server.url
 
 
-def _lying(tmp: Path, *extra: str) -> Iterator[LyingServer]:
-    port = free_port()
-    log = tmp / "requests.jsonl"
-    log.touch()
-    argv = [sys.executable, str(LYING), "--port", str(port), "--log", str(log), *extra]
-    with running_http_server(argv, port, tmp / "server.out"):
-        yield LyingServer(f"http://127.0.0.1:{port}/mcp", log)
-
-
 @pytest.fixture(scope="module")
 def lying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LyingServer]:
-    yield from _lying(tmp_path_factory.mktemp("lying"))
+    with running_lying_server(tmp_path_factory.mktemp("lying")) as server:
+        yield server
 
 
 @pytest.fixture(scope="module")
 def lying_with_token(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LyingServer]:
-    yield from _lying(tmp_path_factory.mktemp("lying-token"), "--token", "sekret")
+    with running_lying_server(tmp_path_factory.mktemp("lying-token"), "--token", "sekret") as server:
+        yield server
 
 
 # -- ls ----------------------------------------------------------------------------------------------------------

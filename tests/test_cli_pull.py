@@ -24,15 +24,14 @@ from unittest import mock
 
 import pytest
 
-from fixtures import free_port, running_http_server
+from fixtures import LyingServer, running_lying_server
 from skillwire.cli.common import human_size
 from skillwire.cli.lockfile import LOCK_NAME, Lock, LockError
 from skillwire.cli.main import main
 from skillwire.cli.pull import plan_skill
 from skillwire.core.entry import SkillEntry
-from support.servers import EXAMPLES, REPO_ROOT, serve_http
+from support.servers import EXAMPLES, serve_http
 
-LYING = REPO_ROOT / "tests" / "fixtures" / "lying_server_cli.py"
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
 EXAMPLE_SKILLS = {
     "skill://acme/billing/refunds/SKILL.md": "acme/billing/refunds",
@@ -111,19 +110,6 @@ def leftovers(directory: Path) -> list[str]:
     return [p.name for p in directory.rglob(".skillwire-*")]
 
 
-@dataclass
-class LyingServer:
-    url: str
-    log: Path
-
-    def mark(self) -> int:
-        return len(self.log.read_text().splitlines())
-
-    def reads_since(self, mark: int) -> list[str]:
-        lines = self.log.read_text().splitlines()[mark:]
-        return [item["uri"] for item in map(json.loads, lines) if item["method"] == "resources/read"]
-
-
 @pytest.fixture(scope="module")
 def examples_url() -> Iterator[str]:
     with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
@@ -132,13 +118,8 @@ def examples_url() -> Iterator[str]:
 
 @pytest.fixture(scope="module")
 def lying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LyingServer]:
-    tmp = tmp_path_factory.mktemp("lying")
-    port = free_port()
-    log = tmp / "requests.jsonl"
-    log.touch()
-    argv = [sys.executable, str(LYING), "--port", str(port), "--log", str(log)]
-    with running_http_server(argv, port, tmp / "server.out"):
-        yield LyingServer(f"http://127.0.0.1:{port}/mcp", log)
+    with running_lying_server(tmp_path_factory.mktemp("lying")) as server:
+        yield server
 
 
 # -- round trip --------------------------------------------------------------------------------------------------
