@@ -251,7 +251,7 @@ def test_ignore_list_is_never_in_a_manifest_nor_readable(tmp_path: Path) -> None
     page = snapshot.directory_page("skill://s", None, 100)
     assert page is not None
     assert [i["uri"] for i in page.items] == ["skill://s/SKILL.md", "skill://s/ok.md", "skill://s/sub"]
-    assert not any(d.startswith("skill://s/.git") for d in snapshot.directories)
+    assert not any(d.startswith("skill://s/.git") for d in snapshot.directory_uris())
 
 
 def test_skillignore_has_gitignore_semantics(tmp_path: Path) -> None:
@@ -728,6 +728,175 @@ def test_directory_paging(tmp_path: Path) -> None:
     snapshot2 = SkillCatalog([tmp_path]).snapshot
     with pytest.raises(InvalidCursor):
         snapshot2.directory_page("skill://t", first.next_cursor, 3)
+
+
+def brute_force_listings(snapshot: CatalogSnapshot) -> dict[str, list[dict[str, Any]]]:
+    """Every directory and its items, derived straight from the served files (and each generated
+    skill's SKILL.md), independently of the snapshot's own directory index."""
+    leaves = list(snapshot.files) + [s.uri for s in snapshot.skill_by_uri.values() if s.entry.is_dynamic]
+    children: dict[str, dict[str, tuple[str, bool]]] = {}
+    for leaf in leaves:
+        scheme, _, path = leaf.partition("://")
+        segments = path.split("/")
+        for depth in range(1, len(segments)):
+            parent = f"{scheme}://" + "/".join(segments[:depth])
+            name = unquote(segments[depth])
+            is_file = depth == len(segments) - 1
+            kids = children.setdefault(parent, {})
+            if is_file or name not in kids:
+                kids[name] = (f"{parent}/{segments[depth]}", is_file)
+    listings: dict[str, list[dict[str, Any]]] = {}
+    for parent, kids in children.items():
+        items: list[dict[str, Any]] = []
+        for name in sorted(kids):
+            uri, is_file = kids[name]
+            if not is_file:
+                items.append({"uri": uri, "name": name, "mimeType": DIRECTORY_MIME_TYPE})
+            elif name == "SKILL.md" and uri in snapshot.skill_by_uri:
+                items.append(skill_md_resource(snapshot.skill_by_uri[uri], snapshot.files.get(uri)))
+            else:
+                f = snapshot.files[uri]
+                items.append({"uri": uri, "name": name, "mimeType": f.mime_type, "size": f.size})
+        listings[parent] = items
+    return listings
+
+
+def read_directory(snapshot: CatalogSnapshot, uri: str, limit: int) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = []
+    cursor: str | None = None
+    while True:
+        page = snapshot.directory_page(uri, cursor, limit)
+        assert page is not None, uri
+        items += page.items
+        if page.next_cursor is None:
+            return items
+        cursor = page.next_cursor
+
+
+def assert_directories_match_files(snapshot: CatalogSnapshot) -> dict[str, list[dict[str, Any]]]:
+    expected = brute_force_listings(snapshot)
+    # Fresh snapshots over the same skills: the first request of each must build what it needs.
+    fresh = CatalogSnapshot(snapshot.skill_by_uri.values(), snapshot.files.values())
+    for uri, items in expected.items():
+        assert fresh.is_directory(uri), uri
+        assert read_directory(fresh, uri, 2) == items, uri
+        assert read_directory(fresh, uri, 10_000) == items, uri
+    assert snapshot.directory_uris() == sorted(expected)
+    for uri in snapshot.directory_uris():
+        assert read_directory(snapshot, uri, 1) == expected[uri], uri
+    for uri in snapshot.files:
+        assert uri in expected or not snapshot.is_directory(uri)
+        assert snapshot.directory_page(uri + "/x", None, 10) is None
+    for uri in ("skill://", "skill://acme/", "skill:/acme", "acme", "skill://nope", "ftp://acme"):
+        assert not snapshot.is_directory(uri)
+        assert snapshot.directory_page(uri, None, 10) is None
+    return expected
+
+
+def test_directory_pages_match_a_brute_force_index_of_the_served_files(tmp_path: Path) -> None:
+    one, two, three = tmp_path / "one", tmp_path / "two", tmp_path / "three"
+    make_skill(one, "acme/billing/refunds", {"examples/a b.md": "e", "examples/ünï.md": "u", "logo.png": PNG})
+    make_skill(one, "acme/billing/refunds/inner", {"notes.md": "n", "deep/er/x.md": "x"})
+    make_skill(one, "code-review", {"checklist.md": "c"})
+    make_skill(one, "code-review/security-audit", {"rules/owasp.md": "o"})
+    make_skill(one, "code-review/security-audit/rules/injection", {"cases/sql.md": "s"})
+    make_skill(one, "solo", {"my dir/x.md": "x"})
+    make_skill(two, "gamma", {"g.md": "g"})
+    make_skill(two, "tools/delta")
+    make_skill(three, "payroll", {"scripts/run.py": "print()"})
+    catalog = SkillCatalog(
+        [one, SkillRoot(two, ("org", "repo"), "github"), SkillRoot(three, ("acme",))],
+    )
+    catalog.add_dynamic("reports/daily", description="Generated.", read=lambda path: None)
+    catalog.add_dynamic("acme/generated", description="Generated too.", read=lambda path: None)
+    catalog.add_files("hidden", {"SKILL.md": skill_md("hidden"), "x/y.md": "y"}, listed=False)
+    # Only code can publish a file and a folder of the same name: the file is what gets listed.
+    catalog.add_files("clash", {"SKILL.md": skill_md("clash"), "notes": "n", "notes/inner.md": "i"})
+    snapshot = catalog.snapshot
+    assert snapshot.skipped == ()
+
+    expected = assert_directories_match_files(snapshot)
+
+    def names(uri: str) -> list[str]:
+        return [i["uri"].rsplit("/", 1)[-1] for i in expected[uri]]
+
+    # The scenario covers what it claims: prefixes shared across roots, nested skills, generated
+    # skills, another scheme with a prefix, unlisted skills and names that need percent-encoding.
+    assert names("skill://acme") == ["billing", "generated", "payroll"]
+    assert names("skill://acme/generated") == ["SKILL.md"]
+    assert names("skill://acme/billing/refunds") == ["SKILL.md", "examples", "inner", "logo.png"]
+    assert names("skill://acme/billing/refunds/inner/deep") == ["er"]
+    assert names("skill://acme/billing/refunds/examples") == ["a%20b.md", "%C3%BCn%C3%AF.md"]
+    assert names("skill://code-review/security-audit") == ["SKILL.md", "rules"]
+    assert names("skill://code-review/security-audit/rules") == ["injection", "owasp.md"]
+    assert names("github://org") == ["repo"]
+    assert names("github://org/repo/tools") == ["delta"]
+    assert names("skill://hidden/x") == ["y.md"]
+    assert names("skill://solo") == ["SKILL.md", "my%20dir"]
+    assert "skill://reports" in expected
+    assert names("skill://clash") == ["SKILL.md", "notes"]
+    assert expected["skill://clash"][1]["mimeType"] != DIRECTORY_MIME_TYPE
+    assert names("skill://clash/notes") == ["inner.md"]
+
+    # Snapshots assembled by hand need not satisfy what SkillCatalog guarantees: a manifest file
+    # that is not served, a skill none of whose files are served, skills nested across sources
+    # (including generated ones) whose files the enclosing manifest does not list.
+    served = [
+        f
+        for f in snapshot.files.values()
+        if f.uri not in ("skill://acme/billing/refunds/examples/a%20b.md", "skill://acme/billing/refunds/logo.png")
+        and f.uri not in ("skill://code-review/SKILL.md", "skill://code-review/checklist.md")
+        and not f.uri.startswith("github://org/repo/tools/")
+    ]
+    partial = CatalogSnapshot(snapshot.skill_by_uri.values(), served)
+    expected = assert_directories_match_files(partial)
+    assert [i["name"] for i in expected["skill://acme/billing/refunds/examples"]] == ["ünï.md"]
+    assert [i["name"] for i in expected["github://org/repo"]] == ["gamma"]
+    assert [i["name"] for i in expected["skill://code-review"]] == ["security-audit"]
+
+    outer = SkillCatalog()
+    outer.add_files("outer", {"SKILL.md": skill_md("outer"), "a.md": "a"})
+    outer.add_dynamic("dyn", description="Generated.", read=lambda path: None)
+    inner = SkillCatalog()
+    inner.add_files("outer/inner", {"SKILL.md": skill_md("inner"), "sub/b.md": "b"})
+    inner.add_dynamic("outer/gen", description="Generated inside.", read=lambda path: None)
+    inner.add_files("dyn/static", {"SKILL.md": skill_md("static")})
+    outer.add_files("plain", {"SKILL.md": skill_md("plain")})
+    inner.add_dynamic("plain/gen", description="Generated inside.", read=lambda path: None)
+    deepest = SkillCatalog()
+    deepest.add_files("outer/inner/sub/deepest", {"SKILL.md": skill_md("deepest")})
+    sources = (outer.snapshot, inner.snapshot, deepest.snapshot)
+    mixed = CatalogSnapshot(
+        [s for source in sources for s in source.skill_by_uri.values()],
+        [f for source in sources for f in source.files.values()],
+    )
+    expected = assert_directories_match_files(mixed)
+    assert [i["name"] for i in expected["skill://outer"]] == ["outer", "a.md", "gen", "inner"]
+    assert [i["name"] for i in expected["skill://outer/inner/sub"]] == ["b.md", "deepest"]
+    assert [i["name"] for i in expected["skill://dyn"]] == ["dyn", "static"]
+    assert [i["name"] for i in expected["skill://plain"]] == ["plain", "gen"]
+    # An enclosing skill none of whose own files are served still holds the served nested ones.
+    without_outer = CatalogSnapshot(
+        mixed.skill_by_uri.values(), [f for f in mixed.files.values() if f.uri.startswith("skill://outer/inner/")]
+    )
+    expected = assert_directories_match_files(without_outer)
+    assert [i["name"] for i in expected["skill://outer"]] == ["gen", "inner"]
+
+
+def test_directory_index_is_built_on_demand_and_kept_on_the_skill(tmp_path: Path) -> None:
+    make_skill(tmp_path, "a", {"sub/x.md": "x"})
+    make_skill(tmp_path, "b", {"y.md": "y"})
+    snapshot = SkillCatalog([tmp_path]).snapshot
+    a, b = snapshot.skill_by_uri["skill://a/SKILL.md"], snapshot.skill_by_uri["skill://b/SKILL.md"]
+    assert "_directory_index" not in a.__dict__  # building a snapshot indexes no directory
+    assert snapshot.is_directory("skill://a/sub")
+    index = a.directory_index()
+    assert "_directory_index" not in b.__dict__  # only the skill that was asked about
+    # A later snapshot holding the same skill object (an incremental refresh) reuses its index.
+    later = CatalogSnapshot(snapshot.skill_by_uri.values(), snapshot.files.values())
+    assert later.is_directory("skill://a/sub")
+    assert a.directory_index() is index
+    assert set(index) == {"skill://a", "skill://a/sub"}
 
 
 # -- atomic refresh ---------------------------------------------------------------------------------------

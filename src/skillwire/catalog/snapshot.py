@@ -1,9 +1,13 @@
 """An immutable view of everything a server publishes, built once per scan and swapped atomically.
 
 Every question a request can ask is answered here in O(log n + page): entries are kept sorted by URI
-with a parallel key list for `bisect`, files are indexed by URI, and every directory (skill roots,
-subdirectories, and the prefix directories above skills such as `skill://acme`) has its sorted
-children precomputed. Nothing here touches the disk except `CatalogFile.read()`, which re-checks the
+with a parallel key list for `bisect` and files are indexed by URI. Directories (skill roots, their
+subdirectories, and the prefix directories above skills such as `skill://acme`) are indexed on first
+use instead: a snapshot is rebuilt on every watcher refresh while directory reads are rare, and
+building sorted children for every published file up front cost 0.5-0.8 s per snapshot on 100,000
+files. A skill's listings are kept on its `CatalogSkill`, which incremental refreshes reuse; the
+prefix directories are laid out once per snapshot, on its first directory read, from the skill roots
+alone (O(skills)). Nothing here touches the disk except `CatalogFile.read()`, which re-checks the
 bytes against the digest that was published, so the bytes served are always the bytes hashed.
 """
 
@@ -11,7 +15,8 @@ from __future__ import annotations
 
 import bisect
 import os
-from collections.abc import Callable, Iterable, Sequence
+import threading
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import cached_property
 from typing import Any
@@ -97,6 +102,31 @@ class CatalogSkill:
     def uri(self) -> str:
         return self.entry.uri
 
+    @property
+    def root_uri(self) -> str:
+        # From the URI text, like every directory URI: published URIs are canonical, and this avoids
+        # re-encoding the path for every skill when a snapshot lays out its prefix directories.
+        return self.uri[: self.uri.rfind("/")]
+
+    def published_paths(self) -> tuple[str, ...]:
+        """The file URIs this skill's directories are made of: its manifest, or just the SKILL.md of a
+        generated skill (whose root is browsable and holds only that)."""
+        return (self.uri,) if self.entry.is_dynamic else tuple(f.uri for f in self.entry.files)
+
+    def directory_index(self) -> Mapping[str, DirectoryListing]:
+        """Every directory of this skill (its root and each folder below it) with sorted children.
+
+        Derived from the entry alone, which never changes, so it is built on first use and kept for
+        as long as the skill object lives, across snapshots. Not `cached_property`: on Python 3.11 that
+        holds one lock for all instances while computing. Two threads may both build it; either
+        result is complete and equal, and only a finished dict is ever stored.
+        """
+        index: Mapping[str, DirectoryListing] | None = self.__dict__.get("_directory_index")
+        if index is None:
+            index = build_directory_index(self.published_paths(), self.root_uri)
+            self.__dict__["_directory_index"] = index
+        return index
+
 
 @dataclass(frozen=True)
 class SkippedSkill:
@@ -107,10 +137,77 @@ class SkippedSkill:
 
 
 @dataclass(frozen=True, slots=True)
-class DirectoryChild:
-    name: str
-    uri: str
-    file: CatalogFile | None  # None for a subdirectory
+class DirectoryListing:
+    """A directory's direct children sorted by name, as parallel tuples (`names` is the cursor keyset).
+
+    Files are named by URI only, and looked up in the serving snapshot's `files` when a page is
+    built: a listing kept on a skill outlives the snapshot it was first built for.
+    """
+
+    names: tuple[str, ...]
+    uris: tuple[str, ...]
+    is_file: tuple[bool, ...]
+
+
+_Children = dict[str, dict[str, tuple[str, bool]]]  # directory URI -> child name -> (child URI, is a file)
+
+
+def _add_path(children: _Children, uri: str, is_file: bool, top: str | None) -> None:
+    """Record `uri` under its parent and each ancestor under its own, stopping after `top` (or at the
+    authority, which has no parent directory)."""
+    # Published URIs are canonical already, so directories are built from their text: splitting on
+    # "/" gives encoded segments whose prefixes are the directory URIs (no re-encoding).
+    scheme_sep = uri.index("://") + 3
+    cut = len(uri)
+    is_leaf = True
+    while True:
+        slash = uri.rfind("/", scheme_sep, cut)
+        if slash < 0:
+            return
+        parent = uri[:slash]
+        name = unquote(uri[slash + 1 : cut])
+        kids = children.setdefault(parent, {})
+        if name in kids:
+            # The ancestors are recorded already. A name that is both a file and a folder (only
+            # possible in a hand-made snapshot) stays a file, whichever came first.
+            if is_leaf and is_file:
+                kids[name] = (uri[:cut], True)
+            return
+        kids[name] = (uri[:cut], is_leaf and is_file)
+        if parent == top:
+            return
+        cut, is_leaf = slash, False
+
+
+def _listings(children: _Children) -> dict[str, DirectoryListing]:
+    listings: dict[str, DirectoryListing] = {}
+    for parent, kids in children.items():
+        names = sorted(kids)
+        listings[parent] = DirectoryListing(
+            tuple(names), tuple(kids[n][0] for n in names), tuple(kids[n][1] for n in names)
+        )
+    return listings
+
+
+def build_directory_index(file_uris: Iterable[str], root_uri: str) -> dict[str, DirectoryListing]:
+    """The directories at and below `root_uri` that hold `file_uris` (URIs outside it are ignored)."""
+    children: _Children = {}
+    inside = root_uri + "/"
+    for uri in file_uris:
+        if uri.startswith(inside):
+            _add_path(children, uri, True, root_uri)
+    return _listings(children)
+
+
+@dataclass(frozen=True)
+class _Layout:
+    """Where a snapshot's directories come from, computed from the skill roots alone."""
+
+    # Outermost skill root -> its skill. Only outermost roots are keys, so the first key met walking
+    # up from a URI is its outermost enclosing skill.
+    outermost: dict[str, CatalogSkill]
+    nested: dict[str, tuple[CatalogSkill, ...]]  # outermost root -> the skills inside it, if any
+    prefixes: dict[str, DirectoryListing]  # the directories above skill roots: subdirectories only
 
 
 @dataclass(frozen=True)
@@ -167,40 +264,113 @@ class CatalogSnapshot:
             s.entry.path.root: s for s in self.skill_by_uri.values() if s.entry.is_dynamic
         }
         self.schemes: frozenset[str] = frozenset(s.entry.path.scheme for s in self.skill_by_uri.values())
-        self.directories: dict[str, list[DirectoryChild]] = self._build_directories()
-        self._directory_keys = {uri: [c.name for c in kids] for uri, kids in self.directories.items()}
+        self._layout: _Layout | None = None
+        self._layout_lock = threading.Lock()
+        # Outermost skill root -> the listings served for it. Usually the skill's own index (shared,
+        # not copied); see `_build_skill_index` for when it is not.
+        self._skill_indexes: dict[str, Mapping[str, DirectoryListing]] = {}
 
-    # -- construction ---------------------------------------------------------------------------
+    # -- directories ----------------------------------------------------------------------------------
 
-    def _build_directories(self) -> dict[str, list[DirectoryChild]]:
-        # Published URIs are canonical already, so directories are built from their text: splitting
-        # on "/" gives encoded segments whose prefixes are the directory URIs (no re-encoding).
-        children: dict[str, dict[str, DirectoryChild]] = {}
+    def _get_layout(self) -> _Layout:
+        layout = self._layout
+        if layout is None:
+            with self._layout_lock:  # one build per snapshot; nobody sees a partial layout
+                layout = self._layout
+                if layout is None:
+                    layout = self._layout = self._build_layout()
+        return layout
 
-        def add_path(uri: str, file: CatalogFile | None) -> None:
-            scheme_sep = uri.index("://") + 3
-            cut = len(uri)
-            is_leaf = True
-            while True:
-                slash = uri.rfind("/", scheme_sep, cut)
-                if slash < 0:
-                    return  # reached the authority: it has no parent directory
-                parent, child_uri = uri[:slash], uri[:cut]
-                name = unquote(child_uri[slash + 1 :])
-                kids = children.setdefault(parent, {})
-                if name in kids:
-                    if is_leaf and file is not None:
-                        kids[name] = DirectoryChild(name, child_uri, file)
-                    return
-                kids[name] = DirectoryChild(name, child_uri, file if is_leaf else None)
-                cut, is_leaf = slash, False
+    def _build_layout(self) -> _Layout:
+        # O(skills x depth), run on the first directory read of each snapshot: it looks at no file
+        # of a skill beyond finding one that is served, and allocates nothing per un-nested skill.
+        roots = {uri[: uri.rfind("/")]: skill for uri, skill in self.skill_by_uri.items()}  # as CatalogSkill.root_uri
+        outermost: dict[str, CatalogSkill] = {}
+        nested: dict[str, list[CatalogSkill]] = {}
+        for root, skill in roots.items():
+            outer = root
+            scheme_sep = root.index("://") + 3
+            cut = len(root)
+            while (slash := root.rfind("/", scheme_sep, cut)) >= 0:
+                cut = slash
+                if root[:cut] in roots:
+                    outer = root[:cut]
+            if outer == root:
+                outermost[root] = skill
+            else:
+                nested.setdefault(outer, []).append(skill)
+        served: dict[str, CatalogSkill] = {}
+        children: _Children = {}
+        for root, skill in outermost.items():
+            # A skill none of whose files this snapshot serves is no directory, as when directories
+            # were derived from the served files; a SkillCatalog snapshot serves every SKILL.md.
+            if (
+                skill.entry.uri in self.files
+                or self._serves_any(skill)
+                or any(self._serves_any(s) for s in nested.get(root, ()))
+            ):
+                served[root] = skill
+                _add_path(children, root, False, None)
+        return _Layout(served, {root: tuple(inside) for root, inside in nested.items()}, _listings(children))
 
-        for file in self.files.values():
-            add_path(file.uri, file)
-        for skill in self.dynamic_roots.values():
-            # A generated skill's root is browsable: it holds at least its SKILL.md.
-            add_path(skill.uri, CatalogFile(skill.uri, 0, "", "text/markdown", True, MemoryContent(b"")))
-        return {parent: sorted(kids.values(), key=lambda c: c.name) for parent, kids in children.items()}
+    def _serves_any(self, skill: CatalogSkill) -> bool:
+        return skill.entry.is_dynamic or any(f.uri in self.files for f in skill.entry.files)
+
+    def _skill_index(self, root: str, layout: _Layout) -> Mapping[str, DirectoryListing]:
+        """The listings of every directory at and below outermost skill root `root`."""
+        index = self._skill_indexes.get(root)
+        if index is None:
+            index = self._build_skill_index(root, layout.outermost[root], layout.nested.get(root, ()))
+            self._skill_indexes[root] = index  # a race builds it twice; either result is whole
+        return index
+
+    def _build_skill_index(
+        self, root: str, head: CatalogSkill, nested: tuple[CatalogSkill, ...]
+    ) -> Mapping[str, DirectoryListing]:
+        # A folder skill's manifest lists its nested skills' files too, and SkillCatalog serves every
+        # manifest file, so the outermost skill's own (kept) index is the answer: O(its files) to check.
+        if head.entry.is_dynamic:
+            usable = not nested
+        else:
+            own = head.published_paths()
+            usable = all(u in self.files for u in own)
+            if usable and nested:
+                listed = frozenset(own)
+                usable = all(not s.entry.is_dynamic and all(f.uri in listed for f in s.entry.files) for s in nested)
+        if usable:
+            return head.directory_index()
+        # A hand-made snapshot (a file missing from `files`, skills nested across sources): build
+        # from what is served, for this snapshot only, since it depends on more than one entry.
+        served = {
+            uri for s in (head, *nested) for uri in s.published_paths() if s.entry.is_dynamic or uri in self.files
+        }
+        return build_directory_index(served, root)
+
+    def _listing(self, uri: str) -> DirectoryListing | None:
+        """The listing of directory `uri`, found in O(depth): its outermost enclosing skill, if any,
+        answers; otherwise it can only be a prefix directory."""
+        layout = self._get_layout()
+        scheme_sep = uri.find("://")
+        if scheme_sep < 0:
+            return None
+        scheme_sep += 3
+        candidate, cut = uri, len(uri)
+        while True:
+            if candidate in layout.outermost:
+                return self._skill_index(candidate, layout).get(uri)
+            cut = uri.rfind("/", scheme_sep, cut)
+            if cut < 0:
+                return layout.prefixes.get(uri)
+            candidate = uri[:cut]
+
+    def directory_uris(self) -> list[str]:
+        """Every directory URI served, sorted. Builds every skill's listings, so O(files) time and
+        memory: for tests and tools, never on a request path."""
+        layout = self._get_layout()
+        uris = set(layout.prefixes)
+        for root in layout.outermost:
+            uris.update(self._skill_index(root, layout))
+        return sorted(uris)
 
     # -- queries ----------------------------------------------------------------------------------
 
@@ -227,29 +397,30 @@ class CatalogSnapshot:
         return items, (page[-1].uri if more else None)
 
     def is_directory(self, uri: str) -> bool:
-        return uri in self.directories
+        return self._listing(uri) is not None
 
     def directory_page(self, uri: str, cursor: str | None, limit: int) -> Page | None:
         """Direct children of a directory URI, or None when `uri` is not a served directory."""
-        kids = self.directories.get(uri)
-        if kids is None:
+        listing = self._listing(uri)
+        if listing is None:
             return None
         kind = "resources/directory/read " + uri
         start = 0
         if cursor is not None:
             after = decode_cursor(cursor, kind, secret=self.cursor_secret)
-            start = bisect.bisect_right(self._directory_keys[uri], after)
-        page = kids[start : start + limit]
+            start = bisect.bisect_right(listing.names, after)
+        names = listing.names[start : start + limit]
         items: list[dict[str, Any]] = []
-        for child in page:
-            if child.file is None:
-                items.append({"uri": child.uri, "name": child.name, "mimeType": DIRECTORY_MIME_TYPE})
-            elif child.name == SKILL_MD and child.uri in self.skill_by_uri:
-                items.append(skill_md_resource(self.skill_by_uri[child.uri], self.files.get(child.uri)))
+        for i, name in enumerate(names, start):
+            child_uri = listing.uris[i]
+            if not listing.is_file[i]:
+                items.append({"uri": child_uri, "name": name, "mimeType": DIRECTORY_MIME_TYPE})
+            elif name == SKILL_MD and child_uri in self.skill_by_uri:
+                items.append(skill_md_resource(self.skill_by_uri[child_uri], self.files.get(child_uri)))
             else:
-                items.append(file_resource(child.name, child.file))
-        more = start + limit < len(kids)
-        next_cursor = encode_cursor(kind, page[-1].name, secret=self.cursor_secret) if more else None
+                items.append(file_resource(name, self.files[child_uri]))
+        more = start + limit < len(listing.names)
+        next_cursor = encode_cursor(kind, names[-1], secret=self.cursor_secret) if more else None
         return Page(items, next_cursor)
 
     def dynamic_skill_for(self, uri: str) -> tuple[CatalogSkill, str] | None:
