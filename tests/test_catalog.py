@@ -9,13 +9,21 @@ import sqlite3
 import time
 from collections.abc import Callable, Mapping
 from pathlib import Path
+from typing import Any
+from urllib.parse import unquote
 
 import pytest
 
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.digests import DigestCache, hash_file
+from skillwire.catalog.digests import DigestCache, hash_file, pack_stat
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.snapshot import DIRECTORY_MIME_TYPE, META_PREFIX, CatalogSnapshot, MemoryContent
+from skillwire.catalog.snapshot import (
+    DIRECTORY_MIME_TYPE,
+    META_PREFIX,
+    CatalogSnapshot,
+    MemoryContent,
+    skill_md_resource,
+)
 from skillwire.core.errors import InvalidCursor, InvalidSkillURI
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
@@ -376,7 +384,7 @@ def test_hashing_never_reads_past_the_size_stat_reported(tmp_path: Path) -> None
     st = small.stat()
     small.write_bytes(b"x" * 200)
     with pytest.raises(OSError, match="changed size"):
-        DigestCache().digest(str(small), st)
+        DigestCache().digest(str(small), pack_stat(st))
 
 
 # -- the persistent digest cache ------------------------------------------------------------------------

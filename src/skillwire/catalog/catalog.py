@@ -14,12 +14,13 @@ import os
 import threading
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
+from contextlib import nullcontext
 from pathlib import Path
 
 import anyio
 
 from skillwire.catalog.code import CodeSkills, F
-from skillwire.catalog.digests import DigestCache, StatKey
+from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root, uri_for
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, DynamicReader, SkippedSkill
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
@@ -47,7 +48,11 @@ class SkillCatalog:
         self.digests = digest_cache if digest_cache is not None else DigestCache()
         self.enforce_limits = enforce_limits
         self.cursor_secret = cursor_secret
-        self.hash_workers = hash_workers or min(8, (os.cpu_count() or 2) + 2)
+        # One by default: hashing in the scanning thread. Typical skill files are a few KB, so each
+        # hash is mostly interpreter work under the GIL, and a pool made threads wait on each other
+        # (100,000 files on 2 cores: 4 threads 26 s, 2 threads 16 s, inline 13 s). More workers pay
+        # off only for catalogs of large files, where reads and SHA-256 run with the GIL released.
+        self.hash_workers = hash_workers or 1
         self._snapshot: CatalogSnapshot | None = None
         self._refresh_lock = threading.Lock()
         self._listeners: list[Listener] = []
@@ -105,19 +110,26 @@ class SkillCatalog:
         so an edit in a 10,000-skill catalog costs a walk of its folder, not of the catalog. A change
         directly in a root (its `.skillignore`, a skill at the root) re-scans that whole root.
         """
+        return self._refresh(changed)[0]
+
+    def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
+        """The new snapshot and whether what it publishes differs from the previous one (or there was none)."""
         with self._refresh_lock:
             old = self._snapshot
             new = self._build(None if changed is None or old is None else list(changed))
             self._snapshot = new
-        if old is not None and _published_state(old) != _published_state(new):
+        if old is None:
+            return new, True  # nothing was published before: whoever is listening has news
+        differs = not _same_published(old, new)
+        if differs:
             for listener in self._listeners:
                 try:
                     listener(old, new)
                 except Exception:
                     logger.exception("catalog change listener failed")
-        return new
+        return new, differs
 
-    def _scan_root(self, index: int, changed: list[str] | None, pool: ThreadPoolExecutor) -> ScanResult:
+    def _scan_root(self, index: int, changed: list[str] | None, pool: ThreadPoolExecutor | None) -> ScanResult:
         root = self.roots[index]
         incremental = changed is not None and len(self._root_results) == len(self.roots)
         only = _affected_top_level(root, changed) if incremental and changed is not None else None
@@ -135,8 +147,13 @@ class SkillCatalog:
     def _build(self, changed: list[str] | None = None) -> CatalogSnapshot:
         # A scan allocates hundreds of thousands of small long-lived objects; the cyclic GC would walk
         # the growing heap again and again (measured: 12 s -> 7 s for a 100,000-file restart). None of
-        # them form cycles, so collection waits until the snapshot is built, and the survivors are
-        # then frozen so request-time collections never traverse the catalog either.
+        # them form cycles (tests/test_catalog_memory.py holds the scan to that), so collection is off
+        # while the snapshot is built and the survivors are frozen, so that request-time collections
+        # never traverse the catalog. The full collection runs before the build, when the heap holds
+        # only what is not frozen yet: after it, it would walk every new object (a second on 100,000
+        # files) only to find nothing. Garbage other threads make during the build is frozen with it;
+        # that is what one refresh's worth of concurrent requests leaves, not the catalog.
+        gc.collect()
         was_enabled = gc.isenabled()
         gc.disable()
         try:
@@ -144,13 +161,13 @@ class SkillCatalog:
         finally:
             if was_enabled:
                 gc.enable()
-        gc.collect()
         gc.freeze()
         return snapshot
 
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
         results: list[ScanResult] = []
-        with ThreadPoolExecutor(self.hash_workers, thread_name_prefix="skillwire-hash") as pool:
+        workers = self.hash_workers
+        with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
             results = [self._scan_root(index, changed, pool) for index in range(len(self.roots))]
             self._root_results = list(results)
             if len(self.code):
@@ -159,10 +176,14 @@ class SkillCatalog:
                     self._code_result = self.code.scan(self.digests, enforce_limits=self.enforce_limits, executor=pool)
                 results.append(self._code_result)
         skills, files, skipped, ignored = _merge(results)
-        live: set[StatKey] = set().union(*(r.live for r in results)) if results else set()
-        self.digests.retain(live)
-        self.digests.flush()
-        return CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
+        snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
+        live: set[str] = set().union(*(r.live for r in results)) if results else set()
+        skill_md_digests = {f.digest for uri in snapshot.skill_by_uri if (f := snapshot.files.get(uri)) is not None}
+        self.digests.retain(live, skill_md_digests)
+        # Pruning parsed frontmatter nobody references scans the whole cache file: worth it on a full
+        # scan, not on every watcher event.
+        self.digests.flush(prune=changed is None)
+        return snapshot
 
     # -- watching -------------------------------------------------------------------------------------
 
@@ -177,14 +198,13 @@ class SkillCatalog:
         if not paths:
             return
         async for changes in awatch(*paths, debounce=debounce_ms, stop_event=stop_event, recursive=True):
-            before = self._snapshot
             changed = [path for _, path in changes]
             try:
-                after = await anyio.to_thread.run_sync(self.refresh, changed)
+                _, differs = await anyio.to_thread.run_sync(self._refresh, changed)
             except Exception:
                 logger.exception("catalog refresh failed; still serving the previous snapshot")
                 continue
-            if before is not None and _published_state(before) == _published_state(after):
+            if not differs:
                 continue
             for listener in self._async_listeners:
                 try:
@@ -193,10 +213,20 @@ class SkillCatalog:
                     logger.exception("catalog change notification failed")
 
 
-def _published_state(snapshot: CatalogSnapshot) -> tuple[tuple[str, str], ...]:
-    return tuple(sorted((f.uri, f.digest) for f in snapshot.files.values())) + tuple(
-        sorted((s.uri, "listed" if s.listed else "unlisted") for s in snapshot.skill_by_uri.values())
-    )
+def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
+    """Whether two snapshots publish the same files (by digest) and the same skills, listed alike.
+
+    Runs after every watcher refresh, so it compares dictionaries in place instead of sorting
+    100,000 (uri, digest) pairs; an incremental refresh reuses most objects, so `is` settles most.
+    """
+    if old.files.keys() != new.files.keys() or old.skill_by_uri.keys() != new.skill_by_uri.keys():
+        return False
+    old_files, old_skills = old.files, old.skill_by_uri
+    for uri, file in new.files.items():
+        before = old_files[uri]
+        if before is not file and before.digest != file.digest:
+            return False
+    return all(old_skills[uri].listed == skill.listed for uri, skill in new.skill_by_uri.items())
 
 
 def _merge(
@@ -228,8 +258,11 @@ def _merge(
             skill_roots[(path.scheme, path.segments)] = index
             for depth in range(1, len(path.segments) + 1):
                 occupied.setdefault((path.scheme, path.segments[:depth]), index)
-        wanted = {f.uri for s in kept for f in s.entry.files}
-        files += [f for f in result.files if f.uri in wanted]
+        if len(kept) == len(result.skills):
+            files += result.files  # nothing dropped: every file belongs to a kept skill
+        else:
+            wanted = {f.uri for s in kept for f in s.entry.files}
+            files += [f for f in result.files if f.uri in wanted]
         skills += kept
     return skills, files, skipped, ignored
 
@@ -276,20 +309,23 @@ def _replace_subtrees(previous: ScanResult, fresh: ScanResult, root: SkillRoot, 
     """`previous` with everything under the top-level `names` replaced by `fresh`."""
     if any(skill.entry.path.segments == root.prefix for skill in previous.skills):
         raise _FullRescanNeeded  # a skill at the root lists every file: only a full scan can update it
-    prefixes = tuple(uri_for(root, (name,)) for name in names)
-    locations = tuple(os.path.join(str(root.path), name) for name in names)
+    # `str.startswith(tuple)` keeps the filter in C: it runs over every file of the catalog per event.
+    prefixes = frozenset(uri_for(root, (name,)) for name in names)
+    below = tuple(p + "/" for p in prefixes)
+    locations = frozenset(os.path.join(str(root.path), name) for name in names)
+    below_locations = tuple(p + os.sep for p in locations)
     real_prefixes = tuple(os.path.join(os.path.realpath(root.path), name) + os.sep for name in names)
 
     def uri_inside(uri: str) -> bool:
-        return any(uri == p or uri.startswith(p + "/") for p in prefixes)
+        return uri.startswith(below) or uri in prefixes
 
     def location_inside(location: str) -> bool:
-        return any(location == p or location.startswith(p + os.sep) for p in locations)
+        return location.startswith(below_locations) or location in locations
 
     return ScanResult(
         skills=[s for s in previous.skills if not uri_inside(s.entry.path.root_uri)] + fresh.skills,
         files=[f for f in previous.files if not uri_inside(f.uri)] + fresh.files,
         skipped=[s for s in previous.skipped if not location_inside(s.location)] + fresh.skipped,
         ignored=[i for i in previous.ignored if not location_inside(i[0])] + fresh.ignored,
-        live={k for k in previous.live if not k[0].startswith(real_prefixes)} | fresh.live,
+        live={path for path in previous.live if not path.startswith(real_prefixes)} | fresh.live,
     )

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
-from skillwire.catalog.digests import DigestCache, StatKey
+from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
 from skillwire.catalog.mime import guess_mime_type, is_utf8_text
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader, MemoryContent, SkippedSkill
@@ -108,7 +108,7 @@ class CodeSkills:
 
         results = [self._scan_item(item, cache, enforce_limits, executor) for item in self._items]
         skills, files, skipped, ignored = _merge(results)
-        live: set[StatKey] = set().union(*(r.live for r in results)) if results else set()
+        live: set[str] = set().union(*(r.live for r in results)) if results else set()
         return ScanResult(skills, files, skipped, ignored, live)
 
     def _scan_item(

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 import bisect
 import fnmatch
+import functools
+import operator
 import os
 import re
 import stat
@@ -24,7 +26,7 @@ from pathlib import Path
 
 import pathspec
 
-from skillwire.catalog.digests import DigestCache, FileDigest, StatKey, stat_key
+from skillwire.catalog.digests import DigestCache, FileDigest, pack_stat
 from skillwire.catalog.mime import guess_mime_type
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DiskContent, SkippedSkill
 from skillwire.core.entry import SkillEntry
@@ -93,11 +95,12 @@ class SkillRoot:
         return cls(Path(path), prefix)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _Found:
     rel: RelPath
     real: str
-    st: os.stat_result
+    size: int
+    stat: bytes  # `pack_stat`: a scan holds one per file, and an `os.stat_result` is a dozen objects
 
 
 @dataclass
@@ -106,7 +109,7 @@ class ScanResult:
     files: list[CatalogFile] = field(default_factory=list)
     skipped: list[SkippedSkill] = field(default_factory=list)
     ignored: list[tuple[str, str]] = field(default_factory=list)  # (path, why)
-    live: set[StatKey] = field(default_factory=set)
+    live: set[str] = field(default_factory=set)  # real paths of the files served (digest cache retention)
 
 
 class _Walker:
@@ -222,7 +225,7 @@ class _Walker:
             return
         if self._excluded(rel, False, specs):
             return
-        self.files.append(_Found(rel, real, st))
+        self.files.append(_Found(rel, real, st.st_size, pack_stat(st)))
         if rel[-1] == SKILL_MD:
             self.skill_dirs.append(rel[:-1])
 
@@ -233,7 +236,7 @@ class WalkResult:
     `.skillignore`s: `files` are `(relative path, real path, lstat-or-target stat)` of every regular
     file that passes the ignore rules, sorted; `skill_dirs` hold a `SKILL.md`; `ignored` is `(path, why)`."""
 
-    files: list[tuple[RelPath, str, os.stat_result]]
+    files: list[tuple[RelPath, str, int]]
     skill_dirs: list[RelPath]
     ignored: list[tuple[str, str]]
 
@@ -243,7 +246,7 @@ def walk_root(root: SkillRoot) -> WalkResult:
     result = ScanResult()
     walker = _Walker(root, result)
     walker.walk()
-    files = sorted(((f.rel, f.real, f.st) for f in walker.files), key=lambda item: item[0])
+    files = sorted(((f.rel, f.real, f.size) for f in walker.files), key=lambda item: item[0])
     return WalkResult(files, sorted(walker.skill_dirs), result.ignored)
 
 
@@ -283,7 +286,7 @@ def scan_root(
 
     def hash_one(item: _Found) -> tuple[RelPath, FileDigest | Exception]:
         try:
-            return item.rel, cache.digest(item.real, item.st)
+            return item.rel, cache.digest(item.real, item.stat)
         except OSError as exc:
             return item.rel, exc
 
@@ -295,7 +298,7 @@ def scan_root(
     results: list[tuple[RelPath, FileDigest | Exception]] = []
     misses: list[_Found] = []
     for item in todo:
-        known = cache.cached(item.real, item.st)
+        known = cache.cached(item.real, item.stat)
         if known is None:
             misses.append(item)
         else:
@@ -313,13 +316,7 @@ def scan_root(
         else:
             digests[rel] = outcome
 
-    uris: dict[RelPath, str] = {}
-
-    def uri_of(rel: RelPath) -> str:
-        cached = uris.get(rel)
-        if cached is None:
-            cached = uris[rel] = uri_for(root, rel)
-        return cached
+    uri_of = _UriBuilder(root).uri
 
     for skill_dir, members, frontmatter in plans:
         location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
@@ -328,7 +325,9 @@ def scan_root(
             first = broken[0]
             result.skipped.append(SkippedSkill(location, f"cannot read {'/'.join(first.rel)}: {failures[first.rel]}"))
             continue
-        manifest = tuple(sorted(ManifestFile(uri_of(f.rel), digests[f.rel].digest, f.st.st_size) for f in members))
+        manifest = tuple(
+            sorted((ManifestFile(uri_of(f.rel), digests[f.rel].digest, f.size) for f in members), key=_by_uri)
+        )
         skill_md_uri = uri_of((*skill_dir, SKILL_MD))
         entry = SkillEntry(skill_md_uri, frontmatter, manifest)  # type: ignore[arg-type]
         result.skills.append(CatalogSkill(entry, location))
@@ -340,15 +339,36 @@ def scan_root(
         result.files.append(
             CatalogFile(
                 uri_of(rel),
-                f.st.st_size,
+                f.size,
                 d.digest,
                 "text/markdown" if rel[-1] == SKILL_MD else guess_mime_type(rel[-1], is_text=d.is_text),
                 d.is_text,
                 DiskContent(f.real),
             )
         )
-        result.live.add(stat_key(f.real, f.st))
+        result.live.add(f.real)
     return result
+
+
+class _UriBuilder:
+    """URIs of paths under one root, each built from its parent folder's URI, so a folder name is
+    encoded once per scan instead of once per file below it (the same text as `uri_for`).
+
+    A class rather than a recursive closure: a closure that calls itself is a reference cycle, and
+    the catalog freezes what a scan leaves behind without a cyclic collection (see `SkillCatalog`).
+    """
+
+    def __init__(self, root: SkillRoot) -> None:
+        self.root = root
+        self.known: dict[RelPath, str] = {}
+
+    def uri(self, rel: RelPath) -> str:
+        cached = self.known.get(rel)
+        if cached is None:
+            parent = rel[:-1]
+            cached = self.uri(parent) + "/" + encode_segment(rel[-1]) if parent else uri_for(self.root, rel)
+            self.known[rel] = cached
+        return cached
 
 
 def uri_for(root: SkillRoot, rel: RelPath) -> str:
@@ -370,6 +390,19 @@ def _members(found: list[_Found], keys: list[RelPath], skill_dir: RelPath) -> li
     return [f for f in found[lo:hi] if f.rel[: len(skill_dir)] == skill_dir]
 
 
+@functools.lru_cache(maxsize=65536)
+def _segment_problem(segment: str) -> str | None:
+    # Cached: every file repeats its folders' names, and a 100,000-file catalog has few distinct ones.
+    try:
+        validate_segment(segment)
+    except InvalidSkillURI as exc:
+        return exc.reason
+    return None
+
+
+_by_uri = operator.attrgetter("uri")
+
+
 def _check_skill(
     root: SkillRoot, skill_dir: RelPath, members: list[_Found], enforce_limits: bool, cache: DigestCache
 ) -> dict[str, object]:
@@ -382,21 +415,20 @@ def _check_skill(
         )
     for f in members:
         for part in f.rel:
-            try:
-                validate_segment(part)
-            except InvalidSkillURI as exc:
-                raise SkillError(f"file {'/'.join(f.rel)!r} cannot be published in a URI: {exc.reason}") from None
-    total = sum(f.st.st_size for f in members)
+            problem = _segment_problem(part)
+            if problem is not None:
+                raise SkillError(f"file {'/'.join(f.rel)!r} cannot be published in a URI: {problem}")
+    total = sum(f.size for f in members)
     problem = limit_problem(len(members), total)
     if problem is not None and enforce_limits:
         raise SkillError(f"over the SEP-2640 limits: skill {problem}")
     skill_md = next(f for f in members if f.rel == (*skill_dir, SKILL_MD))
-    if skill_md.st.st_size > MAX_SKILL_MD_BYTES:
-        raise SkillError(f"SKILL.md is {skill_md.st.st_size:,} bytes; refusing to parse it")
+    if skill_md.size > MAX_SKILL_MD_BYTES:
+        raise SkillError(f"SKILL.md is {skill_md.size:,} bytes; refusing to parse it")
     try:
         # Parsing YAML costs far more than hashing a SKILL.md, so the decoded frontmatter is cached by
         # the file's digest: a restart or reload parses only SKILL.md files whose bytes changed.
-        digest = cache.digest(skill_md.real, skill_md.st).digest
+        digest = cache.digest(skill_md.real, skill_md.stat).digest
         fm = cache.frontmatter(digest)
         if fm is None:
             with open(skill_md.real, "rb") as handle:

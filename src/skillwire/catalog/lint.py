@@ -897,9 +897,9 @@ def lint_path(spec: str) -> LintReport:
             report.findings.append(_finding(rule, file, line, message, suggestion, key))
 
         n = len(skill_dir)
-        members = [(rel, real, st) for rel, real, st in files if rel[:n] == skill_dir]
+        members = [(rel, real, size) for rel, real, size in files if rel[:n] == skill_dir]
         inner = [d for d in skill_dirs if len(d) > n and d[:n] == skill_dir]
-        count, total = len(members), sum(st.st_size for _, _, st in members)
+        count, total = len(members), sum(size for _, _, size in members)
         nested_note = f", including {len(inner)} nested skill(s)" if inner else ""
         if count > MAX_FILES_PER_SKILL:
             add(
@@ -911,8 +911,8 @@ def lint_path(spec: str) -> LintReport:
                 "list what need not be published in a .skillignore, or split the skill",
             )
         if total > MAX_BYTES_PER_SKILL:
-            largest = sorted(members, key=lambda m: -m[2].st_size)[:3]
-            shown_largest = ", ".join(f"{'/'.join(rel[n:])} ({st.st_size:,} bytes)" for rel, _, st in largest)
+            largest = sorted(members, key=lambda m: -m[2])[:3]
+            shown_largest = ", ".join(f"{'/'.join(rel[n:])} ({size:,} bytes)" for rel, _, size in largest)
             add(
                 "too-large",
                 skill_md_file,
@@ -945,13 +945,13 @@ def lint_path(spec: str) -> LintReport:
                 "nothing to do if intended; move it beside the enclosing skill to keep the two apart",
             )
 
-        skill_md = next((real, st) for rel, real, st in members if rel == skill_md_rel)
-        if skill_md[1].st_size > MAX_SKILL_MD_BYTES:
+        skill_md = next((real, size) for rel, real, size in members if rel == skill_md_rel)
+        if skill_md[1] > MAX_SKILL_MD_BYTES:
             add(
                 "skill-md-too-large",
                 skill_md_file,
                 None,
-                f"SKILL.md is {skill_md[1].st_size:,} bytes; skillwire refuses to parse a SKILL.md over "
+                f"SKILL.md is {skill_md[1]:,} bytes; skillwire refuses to parse a SKILL.md over "
                 f"{MAX_SKILL_MD_BYTES:,} bytes",
                 "keep SKILL.md short and move detail into references/",
             )

@@ -7,6 +7,7 @@ the extension: a `.png` that is valid UTF-8 is still served with its image type,
 
 from __future__ import annotations
 
+import functools
 import mimetypes
 
 _BUILTIN = mimetypes.MimeTypes(filenames=())
@@ -34,7 +35,12 @@ _OVERRIDES = {
 
 def guess_mime_type(file_name: str, *, is_text: bool) -> str:
     dot = file_name.rfind(".")
-    ext = file_name[dot:].lower() if dot > 0 else ""
+    return _mime_for_extension(file_name[dot:].lower() if dot > 0 else "", is_text)
+
+
+@functools.lru_cache(maxsize=1024)
+def _mime_for_extension(ext: str, is_text: bool) -> str:
+    # Cached: a catalog has a handful of extensions and `mimetypes` parses a URL per call.
     mime = _OVERRIDES.get(ext) or _BUILTIN.guess_type("x" + ext, strict=False)[0]
     if mime:
         return mime
@@ -44,6 +50,8 @@ def guess_mime_type(file_name: str, *, is_text: bool) -> str:
 def is_utf8_text(data: bytes) -> bool:
     if b"\0" in data:
         return False
+    if data.isascii():
+        return True  # checked in C without building a str: most skill files are plain ASCII
     try:
         data.decode("utf-8")
     except UnicodeDecodeError:

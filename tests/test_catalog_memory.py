@@ -1,0 +1,109 @@
+"""What a scan leaves in memory.
+
+The catalog freezes the objects a scan leaves behind (`gc.freeze()`) without a full cyclic
+collection first, because on 100,000 files that collection cost a second of every start. That is only
+right while a scan creates no reference cycles: a cycle would be frozen and never freed, once per
+refresh. These tests hold the catalog to it, and check the digest cache keeps one compact record per
+served file, keyed by the scan's own path strings.
+"""
+
+from __future__ import annotations
+
+import gc
+import os
+import sqlite3
+from pathlib import Path
+
+from skillwire import SkillCatalog
+from skillwire.catalog.digests import DigestCache
+
+
+def make_tree(root: Path) -> None:
+    past = 1_600_000_000
+    for name in ("alpha", "beta", "team/gamma", "team/gamma/nested"):
+        folder = root / name / "references"
+        folder.mkdir(parents=True, exist_ok=True)
+        leaf = name.rsplit("/", 1)[-1]
+        (root / name / "SKILL.md").write_text(f"---\nname: {leaf}\ndescription: Skill {leaf}.\n---\n\n# {leaf}\n")
+        (folder / "notes.md").write_text(f"notes for {name}\n")
+        (folder / "data.bin").write_bytes(bytes(range(256)))
+    (root / "broken").mkdir()
+    (root / "broken" / "SKILL.md").write_text("---\nname: other\ndescription: misnamed\n---\n")
+    (root / "alpha" / ".skillignore").write_text("*.log\n")
+    (root / "alpha" / "debug.log").write_text("ignored\n")
+    for path in root.rglob("*"):
+        os.utime(path, (past, past))
+
+
+def cyclic_garbage_after(build: object) -> int:
+    """How many unreachable objects in cycles `build()` left behind (frozen ones included)."""
+    gc.unfreeze()  # earlier tests' catalogs froze the process's objects too: start from a clean heap
+    gc.collect()
+    gc.disable()
+    try:
+        build()  # type: ignore[operator]
+        gc.unfreeze()  # the catalog froze what it built; a collection must see it again
+        return gc.collect()
+    finally:
+        gc.enable()
+
+
+def test_full_and_incremental_scans_leave_no_cyclic_garbage(tmp_path: Path) -> None:
+    tree = tmp_path / "skills"
+    tree.mkdir()
+    make_tree(tree)
+    catalog = SkillCatalog([tree], digest_cache=DigestCache(tmp_path / "digests.sqlite"))
+
+    def full() -> None:
+        assert len(catalog.refresh()) == 4  # "broken" is skipped, the rest served
+
+    def incremental() -> None:
+        edited = tree / "team" / "gamma" / "references" / "notes.md"
+        edited.write_text("edited\n")
+        catalog.refresh([str(edited)])
+
+    assert cyclic_garbage_after(full) == 0
+    assert cyclic_garbage_after(incremental) == 0
+    assert cyclic_garbage_after(full) == 0
+
+
+def test_digest_cache_keeps_one_record_per_served_file_and_reloads_it(tmp_path: Path) -> None:
+    tree = tmp_path / "skills"
+    tree.mkdir()
+    make_tree(tree)
+    store = tmp_path / "digests.sqlite"
+    first = SkillCatalog([tree], digest_cache=DigestCache(store))
+    served = first.snapshot.files
+    # Every served file, plus the skipped skill's SKILL.md (hashed to look up its parsed frontmatter).
+    assert first.digests.hashed == len(served) + 1
+    assert len(first.digests._memory) == len(served)
+
+    # A file dropped from the catalog leaves the in-memory cache too.
+    (tree / "beta" / "references" / "data.bin").unlink()
+    first.refresh()
+    assert len(first.digests._memory) == len(served) - 1
+
+    again = SkillCatalog([tree], digest_cache=DigestCache(store))
+    assert again.digests.hashed == 0
+    assert {u: f.digest for u, f in again.snapshot.files.items()} == {
+        u: f.digest for u, f in first.snapshot.files.items()
+    }
+    # Each record is bytes keyed by a path the snapshot serves: no tuple of ints per file.
+    live = {f.content.path for f in again.snapshot.files.values()}  # type: ignore[union-attr]
+    assert set(again.digests._memory) == live
+    assert all(isinstance(record, bytes) and len(record) == 73 for record in again.digests._memory.values())
+
+
+def test_unusable_rows_in_the_cache_file_cost_a_rehash_not_a_wrong_digest(tmp_path: Path) -> None:
+    tree = tmp_path / "skills"
+    tree.mkdir()
+    make_tree(tree)
+    store = tmp_path / "digests.sqlite"
+    truth = {u: f.digest for u, f in SkillCatalog([tree], digest_cache=DigestCache(store)).snapshot.files.items()}
+    with sqlite3.connect(store) as db:
+        db.execute("UPDATE digests SET digest = 'sha256:not-hex' WHERE path LIKE '%alpha%notes.md'")
+        db.execute("UPDATE digests SET dev = 'text' WHERE path LIKE '%beta%notes.md'")
+        db.execute("UPDATE digests SET digest = 'md5:abc' WHERE path LIKE '%gamma/references/notes.md'")
+    reloaded = SkillCatalog([tree], digest_cache=DigestCache(store))
+    assert {u: f.digest for u, f in reloaded.snapshot.files.items()} == truth
+    assert reloaded.digests.hashed == 3  # exactly the three spoiled rows, hashed again
