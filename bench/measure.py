@@ -10,6 +10,7 @@ from a client-side cache unless the measurement is about that cache.
 from __future__ import annotations
 
 import base64
+import gc
 import math
 import os
 import random
@@ -48,7 +49,13 @@ def percentile(values: list[float], q: float) -> float:
 
 
 async def sample(count: int, budget: float, one: Callable[[int], Awaitable[None]]) -> list[float]:
-    """Time `one(i)` for i in range(count), stopping when `budget` seconds have passed."""
+    """Time `one(i)` for i in range(count), stopping when `budget` seconds have passed.
+
+    The benchmark process holds whole listings by now; its own cyclic-GC passes over them would land
+    in a server's tail latency, so they are frozen first (the same for every peer).
+    """
+    gc.collect()
+    gc.freeze()
     times: list[float] = []
     started = time.perf_counter()
     with anyio.move_on_after(budget):

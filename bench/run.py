@@ -703,6 +703,8 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     )
     value = numeric(sw(big, "peak_rss_mb"))
     add("server peak RSS < 200 MB", big, value, None if value is None else value < 200, fmt(value, "MB"))
+    value = numeric(sw(big, "watch_visible_s"))
+    add("watched one-file edit in skills/get < 1 s", big, value, None if value is None else value < 1, fmt(value, "s"))
     return out
 
 
