@@ -87,7 +87,7 @@ async def watcher_edit(root: Path) -> dict[str, Any]:
     snapshot = catalog.snapshot
     target_skill = snapshot.listed[len(snapshot.listed) // 2]
     target_file = next(f for f in target_skill.entry.files if not f.uri.endswith("SKILL.md"))
-    disk_path = Path(snapshot.files[target_file.uri].content.path)  # type: ignore[union-attr]
+    disk_path = Path(str(snapshot.files[target_file.uri].path))
     original = disk_path.read_bytes()
     async with anyio.create_task_group() as group, Client(server) as client:
         group.start_soon(catalog.watch)

@@ -89,7 +89,7 @@ def test_digest_cache_keeps_one_record_per_served_file_and_reloads_it(tmp_path: 
         u: f.digest for u, f in first.snapshot.files.items()
     }
     # Each record is bytes keyed by a path the snapshot serves: no tuple of ints per file.
-    live = {f.content.path for f in again.snapshot.files.values()}  # type: ignore[union-attr]
+    live = {f.path for f in again.snapshot.files.values()}
     assert set(again.digests._memory) == live
     assert all(isinstance(record, bytes) and len(record) == 73 for record in again.digests._memory.values())
 

@@ -177,7 +177,7 @@ class SkillCatalog:
                 results.append(self._code_result)
         skills, files, skipped, ignored = _merge(results)
         snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
-        live: set[str] = set().union(*(r.live for r in results)) if results else set()
+        live = {path for f in files if (path := f.path) is not None}
         skill_md_digests = {f.digest for uri in snapshot.skill_by_uri if (f := snapshot.files.get(uri)) is not None}
         self.digests.retain(live, skill_md_digests)
         # Pruning parsed frontmatter nobody references scans the whole cache file: worth it on a full
@@ -314,7 +314,6 @@ def _replace_subtrees(previous: ScanResult, fresh: ScanResult, root: SkillRoot, 
     below = tuple(p + "/" for p in prefixes)
     locations = frozenset(os.path.join(str(root.path), name) for name in names)
     below_locations = tuple(p + os.sep for p in locations)
-    real_prefixes = tuple(os.path.join(os.path.realpath(root.path), name) + os.sep for name in names)
 
     def uri_inside(uri: str) -> bool:
         return uri.startswith(below) or uri in prefixes
@@ -327,5 +326,4 @@ def _replace_subtrees(previous: ScanResult, fresh: ScanResult, root: SkillRoot, 
         files=[f for f in previous.files if not uri_inside(f.uri)] + fresh.files,
         skipped=[s for s in previous.skipped if not location_inside(s.location)] + fresh.skipped,
         ignored=[i for i in previous.ignored if not location_inside(i[0])] + fresh.ignored,
-        live={path for path in previous.live if not path.startswith(real_prefixes)} | fresh.live,
     )

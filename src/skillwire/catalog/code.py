@@ -30,7 +30,7 @@ from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader,
 from skillwire.core.entry import DYNAMIC, SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.frontmatter import JSONValue, parse_skill_md
-from skillwire.core.manifest import ManifestFile, limit_problem, sha256_digest
+from skillwire.core.manifest import limit_problem, sha256_digest
 from skillwire.core.names import frontmatter_problem
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, SkillPath, split_relative_path
 
@@ -108,8 +108,7 @@ class CodeSkills:
 
         results = [self._scan_item(item, cache, enforce_limits, executor) for item in self._items]
         skills, files, skipped, ignored = _merge(results)
-        live: set[str] = set().union(*(r.live for r in results)) if results else set()
-        return ScanResult(skills, files, skipped, ignored, live)
+        return ScanResult(skills, files, skipped, ignored)
 
     def _scan_item(
         self,
@@ -143,7 +142,6 @@ class CodeSkills:
         result.files += sub.files
         result.skipped += sub.skipped
         result.ignored += sub.ignored
-        result.live |= sub.live
         top = str(root.path)
         if not any(s.entry.path == item.path for s in sub.skills) and not any(s.location == top for s in sub.skipped):
             result.skipped.append(SkippedSkill(location, f"the folder {top} has no {SKILL_MD} at its top"))
@@ -175,9 +173,9 @@ def _add_memory_skill(
         text = is_utf8_text(data)
         mime = "text/markdown" if name == SKILL_MD else guess_mime_type(name, is_text=text)
         catalog_files.append(
-            CatalogFile(item.path.file_uri(name), len(data), sha256_digest(data), mime, text, MemoryContent(data))
+            CatalogFile(item.path.file_uri(name), sha256_digest(data), len(data), mime, text, MemoryContent(data))
         )
-    manifest = tuple(sorted(ManifestFile(f.uri, f.digest, f.size) for f in catalog_files))
+    manifest = tuple(sorted(catalog_files, key=lambda f: f.uri))
     entry = SkillEntry(item.path.skill_md_uri, dict(document.frontmatter), manifest)
     result.skills.append(CatalogSkill(entry, location, item.listed))
     result.files += catalog_files

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.catalog.mime import is_utf8_text
+from skillwire.catalog.snapshot import read_disk
 from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
 
@@ -51,16 +52,14 @@ def stat_size(stat: bytes) -> int:
 def hash_file(path: str, expected_size: int) -> tuple[FileDigest, int]:
     """Hash a regular file without following a symlink; returns the digest and the bytes read."""
     # Plain `os.read` on the descriptor: wrapping it in a buffered file object cost more than hashing
-    # a typical few-KB file (measured: a fifth of a 100,000-file cold scan).
+    # a typical few-KB file (measured: a fifth of a 100,000-file cold scan). Never more than one byte
+    # past the size `stat` reported: a file that grows while it is hashed (a log being appended to)
+    # is detected by the caller, not read without end.
+    if expected_size <= _CHUNK:
+        data = read_disk(path, expected_size)
+        return FileDigest(DIGEST_PREFIX + hashlib.sha256(data).hexdigest(), is_utf8_text(data)), len(data)
     fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
-        # Never read more than one byte past the size `stat` reported: a file that grows while it is
-        # hashed (a log being appended to) is detected by the caller, not read without end.
-        if expected_size <= _CHUNK:
-            data = os.read(fd, expected_size + 1)
-            while len(data) <= expected_size and (more := os.read(fd, expected_size + 1 - len(data))):
-                data += more  # a short read; rare on regular files
-            return FileDigest(DIGEST_PREFIX + hashlib.sha256(data).hexdigest(), is_utf8_text(data)), len(data)
         hasher = hashlib.sha256()
         decoder = codecs.getincrementaldecoder("utf-8")()
         decoder_ok = True
@@ -162,7 +161,9 @@ class DigestCache:
         with self._lock:
             self.hashed += 1
             self._memory[path] = record
-            if time.time() - mtime_ns / 1e9 > _RACY_SECONDS:
+            # Only a cache with a file behind it has anything to flush; without one, pending rows
+            # would pile up for the life of the process.
+            if self.path is not None and time.time() - mtime_ns / 1e9 > _RACY_SECONDS:
                 self._pending[path] = ((path, dev, ino, size, mtime_ns, ctime_ns), result)
         return result
 

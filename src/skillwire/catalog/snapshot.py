@@ -18,7 +18,6 @@ import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import cached_property
 from typing import Any
 from urllib.parse import unquote
 
@@ -26,7 +25,7 @@ from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, decode_cursor, encode_c
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.frontmatter import JSONValue
-from skillwire.core.manifest import sha256_digest
+from skillwire.core.manifest import ManifestFile, sha256_digest
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, parse_uri
 
 META_PREFIX = "io.modelcontextprotocol.skills/"
@@ -37,44 +36,46 @@ class FileChanged(SkillwireError):
     """A file's bytes on disk no longer match the digest this snapshot published."""
 
 
-@dataclass(frozen=True, slots=True)
-class DiskContent:
-    """Bytes that live in a regular file (path is the resolved path inside a catalog root)."""
-
-    path: str
-
-    def read(self, expected_size: int) -> bytes:
-        # O_NOFOLLOW: a file swapped for a symlink after the scan is refused, not followed.
-        fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-        try:
-            with os.fdopen(fd, "rb", closefd=False) as handle:
-                # One byte more than expected tells growth apart without reading a runaway file.
-                return handle.read(expected_size + 1)
-        finally:
-            os.close(fd)
+def read_disk(path: str, expected_size: int) -> bytes:
+    """The bytes of a regular file, and one more if it grew: a runaway file is never read to its end."""
+    # O_NOFOLLOW: a file swapped for a symlink after the scan is refused, not followed.
+    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
+    try:
+        data = os.read(fd, expected_size + 1)
+        while len(data) <= expected_size and (more := os.read(fd, expected_size + 1 - len(data))):
+            data += more  # a short read; rare on regular files
+        return data
+    finally:
+        os.close(fd)
 
 
 @dataclass(frozen=True, slots=True)
 class MemoryContent:
     data: bytes
 
-    def read(self, expected_size: int) -> bytes:
-        return self.data
-
 
 @dataclass(frozen=True, slots=True)
-class CatalogFile:
-    """One served file: what the manifest says about it and where its bytes come from."""
+class CatalogFile(ManifestFile):
+    """One served file: its manifest item (`uri`, `digest`, `size`) and where its bytes come from.
 
-    uri: str
-    size: int
-    digest: str
+    A manifest item itself, so a skill's entry lists the very objects the snapshot serves: one object
+    per file instead of two (5.5 MB less on 100,000 files).
+    """
+
     mime_type: str
     is_text: bool
-    content: DiskContent | MemoryContent
+    # A file on disk is its resolved path inside a catalog root: a plain string, because a server
+    # keeps one per published file (an object around it was 4 MB more on 100,000 files).
+    content: str | MemoryContent
+
+    @property
+    def path(self) -> str | None:
+        """Where the bytes live on disk, or None for a file defined in code."""
+        return self.content if isinstance(self.content, str) else None
 
     def read(self) -> bytes:
-        data = self.content.read(self.size)
+        content = self.content
+        data = read_disk(content, self.size) if isinstance(content, str) else content.data
         if len(data) != self.size or sha256_digest(data) != self.digest:
             raise FileChanged(f"{self.uri} changed since it was published; fetch the entry again")
         return data
@@ -92,10 +93,11 @@ class CatalogSkill:
     listed: bool = True
     dynamic_reader: DynamicReader | None = None
 
-    @cached_property
+    @property
     def wire(self) -> dict[str, Any]:
-        # Built on first request, then kept: building it per request cost 0.6-0.9 ms a page (most of
-        # a skills/list page), and skills never asked for cost no memory.
+        # Built per request, not kept: about 1 ms for a page of 100 skills in-process (5% of a page
+        # over HTTP), while keeping every entry's wire form cost 20 MB on 10,000 skills, the
+        # difference between a server under and over 200 MB.
         return self.entry.to_wire()
 
     @property
