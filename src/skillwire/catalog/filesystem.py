@@ -232,7 +232,7 @@ class _Walker:
 @dataclass(frozen=True)
 class WalkResult:
     """What `scan_root` would consider serving under a root, found without opening any file but
-    `.skillignore`s: `files` are `(relative path, real path, lstat-or-target stat)` of every regular
+    `.skillignore`s: `files` are `(relative path, real path, size in bytes)` of every regular
     file that passes the ignore rules, sorted; `skill_dirs` hold a `SKILL.md`; `ignored` is `(path, why)`."""
 
     files: list[tuple[RelPath, str, int]]
