@@ -193,7 +193,8 @@ class SkillHost:
                 entries.append(skill.entry)
                 dirs[skill.entry.uri] = Path(skill.source)
             for file in result.files:
-                local.files[file.uri] = Path(file.content.path)  # type: ignore[union-attr]
+                if file.path is not None:  # always, for files found on disk
+                    local.files[file.uri] = Path(file.path)
             problems += [EntryProblem(0, 0, s.location, s.reason) for s in result.skipped]
         self.registry.set_origin(label, "local", entries, problems=problems, local_dirs=dirs)
 
