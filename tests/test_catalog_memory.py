@@ -12,6 +12,7 @@ from __future__ import annotations
 import gc
 import os
 import sqlite3
+import sys
 from pathlib import Path
 
 from skillwire import SkillCatalog
@@ -107,3 +108,27 @@ def test_unusable_rows_in_the_cache_file_cost_a_rehash_not_a_wrong_digest(tmp_pa
     reloaded = SkillCatalog([tree], digest_cache=DigestCache(store))
     assert {u: f.digest for u, f in reloaded.snapshot.files.items()} == truth
     assert reloaded.digests.hashed == 3  # exactly the three spoiled rows, hashed again
+
+
+def test_an_incremental_refresh_forgets_only_files_gone_from_the_rescanned_folder(tmp_path: Path) -> None:
+    tree = tmp_path / "skills"
+    tree.mkdir()
+    make_tree(tree)
+    catalog = SkillCatalog([tree], digest_cache=DigestCache())
+    served = {f.path for f in catalog.snapshot.files.values()}
+    gone = tree / "team" / "gamma" / "references" / "data.bin"
+    gone.unlink()
+    catalog.refresh([str(gone)])
+    assert str(gone) not in catalog.digests._memory
+    assert set(catalog.digests._memory) == served - {str(gone)}
+    # Nothing else was hashed again: every other record was kept, not rebuilt.
+    assert catalog.digests.hashed == len(served) + 1  # + the skipped skill's SKILL.md at the first scan
+
+
+def test_serve_fixes_the_malloc_mmap_threshold_on_glibc() -> None:
+    import platform
+
+    from skillwire.cli.serve import fix_malloc_mmap_threshold
+
+    applied = fix_malloc_mmap_threshold()
+    assert applied == (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc")

@@ -58,6 +58,8 @@ class SkillCatalog:
         self._listeners: list[Listener] = []
         self._root_results: list[ScanResult] = []  # the last scan of each root, for incremental refresh
         self._code_result: ScanResult | None = None
+        # Per root refreshed incrementally in the current build: (real folder prefixes, served paths).
+        self._rescanned: list[tuple[tuple[str, ...], set[str | None]]] = []
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
@@ -136,12 +138,18 @@ class SkillCatalog:
         if incremental and only is not None:
             previous = self._root_results[index]
             if not only:
+                self._rescanned.append(((), set()))
                 return previous  # nothing under this root changed
             fresh = scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool, only=only)
             try:
-                return _replace_subtrees(previous, fresh, root, only)
+                merged = _replace_subtrees(previous, fresh, root, only)
             except _FullRescanNeeded:
                 pass
+            else:
+                real_base = os.path.realpath(root.path)
+                prefixes = tuple(os.path.join(real_base, name) + os.sep for name in only)
+                self._rescanned.append((prefixes, {f.path for f in fresh.files}))
+                return merged
         return scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool)
 
     def _build(self, changed: list[str] | None = None) -> CatalogSnapshot:
@@ -166,6 +174,7 @@ class SkillCatalog:
 
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
         results: list[ScanResult] = []
+        self._rescanned = []
         workers = self.hash_workers
         with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
             results = [self._scan_root(index, changed, pool) for index in range(len(self.roots))]
@@ -177,9 +186,16 @@ class SkillCatalog:
                 results.append(self._code_result)
         skills, files, skipped, ignored = _merge(results)
         snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
-        live = {path for f in files if (path := f.path) is not None}
-        skill_md_digests = {f.digest for uri in snapshot.skill_by_uri if (f := snapshot.files.get(uri)) is not None}
-        self.digests.retain(live, skill_md_digests)
+        if changed is not None and len(self._rescanned) == len(self.roots):
+            # Every root was refreshed folder by folder: only the rescanned folders can hold files
+            # that went away. Rebuilding the whole in-memory cache per watcher event was 4 MB of
+            # churn on 100,000 files.
+            for prefixes, fresh in self._rescanned:
+                self.digests.forget(prefixes, keep=fresh)
+        else:
+            live = {path for f in files if (path := f.path) is not None}
+            skill_md_digests = {f.digest for uri in snapshot.skill_by_uri if (f := snapshot.files.get(uri)) is not None}
+            self.digests.retain(live, skill_md_digests)
         # Pruning parsed frontmatter nobody references scans the whole cache file: worth it on a full
         # scan, not on every watcher event.
         self.digests.flush(prune=changed is None)

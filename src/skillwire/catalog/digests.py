@@ -226,6 +226,12 @@ class DigestCache:
             if not skill_md_digests.issuperset(self._frontmatter):
                 self._frontmatter = {d: fm for d, fm in self._frontmatter.items() if d in skill_md_digests}
 
+    def forget(self, prefixes: tuple[str, ...], *, keep: set[str | None]) -> None:
+        """Drop the records under `prefixes` (folder paths ending in a separator) not in `keep`."""
+        with self._lock:
+            for path in [p for p in self._memory if p.startswith(prefixes) and p not in keep]:
+                del self._memory[path]
+
 
 def _record(
     dev: object, ino: object, size: object, mtime_ns: object, ctime_ns: object, digest: object, is_text: bool
