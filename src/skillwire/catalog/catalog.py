@@ -255,6 +255,10 @@ def _merge(
     files: list[CatalogFile] = []
     skipped: list[SkippedSkill] = []
     ignored: list[tuple[str, str]] = []
+    if len(results) == 1:
+        # One source cannot overlap itself (a scan never publishes into another skill's folder).
+        only = results[0]
+        return only.skills, only.files, only.skipped, only.ignored  # read, never changed, by the caller
     for index, result in enumerate(results):
         skipped += result.skipped
         ignored += result.ignored

@@ -96,6 +96,7 @@ class DigestCache:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path
         self._memory: dict[str, bytes] = {}
+        self._loaded_keys = False  # keys read from the SQLite file, not yet replaced by a scan's
         self._pending: dict[str, tuple[StatKey, FileDigest]] = {}
         self._frontmatter: dict[str, dict[str, JSONValue]] = {}
         self._pending_frontmatter: dict[str, str] = {}
@@ -125,6 +126,7 @@ class DigestCache:
                     record = _record(dev, ino, size, mtime_ns, ctime_ns, digest, bool(is_text))
                     if record is not None and isinstance(file_path, str):
                         self._memory[file_path] = record
+                        self._loaded_keys = True
                 for digest, text in db.execute("SELECT digest, json FROM frontmatter"):
                     self._frontmatter[digest] = json.loads(text)
             finally:
@@ -220,9 +222,16 @@ class DigestCache:
         """
         with self._lock:
             memory = self._memory
-            # Re-keyed by the scan's own path strings, which the snapshot holds anyway: the strings
-            # read from the SQLite file are then freed instead of kept as a second copy.
-            self._memory = {path: record for path in live if (record := memory.get(path)) is not None}
+            if self._loaded_keys:
+                # Re-keyed by the scan's own path strings, which the snapshot holds anyway: the
+                # strings read from the SQLite file are then freed instead of kept as a second copy.
+                self._memory = {path: record for path in live if (record := memory.get(path)) is not None}
+                self._loaded_keys = False
+            else:
+                # Keys are the scans' own strings already: drop the stale ones in place rather than
+                # build a second 100,000-entry table next to the first.
+                for path in [p for p in memory if p not in live]:
+                    del memory[path]
             if not skill_md_digests.issuperset(self._frontmatter):
                 self._frontmatter = {d: fm for d, fm in self._frontmatter.items() if d in skill_md_digests}
 

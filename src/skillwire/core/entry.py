@@ -65,7 +65,10 @@ class SkillEntry:
         return None if self.is_dynamic else limit_problem(len(self.files), self.total_size)
 
     def to_wire(self) -> dict[str, Any]:
-        resources: object = DYNAMIC if self.is_dynamic else [f.to_wire() for f in self.files]
+        # Inline rather than `f.to_wire()`: built for every entry of every skills/list page.
+        resources: object = (
+            DYNAMIC if self.is_dynamic else [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in self.files]
+        )
         return {"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources}
 
     @classmethod
