@@ -27,7 +27,6 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import anyio
 import pytest
@@ -39,7 +38,7 @@ from fixtures.broken_server import DEFECTS
 from skillwire.cli.audit import RULES, SERVER, AuditResult, audit
 from skillwire.cli.check import render
 from skillwire.cli.common import Output, ServerTarget
-from skillwire.cli.main import main
+from support.cli import run_cli
 from support.servers import CORPUS, REPO_ROOT
 
 FIXTURES = REPO_ROOT / "tests" / "fixtures"
@@ -60,20 +59,8 @@ class Result:
 
 def cli(*args: str) -> Result:
     """`main([...])` in this process, stdout and stderr captured as pipes (so: plain output)."""
-    out, err = io.BytesIO(), io.BytesIO()
-    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
-    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
-    with (
-        mock.patch.object(sys, "stdout", stdout),
-        mock.patch.object(sys, "stderr", stderr),
-        mock.patch.dict(os.environ, environ, clear=True),
-    ):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # argparse
-            code = exc.code if isinstance(exc.code, int) else 1
-    return Result(code, out.getvalue().decode("utf-8"), err.getvalue().decode("utf-8", errors="replace"))
+    ran = run_cli(*args)
+    return Result(ran.code, ran.text, ran.err)
 
 
 def cli_process(*args: str, timeout: float = 120) -> Result:

@@ -6,25 +6,23 @@ server that lies (tests/fixtures/lying_server_cli.py). The CLI runs as a subproc
 from __future__ import annotations
 
 import hashlib
-import io
 import json
 import os
 import re
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
-from unittest import mock
 
 import pytest
 
 from fixtures import LyingServer, free_port, running_lying_server
 from skillwire.cli.common import human_size, printable
 from skillwire.cli.ls import Row, plain_table
-from skillwire.cli.main import main
 from skillwire.core.entry import SkillEntry
 from skillwire.core.frontmatter import parse_skill_md
+from support.cli import CliResult as Result
+from support.cli import run_cli as cli
 from support.servers import EXAMPLES, serve_http
 
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
@@ -35,17 +33,6 @@ EXAMPLE_SKILLS = {
     "skill://git-workflow/SKILL.md": EXAMPLES / "git-workflow",
     "skill://pdf-processing/SKILL.md": EXAMPLES / "pdf-processing",
 }
-
-
-@dataclass
-class Result:
-    code: int
-    out: bytes
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out.decode("utf-8")
 
 
 def cli_process(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> Result:
@@ -60,25 +47,6 @@ def cli_process(*args: str, env: dict[str, str] | None = None, timeout: float = 
         stdin=subprocess.DEVNULL,
     )
     return Result(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> Result:
-    """`main([...])` in this process (much faster than a new interpreter), stdout/stderr captured as pipes."""
-    out, err = io.BytesIO(), io.BytesIO()
-    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
-    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
-    environ.update(env or {})
-    with (
-        mock.patch.object(sys, "stdout", stdout),
-        mock.patch.object(sys, "stderr", stderr),
-        mock.patch.dict(os.environ, environ, clear=True),
-    ):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:  # argparse
-            code = exc.code if isinstance(exc.code, int) else 1
-    return Result(code, out.getvalue(), err.getvalue().decode("utf-8", errors="replace"))
 
 
 def columns(line: str) -> list[str]:

@@ -10,26 +10,23 @@ from __future__ import annotations
 
 import hashlib
 import importlib.util
-import io
 import json
-import os
 import shutil
 import subprocess
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
-from unittest import mock
 
 import pytest
 
 from fixtures import LyingServer, running_lying_server
 from skillwire.cli.common import human_size
 from skillwire.cli.lockfile import LOCK_NAME, Lock, LockError
-from skillwire.cli.main import main
 from skillwire.cli.pull import plan_skill
 from skillwire.core.entry import SkillEntry
+from support.cli import CliResult as Result
+from support.cli import run_cli as cli
 from support.servers import EXAMPLES, serve_http
 
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
@@ -40,36 +37,6 @@ EXAMPLE_SKILLS = {
     "skill://git-workflow/SKILL.md": "git-workflow",
     "skill://pdf-processing/SKILL.md": "pdf-processing",
 }
-
-
-@dataclass
-class Result:
-    code: int
-    out: bytes
-    err: str
-
-    @property
-    def text(self) -> str:
-        return self.out.decode("utf-8")
-
-
-def cli(*args: str, env: dict[str, str] | None = None) -> Result:
-    """`main([...])` in this process, stdout and stderr captured as (non-terminal) pipes."""
-    out, err = io.BytesIO(), io.BytesIO()
-    stdout = io.TextIOWrapper(out, encoding="utf-8", write_through=True)
-    stderr = io.TextIOWrapper(err, encoding="utf-8", write_through=True)
-    environ = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
-    environ.update(env or {})
-    with (
-        mock.patch.object(sys, "stdout", stdout),
-        mock.patch.object(sys, "stderr", stderr),
-        mock.patch.dict(os.environ, environ, clear=True),
-    ):
-        try:
-            code = main(list(args))
-        except SystemExit as exc:
-            code = exc.code if isinstance(exc.code, int) else 1
-    return Result(code, out.getvalue(), err.getvalue().decode("utf-8", errors="replace"))
 
 
 def cli_process(*args: str, timeout: float = 120) -> Result:

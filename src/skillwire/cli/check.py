@@ -29,6 +29,7 @@ from __future__ import annotations
 
 import argparse
 import json
+from contextlib import nullcontext
 from itertools import groupby
 from typing import Any
 
@@ -106,16 +107,7 @@ async def _check(target: ServerTarget, args: argparse.Namespace, out: Output) ->
             if bar is not None:
                 bar.update(bar.task_ids[0], completed=done, total=total)
 
-        if bar is None:
-            return await audit(
-                send,
-                capabilities,
-                protocol_version=client.protocol_version,
-                concurrency=args.concurrency,
-                request_timeout=args.timeout,
-                max_pages=args.max_pages,
-            )
-        with bar:
+        with bar if bar is not None else nullcontext():
             return await audit(
                 send,
                 capabilities,
