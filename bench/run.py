@@ -69,6 +69,7 @@ from bench.peers import (
     PEERS,
     REPO_ROOT,
     Server,
+    Started,
     StartFailed,
     StartTimedOut,
     fastmcp_argv,
@@ -362,43 +363,28 @@ async def run_skillwire(
     for suffix in ("", "-wal", "-shm"):
         Path(f"{digests}{suffix}").unlink(missing_ok=True)
     budget = settings.skillwire_start_budget
+
+    async def launch_skillwire(log: str, digest_cache: Path | None = None) -> Started:
+        port = free_port()
+        argv = skillwire_argv(root, port, digest_cache=digest_cache)
+        return await start("skillwire", argv, port, logs / f"{catalog}-{log}.log", budget=budget)
+
+    async def start_seconds(log: str, digest_cache: Path | None = None) -> float:
+        """Seconds from process start to the first skills/list answer; the server is stopped after."""
+        started = await launch_skillwire(log, digest_cache)
+        started.server.stop()
+        return started.first_list_s
+
     try:
         # A first start fills a fresh digest cache file; the starts after it are restarts.
-        port = free_port()
-        first = await start(
-            "skillwire",
-            skillwire_argv(root, port, digest_cache=digests),
-            port,
-            logs / f"{catalog}-sw-warm.log",
-            budget=budget,
-        )
-        first.server.stop()
-        run.extra["first_start_writing_digest_cache_s"] = first.first_list_s
+        first_s = await start_seconds("sw-warm", digests)
+        run.extra["first_start_writing_digest_cache_s"] = first_s
         # Slow starts are measured once: a repeat would cost more than it tells.
-        repeats = settings.start_repeats if first.first_list_s < 5 else 1
-        restarts = []
-        for n in range(repeats):
-            port = free_port()
-            again = await start(
-                "skillwire",
-                skillwire_argv(root, port, digest_cache=digests),
-                port,
-                logs / f"{catalog}-sw-restart{n}.log",
-                budget=budget,
-            )
-            again.server.stop()
-            restarts.append(again.first_list_s)
+        repeats = settings.start_repeats if first_s < 5 else 1
+        restarts = [await start_seconds(f"sw-restart{n}", digests) for n in range(repeats)]
         run.set("restart_digest_cache_s", statistics.median(restarts))
-        colds = []
-        for n in range(repeats - 1):
-            port = free_port()
-            cold = await start(
-                "skillwire", skillwire_argv(root, port), port, logs / f"{catalog}-sw-cold{n}.log", budget=budget
-            )
-            cold.server.stop()
-            colds.append(cold.first_list_s)
-        port = free_port()
-        main = await start("skillwire", skillwire_argv(root, port), port, logs / f"{catalog}-sw.log", budget=budget)
+        colds = [await start_seconds(f"sw-cold{n}") for n in range(repeats - 1)]
+        main = await launch_skillwire("sw")
         colds.append(main.first_list_s)
     except (StartFailed, StartTimedOut) as exc:
         run.metrics.setdefault("restart_digest_cache_s", start_budget_status(exc, budget))
