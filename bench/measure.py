@@ -78,6 +78,17 @@ async def read_bytes(client: Client, uri: str) -> bytes:
     return base64.b64decode(getattr(block, "blob", ""))
 
 
+def latencies(name: str, times: list[float], timed_out: str) -> dict[str, Value]:
+    """`<name>_p50_ms`, `<name>_p99_ms` and `<name>_samples`, or a "timed out" status without samples."""
+    if not times:
+        return {f"{name}_p50_ms": status("timed out", timed_out)}
+    return {
+        f"{name}_p50_ms": statistics.median(times) * 1e3,
+        f"{name}_p99_ms": percentile(times, 0.99) * 1e3,
+        f"{name}_samples": len(times),
+    }
+
+
 # -- skills/list ---------------------------------------------------------------------------------------------
 
 
@@ -133,13 +144,7 @@ async def page_cost(url: str, cursors: list[str | None], *, samples: int, budget
             await send_raw(client, list_skills_request(chosen[index]))
 
         times = await sample(samples, budget, one)
-    if not times:
-        return {"page_p50_ms": status("timed out", f"no page within {budget:.0f} s")}
-    return {
-        "page_p50_ms": statistics.median(times) * 1e3,
-        "page_p99_ms": percentile(times, 0.99) * 1e3,
-        "page_samples": len(times),
-    }
+    return latencies("page", times, f"no page within {budget:.0f} s")
 
 
 # -- skills/get ------------------------------------------------------------------------------------------------
@@ -155,13 +160,7 @@ async def get_latency(url: str, uris: list[str], *, budget: float) -> dict[str, 
                 raise AssertionError(f"skills/get {uris[index]} answered {result!r:.200}")
 
         times = await sample(len(uris), budget, one)
-    if not times:
-        return {"get_p50_ms": status("timed out", f"no skills/get answer within {budget:.0f} s")}
-    return {
-        "get_p50_ms": statistics.median(times) * 1e3,
-        "get_p99_ms": percentile(times, 0.99) * 1e3,
-        "get_samples": len(times),
-    }
+    return latencies("get", times, f"no skills/get answer within {budget:.0f} s")
 
 
 # -- resources/read ---------------------------------------------------------------------------------------------
@@ -181,15 +180,11 @@ async def read_latency(url: str, files: list[tuple[str, int]], label: str, *, bu
                 raise AssertionError(f"{uri}: read {len(data)} bytes, the manifest says {size}")
 
         times = await sample(len(files), budget, one)
-    if not times:
-        return {f"read_{label}_p50_ms": status("timed out", f"no resources/read answer within {budget:.0f} s")}
-    total = sum(size for _, size in files[: len(times)])
-    return {
-        f"read_{label}_p50_ms": statistics.median(times) * 1e3,
-        f"read_{label}_p99_ms": percentile(times, 0.99) * 1e3,
-        f"read_{label}_MBps": total / sum(times) / MB,
-        f"read_{label}_samples": len(times),
-    }
+    metrics = latencies(f"read_{label}", times, f"no resources/read answer within {budget:.0f} s")
+    if times:
+        total = sum(size for _, size in files[: len(times)])
+        metrics[f"read_{label}_MBps"] = total / sum(times) / MB
+    return metrics
 
 
 # -- loading one skill ---------------------------------------------------------------------------------------
