@@ -31,6 +31,8 @@ logger = logging.getLogger("skillwire.catalog")
 logging.getLogger("watchfiles").setLevel(logging.WARNING)
 
 Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
+# What an incremental refresh rescanned under one root: its real folder prefixes, and the paths now served there.
+_Rescanned = tuple[tuple[str, ...], set[str | None]]
 
 
 class SkillCatalog:
@@ -58,8 +60,6 @@ class SkillCatalog:
         self._listeners: list[Listener] = []
         self._root_results: list[ScanResult] = []  # the last scan of each root, for incremental refresh
         self._code_result: ScanResult | None = None
-        # Per root refreshed incrementally in the current build: (real folder prefixes, served paths).
-        self._rescanned: list[tuple[tuple[str, ...], set[str | None]]] = []
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
@@ -131,15 +131,17 @@ class SkillCatalog:
                     logger.exception("catalog change listener failed")
         return new, differs
 
-    def _scan_root(self, index: int, changed: list[str] | None, pool: ThreadPoolExecutor | None) -> ScanResult:
+    def _scan_root(
+        self, index: int, changed: list[str] | None, pool: ThreadPoolExecutor | None
+    ) -> tuple[ScanResult, _Rescanned | None]:
+        """The root's scan, and for an incremental refresh what was rescanned (None: a full scan)."""
         root = self.roots[index]
         incremental = changed is not None and len(self._root_results) == len(self.roots)
         only = _affected_top_level(root, changed) if incremental and changed is not None else None
         if incremental and only is not None:
             previous = self._root_results[index]
             if not only:
-                self._rescanned.append(((), set()))
-                return previous  # nothing under this root changed
+                return previous, ((), set())  # nothing under this root changed
             fresh = scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool, only=only)
             try:
                 merged = _replace_subtrees(previous, fresh, root, only)
@@ -148,9 +150,8 @@ class SkillCatalog:
             else:
                 real_base = os.path.realpath(root.path)
                 prefixes = tuple(os.path.join(real_base, name) + os.sep for name in only)
-                self._rescanned.append((prefixes, {f.path for f in fresh.files}))
-                return merged
-        return scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool)
+                return merged, (prefixes, {f.path for f in fresh.files})
+        return scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool), None
 
     def _build(self, changed: list[str] | None = None) -> CatalogSnapshot:
         # A scan allocates hundreds of thousands of small long-lived objects; the cyclic GC would walk
@@ -173,11 +174,11 @@ class SkillCatalog:
         return snapshot
 
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
-        results: list[ScanResult] = []
-        self._rescanned = []
         workers = self.hash_workers
         with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
-            results = [self._scan_root(index, changed, pool) for index in range(len(self.roots))]
+            scans = [self._scan_root(index, changed, pool) for index in range(len(self.roots))]
+            results = [result for result, _ in scans]
+            rescanned = [part for _, part in scans if part is not None]
             self._root_results = list(results)
             if len(self.code):
                 if changed is None or self._code_result is None:
@@ -186,11 +187,11 @@ class SkillCatalog:
                 results.append(self._code_result)
         skills, files, skipped, ignored = _merge(results)
         snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
-        if changed is not None and len(self._rescanned) == len(self.roots):
+        if changed is not None and len(rescanned) == len(self.roots):
             # Every root was refreshed folder by folder: only the rescanned folders can hold files
             # that went away. Rebuilding the whole in-memory cache per watcher event was 4 MB of
             # churn on 100,000 files.
-            for prefixes, fresh in self._rescanned:
+            for prefixes, fresh in rescanned:
                 self.digests.forget(prefixes, keep=fresh)
         else:
             live = {path for f in files if (path := f.path) is not None}
