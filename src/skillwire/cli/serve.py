@@ -18,7 +18,7 @@ from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.server.app import build_server, serve_http, serve_stdio
-from skillwire.server.extension import SkillsExtension
+from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 
 DEFAULT_HTTP = "127.0.0.1:8765"
 
@@ -44,7 +44,12 @@ def add_parser(commands: Any) -> None:
         "--http", metavar="HOST:PORT", default=None, help=f"Streamable HTTP (default {DEFAULT_HTTP})"
     )
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
-    p.add_argument("--page-size", type=int, default=100, help="skills per skills/list page (default 100)")
+    p.add_argument(
+        "--page-size",
+        type=int,
+        default=DEFAULT_PAGE_SIZE,
+        help=f"skills per skills/list page (default {DEFAULT_PAGE_SIZE}: TypeScript clients stop after 64 pages)",
+    )
     p.add_argument("--ttl-ms", type=int, default=60_000, help="ttlMs on skills/list and skills/get (default 60000)")
     p.add_argument("--cache-scope", choices=["private", "public"], default="private")
     p.add_argument("--no-directory-read", action="store_true", help="do not offer resources/directory/read")

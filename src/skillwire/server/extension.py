@@ -42,6 +42,13 @@ _ATTACHED = "_skillwire_extension"  # marks the resources/* handlers `attach` in
 CacheScope = Literal["public", "private"]
 _BIG_FILE = 256 * 1024  # read files above this size in a worker thread
 
+# Skills per `skills/list` page. Clients walk pages under a cap of their own: the TypeScript SDK 2.4.0's
+# `SkillsClient.list()` stops at `listMaxPages` = 64 pages and then fails the whole listing, so a page of
+# 100 made any catalog over 6,400 skills unlistable from a TypeScript host on its defaults. 2,000 lists
+# 128,000 skills within 64 pages (the Go SDK serves 1,000 per page); a page of 2,000 generated entries with
+# 10 files each is about 3.4 MB of JSON. See docs/architecture.md, "Page size".
+DEFAULT_PAGE_SIZE = 2000
+
 
 class GetSkillParams(RequestParams):
     uri: str
@@ -63,7 +70,7 @@ class SkillsExtension(Extension):
         catalog: SkillCatalog | None = None,
         *,
         directory_read: bool = True,
-        page_size: int = 100,
+        page_size: int = DEFAULT_PAGE_SIZE,
         directory_page_size: int = 500,
         ttl_ms: int = 60_000,
         cache_scope: CacheScope = "private",
