@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from jsonschema import Draft202012Validator
 
 from fixtures.hostile_server import (
     CROSS_ORIGIN_TARGET,
@@ -32,7 +33,7 @@ from skillwire.host.framing import UNTRUSTED_NOTICE
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import ApproveAll, DenyAll, Policy
-from skillwire.host.tools import TOOL_DEFINITIONS, SkillTools, ToolResult
+from skillwire.host.tools import INSTRUCTIONS, TOOL_DEFINITIONS, SkillTools, ToolResult, tool_definitions
 
 pytestmark = pytest.mark.anyio
 
@@ -79,7 +80,13 @@ async def tools_for(
 
 
 def check_frame(rendered: str, *, origin: str, uri: str, kind: str, verified: bool) -> str:
-    """The framed text's body, after checking the frame is whole and there is exactly one."""
+    """The framed text's body, after checking the frame is whole and there is exactly one.
+
+    Text before the frame is the host's own note (read_skill names the skill root there); it must not
+    contain a frame of its own.
+    """
+    assert rendered.count("<mcp-content") >= 1
+    rendered = rendered[rendered.index("<mcp-content") :]
     head = f'<mcp-content origin="{origin}" uri="{uri}"'
     assert rendered.startswith(head), rendered[:200]
     first_line = rendered.split("\n", 1)[0]
@@ -99,6 +106,7 @@ def check_frame(rendered: str, *, origin: str, uri: str, kind: str, verified: bo
 
 
 def _check_schema(schema: dict[str, Any]) -> None:
+    Draft202012Validator.check_schema(schema)  # a valid JSON Schema, not merely JSON
     assert set(schema) <= SCHEMA_KEYWORDS
     assert schema["type"] == "object"
     properties = schema["properties"]
@@ -115,20 +123,51 @@ def _check_schema(schema: dict[str, Any]) -> None:
     assert schema.get("additionalProperties") is False
 
 
-def test_tool_definitions_are_json_schemas() -> None:
-    assert [t["name"] for t in TOOL_DEFINITIONS] == ["list_skills", "read_skill", "read_resource"]
-    json.loads(json.dumps(TOOL_DEFINITIONS))  # plain JSON, as any tool-calling API needs
-    for tool in TOOL_DEFINITIONS:
-        assert set(tool) == {"name", "description", "input_schema"}
+def _input_schemas(shape: str) -> dict[str, dict[str, Any]]:
+    definitions = tool_definitions(shape)  # type: ignore[arg-type]
+    json.loads(json.dumps(definitions))  # plain JSON, as any tool-calling API needs
+    if shape == "openai":
+        for tool in definitions:
+            assert set(tool) == {"type", "function"}
+            assert tool["type"] == "function"
+            assert set(tool["function"]) == {"name", "description", "parameters"}
+        return {t["function"]["name"]: t["function"]["parameters"] for t in definitions}
+    key = {"mcp": "inputSchema", "anthropic": "input_schema"}[shape]
+    for tool in definitions:
+        expected = {"name", "description", key} | (
+            {"outputSchema"} if shape == "mcp" and tool["name"] == "list_skills" else set()
+        )
+        assert set(tool) == expected
         assert re.fullmatch(r"[a-z_]{1,64}", tool["name"])
-        assert isinstance(tool["description"], str)
         assert tool["description"]
-        _check_schema(tool["input_schema"])
-    by_name = {t["name"]: t["input_schema"] for t in TOOL_DEFINITIONS}
-    assert by_name["list_skills"]["properties"] == {}
+    return {t["name"]: t[key] for t in definitions}
+
+
+@pytest.mark.parametrize("shape", ["mcp", "anthropic", "openai"])
+def test_tool_definitions_are_json_schemas_in_each_shape(shape: str) -> None:
+    by_name = _input_schemas(shape)
+    assert list(by_name) == ["list_skills", "read_skill", "read_resource"]
+    for schema in by_name.values():
+        _check_schema(schema)
+    assert set(by_name["list_skills"]["properties"]) == {"query", "cursor"}
+    assert "required" not in by_name["list_skills"]
     for name in ("read_skill", "read_resource"):
         assert by_name[name]["required"] == ["server", "uri"]
         assert set(by_name[name]["properties"]) == {"server", "uri"}
+    # The arguments the descriptions document are accepted by the schema; anything else is not.
+    Draft202012Validator(by_name["list_skills"]).validate({"query": "pdf forms", "cursor": "sw1.x"})
+    Draft202012Validator(by_name["read_skill"]).validate({"server": "work", "uri": "skill://a/SKILL.md"})
+    assert list(Draft202012Validator(by_name["read_skill"]).iter_errors({"server": "work"}))
+    assert list(Draft202012Validator(by_name["list_skills"]).iter_errors({"page": 2}))
+
+
+def test_mcp_output_schema_is_a_json_schema_and_the_old_names_still_work() -> None:
+    mcp = {t["name"]: t for t in tool_definitions("mcp")}
+    Draft202012Validator.check_schema(mcp["list_skills"]["outputSchema"])
+    assert "outputSchema" not in mcp["read_skill"]
+    assert tool_definitions("anthropic") == TOOL_DEFINITIONS
+    assert isinstance(INSTRUCTIONS, str)
+    assert all(name in INSTRUCTIONS for name in ("list_skills", "read_skill", "read_resource", "cursor", "query"))
 
 
 # -- list_skills -----------------------------------------------------------------------------------------------------
@@ -139,10 +178,17 @@ async def test_list_skills_shows_origin_labels_and_reads_nothing(server: Hostile
         reads = len(server.reads())
         result = await t.call("list_skills")
         assert not result.is_error
-        assert result.text.startswith("<available_skills>")
-        assert f'<skill name="{ORIGIN}/honest" origin="{ORIGIN}" uri="{uri("honest")}">An honest skill.</skill>' in (
+        assert result.text.startswith("<available_skills ")
+        assert f'<skill name="{ORIGIN}/honest" server="{ORIGIN}" uri="{uri("honest")}">An honest skill.</skill>' in (
             result.text
         )
+        assert result.structured is not None
+        assert {
+            "server": ORIGIN,
+            "name": f"{ORIGIN}/honest",
+            "uri": uri("honest"),
+            "description": "An honest skill.",
+        } in (result.structured["skills"])
         assert "trusted-local-server" not in result.text  # the server's own name is never the label
         assert "bad-resources-string" not in result.text  # invalid entries are not offered
         assert len(server.reads()) == reads
@@ -166,7 +212,9 @@ async def test_read_skill_is_framed_with_origin_and_notice(server: HostileServer
         result = await t.call("read_skill", server=ORIGIN, uri=uri("honest"))
         assert not result.is_error
         body = check_frame(result.text, origin=ORIGIN, uri=uri("honest"), kind="skill", verified=True)
-        assert f'base="{root_uri("honest")}/"' in result.text.split("\n", 1)[0]
+        frame_head = result.text[result.text.index("<mcp-content") :].split("\n", 1)[0]
+        assert f'base="{root_uri("honest")}/"' in frame_head
+        assert f"Its root is {root_uri('honest')}/" in result.text.split("\n", 1)[0]
         assert body == served_bytes("honest", "SKILL.md").decode()
         assert UNTRUSTED_NOTICE.split("{origin!r}")[0].strip() in result.text
         assert [s.ref for s in t.host.active] == [SkillRef(ORIGIN, uri("honest"))]
@@ -275,8 +323,9 @@ async def test_unlisted_and_changed_files_are_tool_errors(server: HostileServer,
         reads = len(server.reads())
         result = await t.call("read_resource", server=ORIGIN, uri=uri("unlisted", "references/secret.md"))
         assert result.is_error
-        assert "not listed in the manifest" in result.text
-        assert "re-approve" in result.text
+        assert result.text.startswith("No such file in this skill")
+        assert "These exist:" in result.text
+        assert "references/" in result.text
         assert len(server.reads()) == reads
 
         assert not (await t.call("read_skill", server=ORIGIN, uri=uri("wrong-size-file"))).is_error
@@ -319,6 +368,6 @@ async def test_bad_calls_are_tool_errors(server: HostileServer, tmp_path: Path) 
         assert "'nowhere'" in unknown_server.text
         not_served = await t.call("read_skill", server=ORIGIN, uri=uri("no-such-skill"))
         assert not_served.is_error
-        assert "Failed" in not_served.text
+        assert not_served.text.startswith("Not found")
         not_a_file = await t.call("read_resource", server=ORIGIN, uri="skill://hostile/nothing/here.md")
         assert not_a_file.is_error

@@ -142,7 +142,15 @@ class UnknownOrigin(HostError, KeyError):
 
 
 class ApprovalDenied(HostError):
-    """The person (through the host's policy) did not approve loading this skill."""
+    """The person (through the host's policy) did not approve loading this skill.
+
+    `changed` is True when an earlier approval existed and was revoked because the skill's files changed
+    (the refusal of a re-approval), so a model-facing message can say "changed, needs re-approval".
+    """
+
+    def __init__(self, message: str, *, changed: bool = False) -> None:
+        super().__init__(message)
+        self.changed = changed
 
 
 class DynamicSkillDeclined(HostError):

@@ -303,7 +303,8 @@ class SkillHost:
             diff = check.diff if check.status == "changed" else None
             if not await self.policy.approve_skill(ApprovalRequest(ref, entry, diff)):
                 raise ApprovalDenied(
-                    f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else "")
+                    f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else ""),
+                    changed=check.status == "changed",
                 )
             grant: str | None = None
             wants_tools = isinstance(requested_tools, str) and bool(requested_tools.strip())

@@ -73,6 +73,10 @@ class Registry:
         self._origins: dict[str, tuple[OriginKind, dict[str, RegisteredSkill]]] = {}
         self.problems: dict[str, tuple[EntryProblem, ...]] = {}
         self.collisions: tuple[Collision, ...] = ()
+        # Bumped on every change that can alter what is listed or how it is named, so derived views (the
+        # model tools' sorted pages and search index) know when to rebuild; a relisting that brings the
+        # same entries does not bump it.
+        self.version = 0
 
     def set_origin(
         self,
@@ -84,12 +88,23 @@ class Registry:
         local_dirs: dict[str, Path] | None = None,
     ) -> None:
         """Replace everything known about one origin (a fresh listing) and recompute names."""
+        entries = tuple(entries)
+        problems = tuple(problems)
+        current = self._origins.get(label)
+        if (
+            current is not None
+            and current[0] == kind
+            and self.problems.get(label) == problems
+            and tuple(s.entry for s in current[1].values()) == entries
+            and all(s.local_dir == (local_dirs or {}).get(s.ref.uri) for s in current[1].values())
+        ):
+            return  # the same listing again (a cached relist): nothing to rename, nothing to rebuild
         skills = {
             e.uri: RegisteredSkill(SkillRef(label, e.uri), kind, e, local_dir=(local_dirs or {}).get(e.uri))
             for e in entries
         }
         self._origins[label] = (kind, skills)
-        self.problems[label] = tuple(problems)
+        self.problems[label] = problems
         self._rename()
 
     def add(self, skill: RegisteredSkill) -> RegisteredSkill:
@@ -146,3 +161,4 @@ class Registry:
             if name in local_names:
                 collisions.append(Collision("local-name", name, (*local_names[name], *refs)))
         self.collisions = tuple(collisions)
+        self.version += 1
