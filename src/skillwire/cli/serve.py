@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import ctypes
 import logging
+import os
 import sys
 from importlib import resources
 from pathlib import Path
@@ -17,7 +18,9 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.snapshot import CatalogSnapshot
-from skillwire.server.app import build_server, serve_http, serve_stdio
+from skillwire.cli.common import UsageError
+from skillwire.core.errors import SkillwireError
+from skillwire.server.app import BindError, bind_http_socket, build_server, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 
 DEFAULT_HTTP = "127.0.0.1:8765"
@@ -34,7 +37,8 @@ def add_parser(commands: Any) -> None:
         description=(
             "Publish every skill found under PATH (at any depth) over MCP. PATH may be written "
             "PATH=PREFIX or PATH=SCHEME://PREFIX to publish under a URI prefix. With no PATH, the "
-            "bundled example skills are served."
+            "bundled example skills are served. A PATH that does not exist, is not a folder, or holds no "
+            "SKILL.md is an error (exit 2) unless --allow-empty is given."
         ),
     )
     p.add_argument("paths", nargs="*", metavar="PATH", help="skill folders (default: bundled examples)")
@@ -58,15 +62,61 @@ def add_parser(commands: Any) -> None:
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--digest-cache", type=Path, metavar="FILE", help="SQLite digest cache file")
     cache.add_argument("--no-digest-cache", action="store_true", help="hash every file at start-up")
+    p.add_argument(
+        "--allow-empty",
+        action="store_true",
+        help="serve even when a folder holds no SKILL.md (skills added later appear through the watcher)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     p.set_defaults(run=run)
 
 
 def parse_host_port(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit():
-        raise ValueError(f"--http wants HOST:PORT, got {value!r}")
+    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+        hint = f"; for port {value} write --http 127.0.0.1:{value}" if value.isdigit() else ""
+        raise UsageError(f"--http wants HOST:PORT, got {value!r}{hint}")
     return host.strip("[]") or "127.0.0.1", int(port)
+
+
+def parse_roots(paths: list[str]) -> list[SkillRoot]:
+    """The folders to serve; a path that does not exist or is not a folder is a `UsageError`."""
+    roots: list[SkillRoot] = []
+    for spec in paths:
+        try:
+            root = SkillRoot.parse(spec)
+        except SkillwireError as exc:
+            raise UsageError(f"cannot serve {spec!r}: {exc}") from None
+        if not root.path.exists():
+            raise UsageError(f"no such folder: {root.path}")
+        if not root.path.is_dir():
+            raise UsageError(f"not a folder: {root.path} (serve the folder that holds your skill folders)")
+        roots.append(root)
+    return roots
+
+
+def _is_under(location: str, folder: Path) -> bool:
+    top = os.path.abspath(folder)
+    here = os.path.abspath(location)
+    return here == top or here.startswith(top.rstrip(os.sep) + os.sep)
+
+
+def nothing_to_serve(roots: list[SkillRoot], snapshot: CatalogSnapshot) -> str | None:
+    """Why serving would publish nothing the user meant to publish: a root without any SKILL.md, or no
+    skill at all (every one skipped). None when there is something to serve."""
+    empty = roots_without_skills(roots, snapshot)
+    if empty:
+        shown = ", ".join(str(root.path) for root in empty)
+        return f"no SKILL.md found under {shown} (--allow-empty serves it anyway)"
+    if not snapshot.skill_by_uri:
+        return "nothing to serve: every skill found was skipped (reasons above); --allow-empty serves anyway"
+    return None
+
+
+def roots_without_skills(roots: list[SkillRoot], snapshot: CatalogSnapshot) -> list[SkillRoot]:
+    """The roots under which the scan found no SKILL.md at all (neither served nor skipped)."""
+    found = [skill.source for skill in snapshot.skill_by_uri.values()] + [s.location for s in snapshot.skipped]
+    return [root for root in roots if not any(_is_under(location, root.path) for location in found)]
 
 
 def summary(snapshot: CatalogSnapshot) -> str:
@@ -106,7 +156,14 @@ def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr)
     fix_malloc_mmap_threshold()
     paths = args.paths or [str(bundled_examples())]
-    roots = [SkillRoot.parse(p) for p in paths]
+    # Every mistake on the command line is found before the scan, which can take a while.
+    roots = parse_roots(paths)
+    address = None if args.stdio else parse_host_port(args.http or DEFAULT_HTTP)
+    try:
+        sock = None if address is None else bind_http_socket(*address)
+    except BindError as exc:
+        print(f"skillwire: {exc.strerror}", file=sys.stderr)
+        return 1
     if args.no_digest_cache:
         cache = DigestCache()
     else:
@@ -120,14 +177,21 @@ def run(args: argparse.Namespace) -> int:
         cache_scope=args.cache_scope,
     )
     snapshot = catalog.snapshot
+    problem = None if args.allow_empty else nothing_to_serve(roots, snapshot)
+    if problem is not None:
+        if sock is not None:
+            sock.close()
+        if snapshot.skipped:
+            print(summary(snapshot), file=sys.stderr, flush=True)  # the reasons
+        raise UsageError(problem)
     if not args.quiet:
         print(summary(snapshot), file=sys.stderr, flush=True)
     server = build_server(skills)
     watch = not args.no_watch
-    if args.stdio:
+    if address is None:
         anyio.run(lambda: serve_stdio(server, skills, watch=watch))
         return 0
-    host, port = parse_host_port(args.http or DEFAULT_HTTP)
+    host, port = address
 
     def ready(url: str) -> None:
         if not args.quiet:
@@ -135,7 +199,14 @@ def run(args: argparse.Namespace) -> int:
 
     anyio.run(
         lambda: serve_http(
-            server, skills, host=host, port=port, allowed_hosts=args.allow_host, watch=watch, on_ready=ready
+            server,
+            skills,
+            host=host,
+            port=port,
+            allowed_hosts=args.allow_host,
+            watch=watch,
+            on_ready=ready,
+            sock=sock,
         )
     )
     return 0

@@ -7,7 +7,9 @@ more names are given. The catalog watcher runs beside the transport in the same 
 
 from __future__ import annotations
 
+import errno
 import logging
+import socket
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -37,6 +39,40 @@ def transport_security(host: str, extra_hosts: Sequence[str] = ()) -> TransportS
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
+class BindError(OSError):
+    """The HTTP address cannot be bound (in use, not ours, not permitted); the message is one line."""
+
+
+def bind_http_socket(host: str, port: int) -> socket.socket:
+    """A TCP socket bound to host:port (not yet listening), or `BindError` saying why and what to try.
+
+    Bound here rather than by uvicorn, so a port in use is one clear error before anything is served
+    (uvicorn logs it and raises `SystemExit` from inside the task group).
+    """
+    family = socket.AF_INET6 if ":" in host else socket.AF_INET
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    try:
+        # As uvicorn does: a restarted server may rebind while old connections sit in TIME_WAIT.
+        sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        shown = f"[{host}]:{port}" if ":" in host else f"{host}:{port}"
+        if exc.errno == errno.EADDRINUSE:
+            message = f"port {port} is already in use on {host}; pick another with --http {host}:PORT"
+        elif exc.errno == errno.EACCES:
+            message = f"not permitted to listen on {shown} (ports below 1024 need privileges); pick another port"
+        elif exc.errno == errno.EADDRNOTAVAIL:
+            message = f"{host} is not an address of this machine; try --http 127.0.0.1:{port}"
+        else:
+            message = f"cannot listen on {shown}: {exc.strerror or exc}"
+        raise BindError(exc.errno, message) from exc
+    except BaseException:
+        sock.close()
+        raise
+    return sock
+
+
 async def serve_http(
     server: MCPServer,
     skills: SkillsExtension,
@@ -46,7 +82,12 @@ async def serve_http(
     allowed_hosts: Sequence[str] = (),
     watch: bool = True,
     on_ready: Callable[[str], Any] | None = None,
+    sock: socket.socket | None = None,
 ) -> None:
+    """Serve over Streamable HTTP until cancelled or interrupted. `sock` is a socket already bound to
+    host:port (`bind_http_socket`); without one it is bound here, and a failure raises `BindError`."""
+    if sock is None:
+        sock = bind_http_socket(host, port)
     app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
     # h11, never httptools even where it is installed (uvicorn[standard] picks it by default): httptools
     # keeps trailing whitespace in header values, so a conforming `Mcp-Name: "x "` no longer matches
@@ -55,26 +96,43 @@ async def serve_http(
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http="h11")
     http = uvicorn.Server(config)
 
-    async with anyio.create_task_group() as group:
-        if watch:
-            group.start_soon(skills.catalog.watch)
+    # The watcher waits for changes in a worker thread that cancellation cannot interrupt; it returns
+    # within one poll step (50 ms) once this event is set, instead of at its 5 s timeout. So the event
+    # is set whenever serving ends, by shutdown, Ctrl-C or cancellation.
+    stop_watching = anyio.Event()
+    with sock:
+        async with anyio.create_task_group() as group:
+            try:
+                if watch:
+                    group.start_soon(lambda: skills.catalog.watch(stop_event=stop_watching))
 
-        async def run_http() -> None:
-            await http.serve()
-            group.cancel_scope.cancel()
+                async def run_http() -> None:
+                    try:
+                        await http.serve(sockets=[sock])
+                    finally:
+                        stop_watching.set()
+                    group.cancel_scope.cancel()
 
-        group.start_soon(run_http)
-        if on_ready is not None:
-            # uvicorn exposes readiness only as a flag, not an event.
-            while not http.started:  # noqa: ASYNC110
-                await anyio.sleep(0.01)
-            shown = f"[{host}]" if ":" in host else host
-            on_ready(f"http://{shown}:{port}/mcp")
+                group.start_soon(run_http)
+                if on_ready is not None:
+                    # uvicorn exposes readiness only as a flag, not an event.
+                    while not http.started:  # noqa: ASYNC110
+                        await anyio.sleep(0.01)
+                    shown = f"[{host}]" if ":" in host else host
+                    on_ready(f"http://{shown}:{port}/mcp")
+            except BaseException:
+                stop_watching.set()  # after start-up, run_http's `finally` sets it
+                raise
 
 
 async def serve_stdio(server: MCPServer, skills: SkillsExtension, *, watch: bool = True) -> None:
+    """Serve over stdin/stdout until the client closes stdin, or until cancelled or interrupted."""
+    stop_watching = anyio.Event()  # see serve_http
     async with anyio.create_task_group() as group:
-        if watch:
-            group.start_soon(skills.catalog.watch)
-        await server.run_stdio_async()
+        try:
+            if watch:
+                group.start_soon(lambda: skills.catalog.watch(stop_event=stop_watching))
+            await server.run_stdio_async()
+        finally:
+            stop_watching.set()
         group.cancel_scope.cancel()
