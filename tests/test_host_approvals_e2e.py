@@ -26,7 +26,7 @@ from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
-from skillwire.host.policy import ApproveAll
+from support.policies import PersonSaysYes
 from support.servers import RunningServer, serve_http
 
 PROBE = Path(__file__).resolve().parent / "fixtures" / "host_probe.py"
@@ -139,7 +139,7 @@ async def test_a_denied_reapproval_keeps_the_skill_unloaded(world: World) -> Non
     ref = SkillRef("work", SKILL)
     with ApprovalStore(world.approvals) as store:
         async with SkillHost(
-            policy=ApproveAll(), approvals=store, cache=ContentCache(world.cache, discovery_paths=[])
+            policy=PersonSaysYes(), approvals=store, cache=ContentCache(world.cache, discovery_paths=[])
         ) as host:
             await host.add_server("work", world.server.url)
             await host.load("work", SKILL)

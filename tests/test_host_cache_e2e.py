@@ -20,7 +20,7 @@ from skillwire.core.manifest import sha256_digest
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache
 from skillwire.host.host import SkillHost
-from skillwire.host.policy import ApproveAll
+from support.policies import PersonSaysYes
 from support.servers import RunningServer, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -52,7 +52,7 @@ def served(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Served]:
 class Host:
     host: SkillHost
     client: SkillsClient
-    policy: ApproveAll
+    policy: PersonSaysYes
 
     @property
     def reads(self) -> list[str | None]:
@@ -67,7 +67,7 @@ class Host:
 @asynccontextmanager
 async def host_for(served: Served, state: Path) -> AsyncIterator[Host]:
     """A fresh host (new process state) on the given cache directory and approvals database."""
-    policy = ApproveAll()
+    policy = PersonSaysYes()  # the same person in both hosts: their approval carries over
     with ApprovalStore(state / "approvals.sqlite") as approvals:
         async with SkillHost(
             policy=policy, approvals=approvals, cache=ContentCache(state / "cache", discovery_paths=[])

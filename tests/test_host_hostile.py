@@ -63,7 +63,12 @@ def server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[HostileServer]:
 
 
 class GuardedPolicy(ApproveAll):
-    """`ApproveAll` that notes how many files the server had served whenever it is asked anything."""
+    """`ApproveAll` that notes how many files the server had served whenever it is asked anything.
+
+    It stands for a person answering (`asks_a_person`), so its approvals are persisted like theirs.
+    """
+
+    asks_a_person = True
 
     def __init__(self, server: HostileServer, **options: bool) -> None:
         super().__init__(**options)

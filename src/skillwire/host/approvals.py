@@ -12,6 +12,12 @@ Storage is one SQLite file in WAL mode, so several host processes share approval
 read-compare-revoke runs in one `BEGIN IMMEDIATE` transaction, and each statement sees what other
 processes committed. The file is created readable by its owner only: whoever can write it can grant
 approvals.
+
+Which store is used is the embedding application's choice, never implied: `SkillHost` without one
+keeps approvals in memory (`ApprovalStore.in_memory()`, gone when the host is), so a test, a script or
+an agent loop never writes the user-wide file by accident. An application that asks a person and wants
+the answer remembered passes `ApprovalStore(path)` (its own file, or `default_approvals_path()`), and
+only decisions of a policy with `asks_a_person` are written to it (see host/policy.py).
 """
 
 from __future__ import annotations
@@ -118,10 +124,17 @@ class ApprovalStore:
     is corrupt, not a database, or written by a newer schema.
     """
 
-    def __init__(self, path: Path | None = None) -> None:
-        self.path = default_approvals_path() if path is None else Path(path)
+    def __init__(self, path: Path | None = None, *, _in_memory: bool = False) -> None:
+        """The store in the file `path`; `None` names the user-wide `default_approvals_path()` explicitly."""
+        self.persistent = not _in_memory  # False: approvals vanish with this object, no file is written
+        self.path = Path(":memory:") if _in_memory else default_approvals_path() if path is None else Path(path)
         self._lock = threading.Lock()
         self._connection = self._open()
+
+    @classmethod
+    def in_memory(cls) -> ApprovalStore:
+        """A store that lives as long as this object and is seen by no other process (SkillHost's default)."""
+        return cls(_in_memory=True)
 
     # -- opening ----------------------------------------------------------------------------------------
 
@@ -130,6 +143,10 @@ class ApprovalStore:
         return ApprovalStoreError(str(self.path), detail)
 
     def _open(self) -> sqlite3.Connection:
+        if not self.persistent:
+            memory = sqlite3.connect(":memory:", isolation_level=None, check_same_thread=False)
+            self._ensure_schema(memory)
+            return memory
         try:
             self.path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)
             # Create the file owner-only before SQLite does (SQLite would honour the umask, often 0o644);

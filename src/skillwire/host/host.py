@@ -92,6 +92,13 @@ class _LocalSkills:
 
 
 class SkillHost:
+    """Skills from many origins behind one load path.
+
+    `approvals` is the store the embedding application chooses (`ApprovalStore(path)` to remember a
+    person's approvals across runs); without one they are kept in memory for this host only. Only an
+    approval from a policy with `asks_a_person` is written to it (host/policy.py).
+    """
+
     def __init__(
         self,
         *,
@@ -101,7 +108,10 @@ class SkillHost:
         use_cache: bool = True,
     ) -> None:
         self.policy: Policy = policy if policy is not None else DenyAll()
-        self.approvals = approvals if approvals is not None else ApprovalStore()
+        # No store given: approvals live in memory with this host. The user-wide file (or any other) is
+        # the embedding application's explicit choice, never a side effect of constructing a host.
+        self._owns_approvals = approvals is None
+        self.approvals = approvals if approvals is not None else ApprovalStore.in_memory()
         self.cache: ContentCache | None = (cache if cache is not None else ContentCache()) if use_cache else None
         self.registry = Registry()
         self._servers: dict[str, _Connection] = {}
@@ -118,7 +128,11 @@ class SkillHost:
     ) -> None:
         for skill in self.active:
             skill.close()
-        await self._stack.__aexit__(exc_type, exc, tb)
+        try:
+            await self._stack.__aexit__(exc_type, exc, tb)
+        finally:
+            if self._owns_approvals:
+                self.approvals.close()
 
     # -- origins ----------------------------------------------------------------------------------------------
 
@@ -278,9 +292,10 @@ class SkillHost:
             raise LimitExceeded(f"{ref}: not loading; the skill {problem}", files=len(entry.files))
         allowed_tools, new_approval = await self._approve(ref, entry)
         skill_md = await self._fetch_skill_md(ref, entry)
-        if new_approval:
+        if new_approval and getattr(self.policy, "asks_a_person", False) is True:
             # Persisted only now that SKILL.md verified: an approval given to an entry whose SKILL.md then
             # failed (its frontmatter, say) must not survive to cover that digest under another entry.
+            # And only a person's: an automatic yes covers this load alone (see host/policy.py).
             self.approvals.approve(ref, entry.files, allowed_tools=allowed_tools)
         active = ActiveSkill(self, ref, entry, skill_md, kind="mcp", allowed_tools=allowed_tools)
         if registered is None:

@@ -5,6 +5,15 @@ skill's `allowed-tools`, a read aimed at another server on behalf of a skill, ru
 code-execution tool while acting on an MCP skill, and whether unverifiable (`"dynamic"`) skills may
 load at all. `DenyAll` is the safe default; `ApproveAll` exists for tests and for a person who has
 already said yes out of band (for example the conformance client).
+
+Only a person's decision outlives the load it was made for. A policy says whether its answers are a
+person's with `asks_a_person`: True when it puts the question to someone (a prompt, an MCP
+elicitation) and returns their answer. Then an approved skill load is persisted in the host's
+`ApprovalStore`, bound to the exact file set, and later loads of that set are not asked again.
+An automatic policy (`DenyAll`, `ApproveAll`, an allowlist) has `asks_a_person = False`: its yes lets
+this one load proceed and is never written down, so an `ApproveAll` test or agent run can never leave
+behind an approval that a later, unrelated host would honour. A policy without the attribute counts
+as automatic (the safe reading).
 """
 
 from __future__ import annotations
@@ -57,6 +66,7 @@ class CodeExecution:
 
 class Policy(Protocol):
     allow_dynamic: bool
+    asks_a_person: bool  # its answers are a person's decisions, so an approved load is persisted
 
     async def approve_skill(self, request: ApprovalRequest) -> bool: ...
 
@@ -71,6 +81,7 @@ class DenyAll:
     """Refuses everything: nothing from a server loads until the application asks a person."""
 
     allow_dynamic = False
+    asks_a_person = False
 
     async def approve_skill(self, request: ApprovalRequest) -> bool:
         return False
@@ -86,7 +97,13 @@ class DenyAll:
 
 
 class ApproveAll:
-    """Says yes to skill loads (and, if asked to, to the other gates); records what it was asked."""
+    """Says yes to skill loads (and, if asked to, to the other gates); records what it was asked.
+
+    Automatic (`asks_a_person = False`): its yeses are never persisted. A test standing in for a person
+    subclasses it with `asks_a_person = True`.
+    """
+
+    asks_a_person = False
 
     def __init__(
         self,
