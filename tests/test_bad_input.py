@@ -87,6 +87,18 @@ SKILL_MD_DEFECTS: list[tuple[str, str | bytes, str]] = [
     ("not-utf8", b"---\nname: not-utf8\ndescription: caf\xe9\n---\n", "not valid UTF-8"),
     ("empty-description", skill_md("empty-description", "''"), "description must not be empty"),
     ("list-frontmatter", "---\n- name\n- description\n---\n", "must be a YAML mapping"),
+    # Agent Skills metadata maps strings to strings; the TypeScript SDK's host drops the whole listing otherwise.
+    (
+        "list-metadata",
+        "---\nname: list-metadata\ndescription: d\nmetadata:\n  trigger-keywords: [pdf, forms]\n---\n",
+        "metadata.trigger-keywords must be a string, got a list",
+    ),
+    (
+        "number-metadata",
+        "---\nname: number-metadata\ndescription: d\nmetadata:\n  version: 1.10\n---\n",
+        "metadata.version must be a string, got a number",
+    ),
+    ("null-metadata", "---\nname: null-metadata\ndescription: d\nmetadata:\n---\n", "metadata must be a mapping"),
 ]
 
 

@@ -30,14 +30,19 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 
 from fixtures import free_port, running_http_server
 from fixtures.broken_server import DEFECTS
+from fixtures.era_server import ANY_ERA as ERA_ANY
+from fixtures.era_server import MODERN_ONLY as ERA_MODERN_ONLY
 from skillwire.cli.audit import RULES, SERVER, AuditResult, audit
 from skillwire.cli.check import render
 from skillwire.cli.common import Output, ServerTarget
+from skillwire.client.requests import send_raw
 from support.cli import run_cli
 from support.servers import CORPUS, REPO_ROOT
 
@@ -333,6 +338,57 @@ def test_list_rules() -> None:
     as_json = [json.loads(line) for line in cli("check", "--list-rules", "--json").out.splitlines()]
     assert {r["rule"] for r in as_json} == set(RULES)
     assert all(r["severity"] in ("failure", "warning") for r in as_json)
+
+
+@pytest.fixture(scope="module")
+def era_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    port = free_port()
+    log = tmp_path_factory.mktemp("check-era") / "server.log"
+    with running_http_server([sys.executable, str(FIXTURES / "era_server.py"), "--port", str(port)], port, log):
+        yield f"http://127.0.0.1:{port}/mcp"
+
+
+def audit_in_mode(url: str, mode: str) -> tuple[str | None, AuditResult]:
+    """The audit `skillwire check` runs, over an SDK client pinned to one protocol era (`legacy` or `auto`)."""
+
+    async def go() -> tuple[str | None, AuditResult]:
+        async with Client(streamable_http_client(url), mode=mode) as client:
+            capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+            async def send(request: Any) -> dict[str, Any]:
+                return await send_raw(client, request)
+
+            result = await audit(send, capabilities, protocol_version=client.protocol_version)
+            return client.protocol_version, result
+
+    return anyio.run(go)
+
+
+def test_rules_apply_only_in_the_era_that_defines_them(era_url: str, examples_url: str) -> None:
+    """`resultType`, `ttlMs` and `cacheScope` exist from 2026-07-28 on: a 2025-11-25 session is not held to them.
+
+    The era server omits all three everywhere (as 2025-11-25-schema servers do); what holds in every era
+    (a published `.env`, list-valued metadata) is reported in both. `skillwire serve` is clean in both.
+    """
+    version, legacy = audit_in_mode(era_url, "legacy")
+    assert version == "2025-11-25"
+    assert found(legacy) == ERA_ANY
+    version, modern = audit_in_mode(era_url, "auto")
+    assert version == "2026-07-28"
+    assert found(modern) == ERA_ANY | ERA_MODERN_ONLY
+    by_rule = {f.rule: f for f in modern.findings}
+    assert by_rule["get.ttl-invalid"].message == (
+        "skills/get of 3 skills: ttlMs is missing (e.g. skill://era/list-metadata/SKILL.md, skill://era/plain/SKILL.md "
+        "and 1 more)"
+    )
+    assert by_rule["entry.dotfile"].severity == "warning"
+    assert by_rule["entry.dotfile"].uri == "skill://era/with-env/.env"
+    assert by_rule["entry.metadata-invalid"].message == (
+        'frontmatter.metadata.trigger-keywords is ["pdf", "forms"], not a string; Agent Skills metadata values '
+        "are strings, and hosts refuse the entry"
+    )
+    for mode in ("legacy", "auto"):
+        assert audit_in_mode(examples_url, mode)[1].findings == []
 
 
 # -- the in-memory fake --------------------------------------------------------------------------------------------
@@ -769,3 +825,24 @@ def test_report_collapses_repeated_rules() -> None:
         "  FAIL  file.read-error  [Read]  … and 3 more like these (--json lists every finding)",
     ]
     assert lines[-1] == "check failed: 8 failures, 0 warnings; 0 of 1 skills without findings"
+
+
+def test_directory_result_type_names_directories_in_plural_and_only_from_2026() -> None:
+    fake = FakeServer()
+    honest_send = fake.send
+
+    async def without_result_type(request: Any) -> dict[str, Any]:
+        result = await honest_send(request)
+        if request.method == "resources/directory/read":
+            del result["resultType"]
+        return result
+
+    fake.send = without_result_type  # type: ignore[method-assign]
+    modern = fake.audit(protocol_version="2026-07-28")
+    assert [(f.rule, f.skill) for f in modern.findings] == [("dir.result-type", SERVER)]
+    assert modern.findings[0].message == (
+        'resources/directory/read of 5 directories: resultType is missing (must be "complete") (e.g. '
+        "skill://fake/alpha, skill://fake/alpha/refs and 3 more)"
+    )
+    assert fake.audit(protocol_version="2025-11-25").findings == []
+    assert fake.audit().findings == modern.findings  # an unknown version is held to every rule

@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 
+from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.lint import MISSING, RULES, Finding, check_links, check_skill_md, key_lines, lint_path
 from skillwire.cli.common import Output
 from skillwire.cli.lint import format_github_line, print_text
@@ -389,6 +390,17 @@ def test_field_types(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: 
     assert triples(findings) == {(rule, str(folder / "SKILL.md"), line)}
 
 
+def test_list_valued_metadata_is_an_error_as_serve_skips_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make_skill(tmp_path, "keywords", extra="metadata:\n  trigger-keywords: [pdf, forms]\n  owner: me\n")
+    code, findings = lint_json(capsys, str(tmp_path))
+    assert code == 1
+    assert [(f["rule"], f["severity"], f["line"]) for f in findings] == [("metadata-not-string", "error", 5)]
+    assert findings[0]["message"] == (
+        "metadata.trigger-keywords: metadata values are strings in Agent Skills, not a list"
+    )
+    assert SkillCatalog([tmp_path]).snapshot.skipped[0].location == str(folder)
+
+
 def test_interop_hazard_inside_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = make_skill(tmp_path, "listed", extra="allowed-tools:\n  - Read\n  - on\n")
     _, findings = lint_json(capsys, str(tmp_path))
@@ -582,8 +594,12 @@ INTEROP_EXPECTED = [
     (5, "yaml-bool", "metadata.reviewed", 'reviewed: "yes"'),
     (6, "yaml-bool", "metadata.enabled", 'enabled: "on"'),
     (7, "yaml-date", "metadata.released", 'released: "2024-01-01"'),
+    # A value YAML 1.2 reads as a number is not a string: an error (serve skips the skill) besides the hazard.
+    (8, "metadata-not-string", "metadata.mode", "quote it as written"),
     (8, "yaml-octal", "metadata.mode", 'mode: "0o17"'),
+    (9, "metadata-not-string", "metadata.perms", "quote it as written"),
     (9, "yaml-octal", "metadata.perms", 'perms: "010"'),
+    (10, "metadata-not-string", "metadata.version", "quote it as written"),
     (10, "yaml-number-text", "metadata.version", 'version: "1.10"'),
     (11, "metadata-not-string", "metadata.build", 'build: "7"'),
     (12, "metadata-not-string", "metadata.flags", "one string"),
@@ -594,19 +610,17 @@ INTEROP_EXPECTED = [
 def test_each_interop_warning_is_flagged_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     folder = write(tmp_path / "interop" / "SKILL.md", INTEROP).parent
     code, findings = lint_json(capsys, str(tmp_path))
-    assert code == 0  # warnings only
+    assert code == 1  # non-string metadata values are errors
     file = str(folder / "SKILL.md")
     got = [(f["line"], f["rule"]) for f in findings]
     assert got == [(line, rule) for line, rule, _, _ in INTEROP_EXPECTED]
-    for finding, (_, _, path, suggestion) in zip(findings, INTEROP_EXPECTED, strict=True):
+    for finding, (_, rule, path, suggestion) in zip(findings, INTEROP_EXPECTED, strict=True):
         assert finding["file"] == file
-        assert finding["severity"] == "warning"
+        assert finding["severity"] == ("error" if rule.startswith("metadata-") else "warning")
         assert finding["message"].startswith(path + ": ")
         assert suggestion in finding["suggestion"]
-    assert "the octal number 8" in findings[4]["message"]
-    assert "the number 1.1" in findings[5]["message"]
-    code, _ = lint_json(capsys, "--strict", str(tmp_path))
-    assert code == 1
+    assert "the octal number 8" in findings[6]["message"]
+    assert "the number 1.1" in findings[8]["message"]
 
 
 def test_interop_warnings_on_top_level_keys_and_key_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -710,6 +724,8 @@ def test_github_format_exact_lines(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out, err = run(capsys, "--format", "github", str(tmp_path))
     assert code == 1
     assert out.splitlines() == [
+        f"::error file={bad}/SKILL.md,line=5,title=metadata-not-string::metadata.version: metadata values are "
+        "strings in Agent Skills, not the number 1.1%0ASuggestion: quote it as written (metadata values are strings)",
         f"::warning file={bad}/SKILL.md,line=5,title=yaml-number-text::metadata.version: '1.10' is the number 1.1, "
         'not the text as written%0ASuggestion: quote it if it is a version or an identifier, e.g. version: "1.10"',
         f"::notice file={bad}/inner/SKILL.md,title=nested-skill::nested inside the skill at {bad}: published as its "
@@ -719,9 +735,9 @@ def test_github_format_exact_lines(tmp_path: Path, capsys: pytest.CaptureFixture
         f"::error file={tmp_path}/worse/SKILL.md,line=2,title=name-mismatch::name 'other' does not match its folder "
         "'worse' (the final segment of its URI)%0ASuggestion: set 'name: worse' or rename the folder to 'other'",
     ]
-    assert "skillwire lint: 3 skills checked, 2 with problems: 1 error, 1 warning, 1 info (FAILED)" in err
+    assert "skillwire lint: 3 skills checked, 2 with problems: 2 errors, 1 warning, 1 info (FAILED)" in err
     code, out, _ = run(capsys, "--format", "github", "--quiet", str(tmp_path))
-    assert [line.split(" ", 1)[0] for line in out.splitlines()] == ["::error"]
+    assert [line.split(" ", 1)[0] for line in out.splitlines()] == ["::error", "::error"]
 
 
 def test_github_escaping() -> None:

@@ -86,8 +86,8 @@ RULES: dict[str, tuple[Severity, str]] = {
     "license-not-string": ("warning", "'license' is not a string"),
     "allowed-tools-not-string": ("warning", "'allowed-tools' is not a space-separated string"),
     "unknown-key": ("warning", "a frontmatter key Agent Skills does not define (SEP-2640 serves it)"),
-    "metadata-not-mapping": ("warning", "'metadata' is not a mapping"),
-    "metadata-not-string": ("warning", "a 'metadata' value is not a string"),
+    "metadata-not-mapping": ("error", "'metadata' is not a mapping (skillwire serve skips the skill)"),
+    "metadata-not-string": ("error", "a 'metadata' value is not a string (skillwire serve skips the skill)"),
     "reserved-metadata-key": ("warning", "a 'metadata' key under the reserved io.modelcontextprotocol/ prefix"),
     # Interop: what other parsers and validators read differently
     "yaml-bool": ("warning", "yes/no/on/off/y/n: a string in YAML 1.2, a boolean in YAML 1.1"),
@@ -431,7 +431,9 @@ def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: 
     metadata = frontmatter.get("metadata")
     if isinstance(metadata, dict):
         # The hazard scan tracks simple keys; a key with '.' or '[' in it (`acme.io/x: 5`) is checked here.
-        seen = {path for _, path, _ in hazards}
+        # Every non-string value is an error (serve skips the skill), also where a YAML 1.1 hazard was found.
+        seen = {f.message.partition(":")[0] for f in out if f.rule == "metadata-not-string"}
+        hazard_paths = {path for _, path, _ in hazards}
         for key, value in metadata.items():
             if not isinstance(value, str) and f"metadata.{key}" not in seen:
                 add(
@@ -440,6 +442,8 @@ def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: 
                     f"metadata.{key}: metadata values are strings in Agent Skills, not {_kind(value)}",
                     "write it as one string (metadata values are strings)"
                     if isinstance(value, (list, dict))
+                    else "quote it as written (metadata values are strings)"
+                    if f"metadata.{key}" in hazard_paths
                     else f'quote it: {key}: "{_written(value)}"',
                 )
     if isinstance(metadata, str):

@@ -43,6 +43,7 @@ from mcp_types import (
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
+from skillwire.catalog.filesystem import is_ignored_name
 from skillwire.client.requests import get_skill_request, list_skills_request, read_directory_request
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
 from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md
@@ -62,11 +63,22 @@ Send = Callable[[Request[Any, Any]], Awaitable[dict[str, Any]]]
 Progress = Callable[[int, int], None]
 
 
+#: The first protocol version whose schema has `resultType` and the `ttlMs`/`cacheScope` cache attributes;
+#: a 2025-11-25 (`initialize`) session has neither, so those rules do not apply to it.
+MODERN_ERA = "2026-07-28"
+
+
 @dataclass(frozen=True)
 class Rule:
     severity: Severity
     section: str
     summary: str
+    since: str | None = None  # the protocol version that defines the rule (None: every version)
+
+    def applies_to(self, protocol_version: str | None) -> bool:
+        """Whether a session at `protocol_version` is bound by the rule (unknown version: every rule)."""
+        # Protocol versions are ISO dates, so text order is time order.
+        return self.since is None or protocol_version is None or protocol_version >= self.since
 
 
 _F: Severity = "failure"
@@ -87,9 +99,9 @@ RULES: dict[str, Rule] = {
     # skills/list
     "list.error": Rule(_F, "[List]", "a skills/list page failed"),
     "list.result-invalid": Rule(_F, "[List]", "a skills/list result has no skills array"),
-    "list.result-type": Rule(_F, "[List]", 'skills/list resultType is not "complete"'),
-    "list.ttl-invalid": Rule(_F, "[List]", "skills/list ttlMs missing or not an integer >= 0"),
-    "list.cache-scope-invalid": Rule(_F, "[List]", "skills/list cacheScope missing or not public/private"),
+    "list.result-type": Rule(_F, "[List]", 'skills/list resultType is not "complete"', MODERN_ERA),
+    "list.ttl-invalid": Rule(_F, "[List]", "skills/list ttlMs missing or not an integer >= 0", MODERN_ERA),
+    "list.cache-scope-invalid": Rule(_F, "[List]", "skills/list cacheScope missing or not public/private", MODERN_ERA),
     "list.cursor-invalid": Rule(_F, "[List]", "skills/list nextCursor is not a string"),
     "list.cursor-repeated": Rule(_F, "[List]", "skills/list repeats a cursor (a pagination loop)"),
     "list.page-limit": Rule(_W, "[List]", "skills/list did not end within the page limit"),
@@ -109,6 +121,7 @@ RULES: dict[str, Rule] = {
     "entry.description-missing": Rule(_F, "[Fmt]", "frontmatter.description is not a non-empty string"),
     "entry.description-too-long": Rule(_F, "[Fmt]", "frontmatter.description exceeds 1024 characters"),
     "entry.metadata-reserved-key": Rule(_W, "[Resv]", "frontmatter.metadata uses a reserved key"),
+    "entry.metadata-invalid": Rule(_F, "[Fmt]", "frontmatter.metadata is not a mapping of strings to strings"),
     "entry.resources-missing": Rule(_F, "[Res]", "an entry has no resources"),
     "entry.resources-invalid": Rule(_F, "[Res]", 'resources is neither an array nor "dynamic"'),
     "entry.resource-invalid": Rule(_F, "[Res]", "a resources item is not an object with a uri string"),
@@ -117,6 +130,7 @@ RULES: dict[str, Rule] = {
     "entry.skill-md-missing": Rule(_F, "[Res]", "resources does not list the skill's own SKILL.md"),
     "entry.digest-invalid": Rule(_F, "[Res]", "a digest is not sha256: + 64 lowercase hex characters"),
     "entry.size-invalid": Rule(_F, "[Res]", "a size is missing or not a non-negative integer"),
+    "entry.dotfile": Rule(_W, "[Res]", "a listed file is one skillwire serve never publishes (.env, .git, keys)"),
     "entry.nested-file-missing": Rule(_F, "[Res]", "a nested skill's file is missing from the enclosing skill"),
     "entry.inner-file-missing": Rule(_F, "[Res]", "the enclosing skill lists a file the nested skill omits"),
     "limit.files": Rule(_W, "[Lim]", "more than 512 resources entries"),
@@ -124,9 +138,9 @@ RULES: dict[str, Rule] = {
     "names.duplicate": Rule(_W, "[Names]", "two listed skills share a name"),
     # skills/get
     "get.error": Rule(_F, "[Get]", "skills/get failed for a listed skill"),
-    "get.result-type": Rule(_F, "[Get]", 'skills/get resultType is not "complete"'),
-    "get.ttl-invalid": Rule(_F, "[Get]", "skills/get ttlMs missing or not an integer >= 0"),
-    "get.cache-scope-invalid": Rule(_F, "[Get]", "skills/get cacheScope missing or not public/private"),
+    "get.result-type": Rule(_F, "[Get]", 'skills/get resultType is not "complete"', MODERN_ERA),
+    "get.ttl-invalid": Rule(_F, "[Get]", "skills/get ttlMs missing or not an integer >= 0", MODERN_ERA),
+    "get.cache-scope-invalid": Rule(_F, "[Get]", "skills/get cacheScope missing or not public/private", MODERN_ERA),
     "get.cursor-present": Rule(_F, "[Get]", "skills/get result carries a nextCursor"),
     "get.entry-invalid": Rule(_F, "[Get]", "skills/get result has no skill object"),
     "get.uri-mismatch": Rule(_F, "[Get]", "skills/get answered with another skill's entry"),
@@ -147,7 +161,7 @@ RULES: dict[str, Rule] = {
     # resources/directory/read
     "dir.error": Rule(_F, "[Dir]", "a directory the manifest implies cannot be read"),
     "dir.result-invalid": Rule(_F, "[Dir]", "a directory read result has no valid resources array"),
-    "dir.result-type": Rule(_F, "[Dir]", 'directory read resultType is not "complete"'),
+    "dir.result-type": Rule(_F, "[Dir]", 'directory read resultType is not "complete"', MODERN_ERA),
     "dir.cursor-repeated": Rule(_F, "[Dir]", "a directory read repeats a cursor (a pagination loop)"),
     "dir.unlisted-child": Rule(_F, "[Res]", "a directory holds a file the manifest does not list"),
     "dir.missing-child": Rule(_F, "[Dir]", "a manifest file or directory is missing from its directory"),
@@ -237,6 +251,17 @@ def _show(value: object, limit: int = 60) -> str:
     return text if len(text) <= limit else text[: limit - 1] + "…"
 
 
+def _ignored_segment(path: SkillPath | None, file_uri: str) -> str | None:
+    """The first segment of a listed file's path that is on serve's ignore list (`.env`, `.git`, ...)."""
+    if path is None:
+        return None
+    try:
+        relative = parse_uri(file_uri).relative_to(path.root) or ()
+    except InvalidSkillURI:
+        return None
+    return next((part for part in relative if is_ignored_name(part)), None)
+
+
 def _is_int(value: object) -> bool:
     return isinstance(value, int) and not isinstance(value, bool)
 
@@ -264,7 +289,9 @@ def _result_type_problem(result: Mapping[str, Any]) -> str | None:
 
 
 def _plural(n: int, word: str) -> str:
-    return f"{n} {word}" if n == 1 else f"{n} {word}s"
+    if n == 1:
+        return f"{n} {word}"
+    return f"{n} {word[:-1]}ies" if word.endswith("y") and word[-2:-1] not in "aeiou" else f"{n} {word}s"
 
 
 def _examples(items: list[str], limit: int = 3) -> str:
@@ -372,6 +399,8 @@ class Auditor:
     def add(self, rule: str, skill: str, message: str, uri: str | None = None) -> None:
         if rule not in RULES:
             raise KeyError(f"unknown rule {rule!r}")
+        if not RULES[rule].applies_to(self.stats.protocol_version):
+            return
         key = (rule, skill, message, uri)
         if key not in self._seen:
             self._seen.add(key)
@@ -678,7 +707,22 @@ class Auditor:
                 f"{MAX_DESCRIPTION_LENGTH}",
             )
         metadata = frontmatter.get("metadata")
-        if isinstance(metadata, dict):
+        if "metadata" in frontmatter and not isinstance(metadata, dict):
+            self.add(
+                "entry.metadata-invalid",
+                label,
+                f"{context}frontmatter.metadata is {_show(metadata)}; Agent Skills defines it as a mapping of strings "
+                "to strings, and hosts refuse the entry",
+            )
+        elif isinstance(metadata, dict):
+            for key, value in metadata.items():
+                if not isinstance(value, str):
+                    self.add(
+                        "entry.metadata-invalid",
+                        label,
+                        f"{context}frontmatter.metadata.{key} is {_show(value)}, not a string; Agent Skills metadata "
+                        "values are strings, and hosts refuse the entry",
+                    )
             for key in metadata:
                 if isinstance(key, str) and key.startswith(RESERVED_METADATA_PREFIX):
                     self.add(
@@ -715,6 +759,15 @@ class Auditor:
                 self.add("entry.resource-duplicate", label, f"{where} {file_uri} is listed more than once", file_uri)
                 continue
             seen.add(canon)
+            hidden = _ignored_segment(path, file_uri)
+            if hidden is not None:
+                self.add(
+                    "entry.dotfile",
+                    label,
+                    f"{where} {file_uri} publishes {hidden!r}, a name skillwire serve never publishes (secrets, "
+                    "repository or editor state); take it out of the skill",
+                    file_uri,
+                )
             digest = obj.get("digest")
             if not isinstance(digest, str) or not DIGEST_RE.match(digest):
                 self.add(

@@ -15,7 +15,7 @@ from typing import Any, Literal, cast
 from skillwire.core.errors import InvalidEntry, InvalidSkillURI
 from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import DIGEST_RE, ManifestFile, limit_problem
-from skillwire.core.names import name_problem
+from skillwire.core.names import metadata_problem, name_problem
 from skillwire.core.uri import SkillPath, canonical_uri
 
 DYNAMIC: Literal["dynamic"] = "dynamic"
@@ -96,6 +96,9 @@ class SkillEntry:
             raise InvalidEntry(f"{uri}: final skill-path segment {path.name!r} != frontmatter.name {name!r}")
         if not isinstance(fm.get("description"), str) or not fm.get("description"):
             raise InvalidEntry(f"{uri}: frontmatter.description must be a non-empty string")
+        problem = metadata_problem(fm)
+        if problem is not None:
+            raise InvalidEntry(f"{uri}: frontmatter.{problem}")
         if "resources" not in raw:
             raise InvalidEntry(f"{uri}: 'resources' is missing (an array or \"dynamic\" is required)")
         resources_raw = raw["resources"]

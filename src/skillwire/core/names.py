@@ -77,4 +77,35 @@ def frontmatter_problem(frontmatter: Mapping[str, object], folder: str, *, allow
         return f"frontmatter name {name!r} does not match its folder {folder!r}"
     if "description" not in frontmatter:
         return "frontmatter has no 'description'"
-    return description_problem(frontmatter["description"])
+    return description_problem(frontmatter["description"]) or metadata_problem(frontmatter)
+
+
+def metadata_problem(frontmatter: Mapping[str, object]) -> str | None:
+    """Why `metadata` is not what Agent Skills defines (a mapping of strings to strings), or None.
+
+    SEP-2640 requires a served skill to conform, and the TypeScript SDK's host refuses the whole
+    listing when one entry has a list or a mapping there.
+    """
+    if "metadata" not in frontmatter:
+        return None
+    metadata = frontmatter["metadata"]
+    if not isinstance(metadata, Mapping):
+        return f"metadata must be a mapping of strings, got {_kind(metadata)}"
+    for key, value in metadata.items():
+        if not isinstance(value, str):
+            return f"metadata.{key} must be a string, got {_kind(value)}"
+    return None
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "a boolean"
+    if isinstance(value, (int, float)):
+        return "a number"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, Mapping):
+        return "a mapping"
+    return "a string" if isinstance(value, str) else type(value).__name__
