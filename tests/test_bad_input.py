@@ -180,9 +180,9 @@ def test_a_300_mb_file_skips_its_skill_without_being_hashed(tmp_path: Path, monk
     hashed: list[str] = []
     real_hash_file = digests_module.hash_file
 
-    def spy(path: str, expected_size: int) -> tuple[digests_module.FileDigest, int]:
+    def spy(path: str, expected_size: int, *rest: Any) -> tuple[digests_module.FileDigest, int]:
         hashed.append(path)
-        return real_hash_file(path, expected_size)
+        return real_hash_file(path, expected_size, *rest)
 
     monkeypatch.setattr(digests_module, "hash_file", spy)
     cache = DigestCache()
@@ -210,9 +210,9 @@ def test_symlink_to_a_file_outside_the_root_is_never_served_nor_read(
     hashed: list[str] = []
     real_hash_file = digests_module.hash_file
 
-    def spy(path: str, expected_size: int) -> tuple[digests_module.FileDigest, int]:
+    def spy(path: str, expected_size: int, *rest: Any) -> tuple[digests_module.FileDigest, int]:
         hashed.append(path)
-        return real_hash_file(path, expected_size)
+        return real_hash_file(path, expected_size, *rest)
 
     monkeypatch.setattr(digests_module, "hash_file", spy)
     snapshot = SkillCatalog([root]).snapshot

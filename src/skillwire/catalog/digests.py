@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from skillwire.catalog.mime import is_utf8_text
-from skillwire.catalog.snapshot import read_disk
+from skillwire.catalog.safe_open import open_regular, read_fd
 from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
 
@@ -45,16 +45,29 @@ def pack_stat(st: os.stat_result) -> bytes:
     return _STAT.pack(st.st_dev, st.st_ino, st.st_size, st.st_mtime_ns, st.st_ctime_ns)
 
 
-def hash_file(path: str, expected_size: int) -> tuple[FileDigest, int]:
-    """Hash a regular file without following a symlink; returns the digest and the bytes read."""
+def stat_identity(packed: bytes) -> tuple[int, int]:
+    """The (`st_dev`, `st_ino`) of a `pack_stat` record: which file a walk saw."""
+    dev, ino = struct.unpack_from("<QQ", packed)
+    return dev, ino
+
+
+def hash_file(path: str, expected_size: int, identity: tuple[int, int] | None = None) -> tuple[FileDigest, int]:
+    """Hash a regular file without following a symlink; returns the digest and the bytes read.
+
+    `identity` is the (`st_dev`, `st_ino`) the scan's walk saw: the opened file must be that file
+    (see `safe_open`), so a FIFO, a directory or a symlink swapped in since is refused, not waited on.
+    """
     # Plain `os.read` on the descriptor: wrapping it in a buffered file object cost more than hashing
     # a typical few-KB file (measured: a fifth of a 100,000-file cold scan). Never more than one byte
     # past the size `stat` reported: a file that grows while it is hashed (a log being appended to)
     # is detected by the caller, not read without end.
+    fd = open_regular(path, identity=identity)
     if expected_size <= _CHUNK:
-        data = read_disk(path, expected_size)
+        try:
+            data = read_fd(fd, expected_size)
+        finally:
+            os.close(fd)
         return FileDigest(DIGEST_PREFIX + hashlib.sha256(data).hexdigest(), is_utf8_text(data)), len(data)
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
     try:
         hasher = hashlib.sha256()
         decoder = codecs.getincrementaldecoder("utf-8")()
@@ -152,7 +165,7 @@ class DigestCache:
                 self.hits += 1
                 return cached
         dev, ino, size, mtime_ns, ctime_ns = _STAT.unpack(stat)
-        result, read = hash_file(path, size)
+        result, read = hash_file(path, size, (dev, ino))
         if read != size:
             raise OSError(f"{path} changed size while it was being hashed")
         record = stat + bytes.fromhex(result.digest[len(DIGEST_PREFIX) :]) + (b"\1" if result.is_text else b"\0")

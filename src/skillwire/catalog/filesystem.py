@@ -26,8 +26,9 @@ from pathlib import Path
 
 import pathspec
 
-from skillwire.catalog.digests import DigestCache, FileDigest, pack_stat
+from skillwire.catalog.digests import DigestCache, FileDigest, pack_stat, stat_identity
 from skillwire.catalog.mime import guess_mime_type
+from skillwire.catalog.safe_open import read_regular
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, SkippedSkill
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillError
@@ -459,9 +460,10 @@ def _check_skill(
         digest = cache.digest(skill_md.real, skill_md.stat).digest
         fm = cache.frontmatter(digest)
         if fm is None:
-            with open(skill_md.real, "rb") as handle:
-                data = handle.read()
-            if sha256_digest(data) != digest:
+            # The very file the walk found, opened without blocking: a FIFO or symlink swapped in since
+            # the walk is refused (issue 11: a blocking open() here hung `serve`).
+            data = read_regular(skill_md.real, skill_md.size, identity=stat_identity(skill_md.stat))
+            if len(data) != skill_md.size or sha256_digest(data) != digest:
                 raise SkillError("SKILL.md changed while it was being read; it will be picked up on the next scan")
             fm = parse_skill_md(data).frontmatter  # NotASkill / FrontmatterError carry the precise reason
             cache.remember_frontmatter(digest, fm)

@@ -18,7 +18,6 @@ from __future__ import annotations
 import ast
 import os
 import re
-import stat
 import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -38,6 +37,7 @@ from ruamel.yaml.events import (
 )
 
 from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, SkillRoot, walk_root
+from skillwire.catalog.safe_open import read_regular
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
 from skillwire.core.frontmatter import JSONValue, parse_frontmatter, split_skill_md, yaml_interop_hazards
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL
@@ -784,12 +784,8 @@ def _ignored_finding(shown: str, why: str, skill: str | None) -> Finding:
 
 
 def _read_regular(path: str, limit: int) -> bytes:
-    """Read a regular file without ever blocking on a FIFO swapped in since the walk."""
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NONBLOCK", 0))
-    with os.fdopen(fd, "rb") as handle:
-        if not stat.S_ISREG(os.fstat(fd).st_mode):
-            raise OSError(f"{path} is no longer a regular file")
-        return handle.read(limit + 1)
+    """Read a regular file without ever blocking on a FIFO or following a symlink swapped in since the walk."""
+    return read_regular(path, limit)
 
 
 def _exists_exactly(base: str, rel: RelPath) -> bool:

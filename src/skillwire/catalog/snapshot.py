@@ -14,13 +14,13 @@ bytes against the digest that was published, so the bytes served are always the 
 from __future__ import annotations
 
 import bisect
-import os
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from skillwire.catalog.safe_open import read_regular
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, decode_cursor, encode_cursor
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
@@ -37,16 +37,12 @@ class FileChanged(SkillwireError):
 
 
 def read_disk(path: str, expected_size: int) -> bytes:
-    """The bytes of a regular file, and one more if it grew: a runaway file is never read to its end."""
-    # O_NOFOLLOW: a file swapped for a symlink after the scan is refused, not followed.
-    fd = os.open(path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
-    try:
-        data = os.read(fd, expected_size + 1)
-        while len(data) <= expected_size and (more := os.read(fd, expected_size + 1 - len(data))):
-            data += more  # a short read; rare on regular files
-        return data
-    finally:
-        os.close(fd)
+    """The bytes of a served regular file, and one more if it grew: a runaway file is never read to its end.
+
+    Opened a component at a time without following symlinks (`safe_open`): a file or folder swapped
+    after the scan for a symlink, a FIFO or a directory is refused, never followed or waited on.
+    """
+    return read_regular(path, expected_size)
 
 
 @dataclass(frozen=True, slots=True)

@@ -29,6 +29,7 @@ from mcp.client import Client
 
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot, scan_root
+from skillwire.catalog.snapshot import CatalogFile, FileChanged
 from skillwire.client.skills import DirectoryItem, EntryProblem, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
@@ -44,6 +45,7 @@ from skillwire.core.errors import (
     SkillNotFound,
     UnknownOrigin,
     UnlistedFile,
+    VerificationFailed,
 )
 from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestFile, sha256_digest
@@ -88,7 +90,7 @@ class _Connection:
 @dataclass
 class _LocalSkills:
     origin: LocalOrigin
-    files: dict[str, Path] = field(default_factory=dict)  # uri -> file on disk
+    files: dict[str, CatalogFile] = field(default_factory=dict)  # uri -> the scanned file on disk
 
 
 class SkillHost:
@@ -207,8 +209,7 @@ class SkillHost:
                 entries.append(skill.entry)
                 dirs[skill.entry.uri] = Path(skill.source)
             for file in result.files:
-                if file.path is not None:  # always, for files found on disk
-                    local.files[file.uri] = Path(file.path)
+                local.files[file.uri] = file
             problems += [EntryProblem(0, 0, s.location, s.reason) for s in result.skipped]
         self.registry.set_origin(label, "local", entries, problems=problems, local_dirs=dirs)
 
@@ -361,19 +362,37 @@ class SkillHost:
         registered = self.registry.get(ref)
         if registered is None:
             raise SkillNotFound(f"no local skill {ref.uri} under {ref.origin!r}")
-        data = self._local[ref.origin].files[ref.uri].read_bytes()
+        data = self._read_local(ref.origin, ref.uri)
         active = ActiveSkill(
             self, ref, registered.entry, data.decode("utf-8", "replace"), kind="local", allowed_tools=None
         )
         self.active.append(active)
         return active
 
+    def _read_local(self, origin: str, uri: str) -> bytes:
+        """A local skill file's bytes, only if it is still the regular file the scan hashed.
+
+        Read like a server reads a served file (`CatalogFile.read`): never through a symlink, never
+        blocking on a FIFO, and checked against the scan's digest, so a SKILL.md replaced since the
+        scan (by a link to a file elsewhere, a FIFO, other bytes) is refused rather than returned.
+        """
+        file = self._local[origin].files[uri]
+        try:
+            return file.read()
+        except FileChanged:
+            raise VerificationFailed(
+                uri, "the local file changed since it was scanned; list the skills again"
+            ) from None
+        except OSError as exc:
+            reason = exc.strerror or str(exc)
+            raise VerificationFailed(uri, f"the local file can no longer be read safely ({reason})") from None
+
     # -- fetching ----------------------------------------------------------------------------------------------------
 
     async def _fetch_verified(self, origin: str, listed: ManifestFile, *, store: bool = True) -> bytes:
         """Bytes of a listed file, from the cache (re-hashed) or the server, checked against the manifest."""
         if origin in self._local:
-            data = self._local[origin].files[listed.uri].read_bytes()
+            data = self._read_local(origin, listed.uri)
         else:
             if self.cache is not None:
                 cached = self.cache.get(origin, listed.uri, listed)
