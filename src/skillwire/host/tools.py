@@ -588,10 +588,14 @@ class SkillTools:
         )
 
     async def _read_skill(self, server: str, uri: str) -> str:
+        if "://" not in uri and server not in self.host.registry.origins():
+            await self._refresh()  # a name is looked up in the listing, which this host may not have yet
         skill_uri = self._resolve_skill_uri(server, uri)
         try:
             skill = await self.host.load(server, skill_uri)
         except SkillNotFound:
+            if server not in self.host.registry.origins():
+                await self._refresh()  # so the refusal can name close matches
             raise _Refusal(self._no_such_skill(server, skill_uri)) from None
         except InvalidSkillURI as exc:
             raise _Refusal(f"Not a skill URI: {exc}. Pass the uri exactly as list_skills shows it.") from None
