@@ -186,6 +186,14 @@ class SkillHost:
             if skill.ref.origin == label:
                 skill.close()
 
+    def detach(self, label: str) -> None:
+        """Drop a server's connection but keep its approvals, cached files and registry entries.
+
+        For a supervisor that reconnects a failed upstream (the bridge): it attaches the new connection
+        under the same label with `attach_client`, and nothing the person approved is lost.
+        """
+        self._servers.pop(label, None)
+
     def origins(self) -> list[str]:
         return [*self._servers, *self._local]
 

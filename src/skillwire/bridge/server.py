@@ -1,0 +1,369 @@
+"""The bridge's MCP server: the host's three model tools over every configured upstream.
+
+Tools are `list_skills`, `read_skill` and `read_resource` with `SkillTools`' own schemas (list_skills
+also declares its `outputSchema` and returns `structuredContent`), and the server's `instructions` are
+`SkillTools`' instructions. Behind them is one `SkillHost`: every host-side rule of the spec (entry
+first, limits, verification, origin framing) applies to what reaches the model.
+
+`read_skill` and `read_resource` take their approval questions as SDK resolvers (`Resolve`), so the
+SDK carries them in the protocol era the client negotiated: `elicitation/create` mid-call on a
+2025-11-25 session, an input-required result answered on retry on 2026-07-28. A client that cannot
+elicit gets a refusal naming the `skillwire approve` command that approves the skill instead.
+"""
+
+# No `from __future__ import annotations` here: the SDK reads the tools' and resolvers' annotations
+# (`Annotated[..., Resolve(fn)]`) when they are registered, and those name functions local to
+# `build_server`, which only evaluated annotations can reach.
+
+import logging
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from types import TracebackType
+from typing import Annotated, Any, Self
+
+import anyio
+import uvicorn
+from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.mcpserver.resolve import Elicit, Resolve
+from mcp.server.mcpserver.tools import Tool
+from mcp_types import CallToolResult, TextContent
+
+from skillwire import __version__
+from skillwire.bridge.approval import (
+    BridgePolicy,
+    Decisions,
+    LoadQuestion,
+    ReadApproval,
+    ReadQuestion,
+    SkillApproval,
+    decided,
+    load_question,
+    read_question,
+)
+from skillwire.bridge.config import BridgeConfig
+from skillwire.bridge.upstreams import Upstreams, UpstreamUnavailable
+from skillwire.core.errors import ApprovalStoreError
+from skillwire.core.manifest import manifest_hash
+from skillwire.host.approvals import ApprovalStore
+from skillwire.host.host import SkillHost
+from skillwire.host.identity import SkillRef
+from skillwire.host.policy import CrossOriginRead
+from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
+from skillwire.server.app import transport_security
+
+logger = logging.getLogger("skillwire.bridge")
+
+_UNAVAILABLE_SCHEMA: dict[str, Any] = {
+    "type": "array",
+    "description": "Servers that could not be reached; their skills are missing from this result.",
+    "items": {
+        "type": "object",
+        "properties": {"server": {"type": "string"}, "reason": {"type": "string"}},
+        "required": ["server", "reason"],
+        "additionalProperties": False,
+    },
+}
+
+
+@dataclass(frozen=True)
+class LoadPreflight:
+    """What a `read_skill` call needs before the load runs: an error, a question, or neither."""
+
+    error: str | None = None
+    question: LoadQuestion | None = None
+
+
+@dataclass(frozen=True)
+class ReadPreflight:
+    error: str | None = None
+    question: ReadQuestion | None = None
+
+
+def _can_elicit(ctx: Context[Any, Any]) -> bool:
+    """Whether the client declared form elicitation (a bare `elicitation: {}` counts, as the SDK treats it)."""
+    capabilities = ctx.client_capabilities
+    elicitation = capabilities.elicitation if capabilities is not None else None
+    return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+def _call_result(result: ToolResult) -> CallToolResult:
+    return CallToolResult(
+        content=[TextContent(type="text", text=result.text)],
+        structured_content=None if result.is_error else result.structured,
+        is_error=result.is_error,
+    )
+
+
+class Bridge:
+    """The host, its upstreams and its approval store; `build_server()` is the MCP server over them."""
+
+    def __init__(
+        self,
+        config: BridgeConfig,
+        *,
+        page_size: int = 50,
+        connect_timeout: float | None = None,
+    ) -> None:
+        self.config = config
+        self.policy = BridgePolicy()
+        self.approvals = ApprovalStore(config.approvals)
+        self.host = SkillHost(policy=self.policy, approvals=self.approvals)
+        self.tools = SkillTools(self.host, page_size=page_size)
+        timeouts = {} if connect_timeout is None else {"connect_timeout": connect_timeout}
+        self.upstreams = Upstreams(self.host, config.servers, **timeouts)
+
+    async def __aenter__(self) -> Self:
+        await self.host.__aenter__()
+        try:
+            await self.upstreams.__aenter__()
+            for local in self.config.local:
+                self.host.add_local(local.label, list(local.paths))
+        except BaseException as exc:
+            await self.host.__aexit__(type(exc), exc, exc.__traceback__)
+            raise
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        try:
+            await self.upstreams.__aexit__(exc_type, exc, tb)
+        finally:
+            await self.host.__aexit__(exc_type, exc, tb)
+            self.approvals.close()
+
+    # -- pre-flight (side-effect free: nothing is revoked, approved or fetched beyond the entry) ------------------
+
+    async def _upstream_error(self, server: str) -> str | None:
+        if server not in self.upstreams:
+            return None  # a local origin, or an unknown label the tools explain
+        try:
+            await self.upstreams.ensure(server)
+        except UpstreamUnavailable as exc:
+            return self._unavailable_text(server, exc.reason)
+        return None
+
+    def _unavailable_text(self, server: str, reason: str) -> str:
+        others = [label for label in self.config.labels() if label != server]
+        rest = f" The other servers ({', '.join(others)}) are not affected." if others else ""
+        return f"Failed: server {server!r} is unavailable: {reason}.{rest} Tell the user; try again later."
+
+    async def preflight_load(self, server: str, uri: str) -> LoadPreflight:
+        error = await self._upstream_error(server)
+        if error is not None or server not in self.upstreams:
+            return LoadPreflight(error=error)
+        try:
+            skill_uri = uri if "://" in uri else self.tools._resolve_skill_uri(server, uri)
+            ref = SkillRef(server, skill_uri)
+            registered = self.host.registry.get(ref)
+            skills = await self.upstreams.ensure(server)
+            entry = registered.entry if registered is not None else await skills.get_skill(skill_uri)
+        except Exception:
+            return LoadPreflight()  # not a skill of that server: read_skill gives the precise refusal
+        if entry.is_dynamic or entry.limit_problem() is not None:
+            return LoadPreflight()  # refused by the load path whatever the person says
+        try:
+            stored = self.approvals.get(ref)
+        except ApprovalStoreError as exc:
+            return LoadPreflight(error=f"Failed: the bridge's approval store cannot be used: {exc}")
+        if stored is not None and stored.manifest_hash == manifest_hash(entry.files):
+            return LoadPreflight()  # approved for exactly these files
+        return LoadPreflight(question=load_question(ref, entry, stored.files if stored is not None else None))
+
+    async def preflight_read(self, server: str, uri: str) -> ReadPreflight:
+        error = await self._upstream_error(server)
+        if error is not None:
+            return ReadPreflight(error=error)
+        acting = next((s for s in reversed(self.host.active) if s.active), None)
+        if acting is None or acting.ref.origin == server or "://" not in uri:
+            return ReadPreflight()
+        bare = uri.rstrip("/")
+        for skill in self.host.active:
+            inside = bare == skill.root_uri or skill.path.file_path_of(bare) is not None
+            if skill.active and skill.ref.origin == server and inside:
+                return ReadPreflight()  # inside a loaded skill of that server: not a cross-origin read
+        return ReadPreflight(question=read_question(CrossOriginRead(acting.ref, server, uri)))
+
+    # -- the tools --------------------------------------------------------------------------------------------
+
+    async def list_skills(self, query: str | None, cursor: str | None) -> ToolResult:
+        unavailable = await self.upstreams.ensure_all()
+        arguments = {k: v for k, v in (("query", query), ("cursor", cursor)) if v is not None}
+        result = await self.tools.call("list_skills", arguments)
+        if result.is_error or not unavailable:
+            return result
+        failed = list(unavailable.items())
+        notes = [f"Server {label!r} is unavailable ({why}); its skills are missing here." for label, why in failed]
+        structured = dict(result.structured or {})
+        structured["unavailable"] = [{"server": label, "reason": reason} for label, reason in unavailable.items()]
+        return ToolResult("\n".join([result.text, *notes]), structured=structured)
+
+    def _approve_hint(self, question: LoadQuestion) -> str:
+        return self.config.approve_command(question.ref.origin, question.ref.uri)
+
+    async def read_skill(
+        self, server: str, uri: str, preflight: LoadPreflight, answer: ElicitationResult[Any]
+    ) -> ToolResult:
+        if preflight.error is not None:
+            return ToolResult(preflight.error, is_error=True)
+        decisions = Decisions()
+        question = preflight.question
+        if question is not None:
+            data = answer.data if isinstance(answer, AcceptedElicitation) else None
+            changed = (
+                f" It changed on the server since the user approved it, so it needs re-approval "
+                f"({question.changed.describe()})."
+                if question.changed is not None
+                else ""
+            )
+            if isinstance(data, LoadPreflight):  # the resolver did not ask: this client cannot elicit
+                return ToolResult(
+                    f"Not loaded: not approved. The skill {question.ref.uri} from server {server!r} needs the user's "
+                    f"approval, and this MCP client cannot ask for it (it does not support elicitation).{changed} "
+                    "Ask the user to run this command in a terminal, then call read_skill again:\n"
+                    f"  {self._approve_hint(question)}",
+                    is_error=True,
+                )
+            if not isinstance(data, SkillApproval) or not data.approve:
+                return ToolResult(
+                    f"Not loaded: the user declined to load {question.ref.uri} from server {server!r}.{changed} "
+                    "Nothing was fetched. Do not retry unless the user asks.",
+                    is_error=True,
+                )
+            decisions.skills[(question.ref, question.files_hash)] = bool(getattr(data, "allow_tools", False))
+        with decided(decisions):
+            result = await self.tools.call("read_skill", {"server": server, "uri": uri})
+        return await self._checked(server, result)
+
+    async def read_resource(
+        self, server: str, uri: str, preflight: ReadPreflight, answer: ElicitationResult[Any]
+    ) -> ToolResult:
+        if preflight.error is not None:
+            return ToolResult(preflight.error, is_error=True)
+        decisions = Decisions()
+        question = preflight.question
+        if question is not None:
+            data = answer.data if isinstance(answer, AcceptedElicitation) else None
+            request = question.request
+            if isinstance(data, ReadPreflight):
+                return ToolResult(
+                    f"Refused: {request.describe()}, and this MCP client cannot ask the user to allow that (it does "
+                    "not support elicitation). A skill from one server cannot read from another without the "
+                    "user's approval.",
+                    is_error=True,
+                )
+            if not isinstance(data, ReadApproval) or not data.allow:
+                return ToolResult(
+                    f"Refused: the user did not allow it. {request.describe()}; nothing was read.", is_error=True
+                )
+            decisions.reads.add((request.acting, request.target_origin, request.uri))
+        with decided(decisions):
+            result = await self.tools.call("read_resource", {"server": server, "uri": uri})
+        return await self._checked(server, result)
+
+    async def _checked(self, server: str, result: ToolResult) -> ToolResult:
+        """A failed call to an upstream that has stopped answering says so (and it is reconnected next time)."""
+        if not result.is_error or server not in self.upstreams:
+            return result
+        reason = await self.upstreams.check(server)
+        return result if reason is None else ToolResult(self._unavailable_text(server, reason), is_error=True)
+
+    # -- the MCP server ------------------------------------------------------------------------------------------
+
+    def build_server(self) -> MCPServer:
+        bridge = self
+
+        async def preflight_load(server: str, uri: str) -> LoadPreflight:
+            return await bridge.preflight_load(server, uri)
+
+        async def ask_load(
+            preflight: Annotated[LoadPreflight, Resolve(preflight_load)], ctx: Context[Any, Any]
+        ) -> Elicit[Any] | LoadPreflight:
+            if preflight.question is None or not _can_elicit(ctx):
+                return preflight
+            return Elicit(preflight.question.message, preflight.question.schema)
+
+        async def preflight_read(server: str, uri: str) -> ReadPreflight:
+            return await bridge.preflight_read(server, uri)
+
+        async def ask_read(
+            preflight: Annotated[ReadPreflight, Resolve(preflight_read)], ctx: Context[Any, Any]
+        ) -> Elicit[Any] | ReadPreflight:
+            if preflight.question is None or not _can_elicit(ctx):
+                return preflight
+            return Elicit(preflight.question.message, ReadApproval)
+
+        async def list_skills(query: str | None = None, cursor: str | None = None) -> CallToolResult:
+            return _call_result(await bridge.list_skills(query, cursor))
+
+        async def read_skill(
+            server: str,
+            uri: str,
+            preflight: Annotated[LoadPreflight, Resolve(preflight_load)],
+            answer: Annotated[ElicitationResult[SkillApproval], Resolve(ask_load)],
+        ) -> CallToolResult:
+            return _call_result(await bridge.read_skill(server, uri, preflight, answer))
+
+        async def read_resource(
+            server: str,
+            uri: str,
+            preflight: Annotated[ReadPreflight, Resolve(preflight_read)],
+            answer: Annotated[ElicitationResult[ReadApproval], Resolve(ask_read)],
+        ) -> CallToolResult:
+            return _call_result(await bridge.read_resource(server, uri, preflight, answer))
+
+        functions: dict[str, Callable[..., Any]] = {
+            "list_skills": list_skills,
+            "read_skill": read_skill,
+            "read_resource": read_resource,
+        }
+        tools: list[Tool] = []
+        for definition in self.tools.tool_definitions("mcp"):
+            name = definition["name"]
+            tool = Tool.from_function(functions[name], name=name, description=definition["description"])
+            # The published schemas are SkillTools' own (descriptions, additionalProperties: false), not the
+            # ones the SDK would derive from these wrappers' signatures, which accept the same arguments.
+            tool.parameters = definition["inputSchema"]
+            output_schema = definition.get("outputSchema")
+            if output_schema is not None:
+                schema = dict(output_schema)
+                schema["properties"] = {**schema.get("properties", {}), "unavailable": _UNAVAILABLE_SCHEMA}
+                tool.fn_metadata.output_schema = schema
+            tools.append(tool)
+        return MCPServer(
+            "skillwire-bridge", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING"
+        )
+
+
+async def serve_stdio(bridge: Bridge) -> None:
+    async with bridge:
+        await bridge.build_server().run_stdio_async()
+
+
+async def serve_http(
+    bridge: Bridge,
+    *,
+    host: str = "127.0.0.1",
+    port: int = 8766,
+    allowed_hosts: Sequence[str] = (),
+    on_ready: Callable[[str], Any] | None = None,
+) -> None:
+    """Streamable HTTP, with the same DNS-rebinding protection as `skillwire serve`."""
+    async with bridge:
+        server = bridge.build_server()
+        app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
+        # h11 for the reason given in skillwire.server.app.serve_http.
+        http = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http="h11"))
+        async with anyio.create_task_group() as group:
+
+            async def run_http() -> None:
+                await http.serve()
+                group.cancel_scope.cancel()
+
+            group.start_soon(run_http)
+            if on_ready is not None:
+                while not http.started:  # noqa: ASYNC110 (uvicorn exposes readiness only as a flag)
+                    await anyio.sleep(0.01)
+                shown = f"[{host}]" if ":" in host else host
+                on_ready(f"http://{shown}:{port}/mcp")

@@ -1,0 +1,120 @@
+"""`skillwire bridge`: MCP-served skills as three tools (list_skills, read_skill, read_resource) for any host."""
+
+from __future__ import annotations
+
+import argparse
+import logging
+import sys
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from skillwire.bridge.config import BridgeConfig, CommandLineUpstreams, ConfigError, default_config_path, load_config
+from skillwire.cli.common import UsageError
+
+EPILOG = """\
+examples:
+  skillwire bridge --server work=https://skills.example.com/mcp
+  skillwire bridge --server work=https://skills.example.com/mcp --header 'work:Authorization: Bearer TOKEN'
+  skillwire bridge --server-command tools='python -m my_skills_server' --local ~/my-skills
+  skillwire bridge --server tools -- python -m my_skills_server
+  skillwire bridge                      # reads {config}
+
+The bridge speaks MCP on stdin/stdout (add it to a host's MCP configuration) or, with --http, on
+Streamable HTTP bound to 127.0.0.1. Labels name the servers for the model and in approval prompts.
+"""
+
+
+def add_upstream_arguments(p: argparse.ArgumentParser) -> None:
+    """The options naming upstreams, shared by `bridge` and `approve` (so an approval command can repeat them)."""
+    p.add_argument(
+        "--server",
+        action="append",
+        default=[],
+        metavar="LABEL=URL",
+        help="a Streamable HTTP upstream (repeatable); `--server LABEL -- COMMAND ARGS` for one stdio upstream",
+    )
+    p.add_argument(
+        "--server-command",
+        action="append",
+        default=[],
+        metavar="LABEL=COMMAND",
+        help="a stdio upstream started with COMMAND (split like a shell; repeatable)",
+    )
+    p.add_argument(
+        "--header",
+        action="append",
+        default=[],
+        metavar="LABEL:NAME: VALUE",
+        help="an HTTP header for one upstream (repeatable)",
+    )
+    p.add_argument("--local", action="append", default=[], metavar="DIR", help="a local skill folder (label 'local')")
+    p.add_argument("--config", type=Path, metavar="FILE", help=f"a bridge TOML file (default {default_config_path()})")
+    p.add_argument(
+        "--approvals", type=Path, metavar="FILE", help="the bridge's approval store (default beside the config file)"
+    )
+
+
+def config_from_args(args: argparse.Namespace) -> BridgeConfig:
+    given = CommandLineUpstreams(
+        servers=args.server,
+        server_commands=args.server_command,
+        headers=args.header,
+        local=args.local,
+        trailing_command=getattr(args, "stdio_command", None),
+    )
+    try:
+        return load_config(given, config_file=args.config, approvals=args.approvals)
+    except (ConfigError, ValueError) as exc:
+        raise UsageError(str(exc)) from None
+
+
+def add_parser(commands: Any) -> None:
+    p: argparse.ArgumentParser = commands.add_parser(
+        "bridge",
+        help="serve MCP skills to any host as three tools",
+        description=(
+            "An MCP server whose tools (list_skills, read_skill, read_resource) give a model the skills of "
+            "every upstream, with every host-side rule of SEP-2640 applied and approval asked of the person."
+        ),
+        epilog=EPILOG.format(config=default_config_path()),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    add_upstream_arguments(p)
+    p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio (e.g. 127.0.0.1:8766)")
+    p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
+    p.add_argument("--page-size", type=int, default=50, help="skills per list_skills page (default 50)")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr)
+    config = config_from_args(args)
+    if args.page_size < 1:
+        raise UsageError(f"--page-size must be at least 1, got {args.page_size}")
+    from skillwire.bridge.server import Bridge, serve_http, serve_stdio
+
+    bridge = Bridge(config, page_size=args.page_size)
+    if not args.quiet:
+        print(
+            f"skillwire bridge: {len(config.labels())} upstream(s): {', '.join(config.labels())}; "
+            f"approvals in {config.approvals}",
+            file=sys.stderr,
+            flush=True,
+        )
+    if args.http is None:
+        anyio.run(serve_stdio, bridge)
+        return 0
+    host, sep, port_text = args.http.rpartition(":")
+    if not sep or not port_text.isdigit():
+        raise UsageError(f"--http wants HOST:PORT, got {args.http!r}")
+    host, port = host.strip("[]") or "127.0.0.1", int(port_text)
+
+    def ready(url: str) -> None:
+        if not args.quiet:
+            print(f"skillwire bridge: listening on {url}", file=sys.stderr, flush=True)
+
+    anyio.run(lambda: serve_http(bridge, host=host, port=port, allowed_hosts=args.allow_host, on_ready=ready))
+    return 0
