@@ -158,6 +158,14 @@ async def test_paging_returns_every_skill_of_both_servers_exactly_once(servers: 
     assert any(i.get("descriptionTruncated") for i in items)
 
 
+def test_the_output_schema_accepts_what_an_embedder_adds_and_rejects_a_broken_item() -> None:
+    item = {"server": "a", "name": "a/x", "uri": "skill://x/SKILL.md", "description": "X."}
+    VALIDATOR.validate({"skills": [item], "total": 1, "unavailable": [{"server": "b", "reason": "refused"}]})
+    assert list(VALIDATOR.iter_errors({"skills": [{"server": "a"}], "total": 1}))
+    assert list(VALIDATOR.iter_errors({"skills": [item | {"extra": 1}], "total": 1}))
+    assert list(VALIDATOR.iter_errors({"skills": [item]}))
+
+
 async def test_the_first_page_text_counts_and_points_to_the_next(servers: Servers) -> None:
     async with tools_on(servers, page_size=50) as tools:
         first = await tools.call("list_skills")

@@ -153,9 +153,19 @@ LIST_SKILLS_OUTPUT_SCHEMA: dict[str, Any] = {
         },
         "nextCursor": {"type": "string", "description": "Present while more results remain."},
         "total": {"type": "integer", "description": "How many skills the listing (or the query) has in all."},
+        "unavailable": {
+            "type": "array",
+            "description": "Servers whose skills are missing from this listing, and why (set by an embedder).",
+            "items": {
+                "type": "object",
+                "properties": {"server": {"type": "string"}, "reason": {"type": "string"}},
+                "required": ["server", "reason"],
+            },
+        },
     },
     "required": ["skills", "total"],
-    "additionalProperties": False,
+    # Open at the top level: an embedding application (the bridge) may add what it knows, such as
+    # `unavailable`, and a client validating against this schema must still accept it.
 }
 
 _DESCRIPTIONS = {
@@ -558,6 +568,11 @@ class SkillTools:
         return notes
 
     # -- read_skill ------------------------------------------------------------------------------------------------
+
+    def resolve_skill_uri(self, server: str, uri: str) -> str:
+        """The SKILL.md URI `read_skill` would load for `uri` (a URI, or a listed skill's bare or qualified
+        name); raises an exception whose text is the tool error when it names no skill or several."""
+        return self._resolve_skill_uri(server, uri)
 
     def _resolve_skill_uri(self, server: str, uri: str) -> str:
         """The SKILL.md URI for `uri`; a bare or qualified name of a listed skill of that server is accepted."""
