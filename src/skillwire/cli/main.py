@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from skillwire import __version__
 from skillwire.cli.common import UsageError, split_command
 
-COMMANDS = ("serve", "ls", "get", "cat", "pull", "lint", "check", "bridge", "approve", "approvals")
+COMMANDS = ("serve", "publish", "ls", "get", "cat", "pull", "lint", "check", "bridge", "approve", "approvals")
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

@@ -18,7 +18,9 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.catalog.store import is_store_url
 from skillwire.cli.common import UsageError
+from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import SkillwireError
 from skillwire.server.app import BindError, bind_http_socket, build_server, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
@@ -68,6 +70,9 @@ def add_parser(commands: Any) -> None:
         help="serve even when a folder holds no SKILL.md (skills added later appear through the watcher)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    store = p.add_argument_group("serving a published catalog (PATH is s3://BUCKET/PREFIX or file://DIR)")
+    store.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="look for a new index every SECONDS")
+    store.add_argument("--blob-cache-mb", type=int, default=64, metavar="MB", help="memory for cached file bytes")
     p.set_defaults(run=run)
 
 
@@ -152,23 +157,43 @@ def fix_malloc_mmap_threshold(threshold: int = 128 * 1024) -> bool:
 _M_MMAP_THRESHOLD = -3  # from glibc's <malloc.h>
 
 
+def published_catalog(args: argparse.Namespace, paths: list[str], secret: bytes) -> SkillCatalog:
+    from skillwire.catalog.published import PublishedCatalog
+
+    if len(paths) != 1:
+        raise UsageError("serve one published catalog (s3://BUCKET/PREFIX or file://DIR) and no folders beside it")
+    if not args.quiet:
+        logging.getLogger("skillwire.published").setLevel(logging.INFO)  # say when a new index is served
+    catalog = PublishedCatalog(
+        paths[0], poll_seconds=args.poll, cache_bytes=args.blob_cache_mb * 1024 * 1024, cursor_secret=secret
+    )
+    catalog.refresh()  # the first index must load: without it there is nothing to serve
+    return catalog
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr)
     fix_malloc_mmap_threshold()
     paths = args.paths or [str(bundled_examples())]
+    published = any(is_store_url(p) for p in paths)
     # Every mistake on the command line is found before the scan, which can take a while.
-    roots = parse_roots(paths)
+    roots = [] if published else parse_roots(paths)
     address = None if args.stdio else parse_host_port(args.http or DEFAULT_HTTP)
     try:
         sock = None if address is None else bind_http_socket(*address)
     except BindError as exc:
         print(f"skillwire: {exc.strerror}", file=sys.stderr)
         return 1
-    if args.no_digest_cache:
-        cache = DigestCache()
+    secret = os.environ.get("SKILLWIRE_CURSOR_SECRET", "").encode() or DEFAULT_CURSOR_SECRET
+    catalog: SkillCatalog
+    if published:
+        catalog = published_catalog(args, paths, secret)
     else:
-        cache = DigestCache(args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite")
-    catalog = SkillCatalog(roots, digest_cache=cache, enforce_limits=not args.no_limits)
+        if args.no_digest_cache:
+            cache = DigestCache()
+        else:
+            cache = DigestCache(args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite")
+        catalog = SkillCatalog(roots, digest_cache=cache, enforce_limits=not args.no_limits, cursor_secret=secret)
     skills = SkillsExtension(
         catalog,
         directory_read=not args.no_directory_read,
@@ -177,7 +202,7 @@ def run(args: argparse.Namespace) -> int:
         cache_scope=args.cache_scope,
     )
     snapshot = catalog.snapshot
-    problem = None if args.allow_empty else nothing_to_serve(roots, snapshot)
+    problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
     if problem is not None:
         if sock is not None:
             sock.close()

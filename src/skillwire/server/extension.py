@@ -28,6 +28,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.snapshot import FileChanged
+from skillwire.catalog.store import BlobUnavailable, StoredFile
 from skillwire.core.cursor import decode_cursor, encode_cursor
 from skillwire.core.errors import FrontmatterError, InvalidCursor, InvalidSkillURI, NotASkill
 from skillwire.core.frontmatter import parse_skill_md
@@ -213,6 +214,13 @@ class SkillsExtension(Extension):
         if parsed is not None:
             uri = str(parsed)
             file = snapshot.files.get(uri)
+            if isinstance(file, StoredFile):
+                try:
+                    data = await file.read_async()
+                except BlobUnavailable as exc:
+                    logger.warning("refusing to serve %s: %s", uri, exc)
+                    raise MCPError(INTERNAL_ERROR, str(exc), {"uri": raw}) from None
+                return {"resultType": "complete", "contents": [file_contents(file, data)], **self._cache_fields()}
             if file is not None:
                 try:
                     data = file.read() if file.size <= _BIG_FILE else await anyio.to_thread.run_sync(file.read)

@@ -1,0 +1,508 @@
+"""Catalogs published to object storage: `skillwire publish` writes them, `PublishedCatalog` serves them.
+
+A publish scans the folders with the very rules `serve` applies (it builds a `SkillCatalog` snapshot),
+uploads every file under its SHA-256 (`blobs/sha256/<hex>`, only those not there yet), writes one
+index object holding every entry and the skip report under a key derived from the index's own bytes
+(`indexes/<id>.json`), and only then switches the pointer (`current.json`). A reader that follows
+the pointer therefore always finds a complete index whose blobs are all in place; an unchanged
+catalog publishes to the same id and uploads nothing.
+
+The index (format `skillwire-index/1`, canonical JSON: sorted keys, no spaces, UTF-8):
+
+    {"format": "skillwire-index/1",
+     "skills": [{"uri": "skill://acme/x/SKILL.md", "source": "<folder it came from>",
+                 "frontmatter": {...},
+                 "files": [["SKILL.md", "sha256:<hex>", 1234, "text/markdown", true], ...]}, ...],
+     "skipped": [{"location": "...", "reason": "..."}, ...],
+     "ignored": [{"path": "...", "reason": "..."}, ...]}
+
+Each file is `[path inside the skill (URI-encoded, as in its URI), digest, size, mimeType, is UTF-8
+text]`: arrays, because a 100,000-skill catalog has a million of them and keys would double the
+index. The pointer is `{"format": "skillwire-pointer/1", "id": "<hex>", "index": "indexes/<hex>.json",
+"skills": N, "files": N}`.
+
+A server loads the index named by the pointer (no hashing, no listing of the bucket), checks that
+its bytes hash to the id the pointer names, and builds the same immutable `CatalogSnapshot` a folder
+catalog serves, whose files read their bytes by digest through a verified cache (`catalog.store`).
+"""
+
+from __future__ import annotations
+
+import gc
+import hashlib
+import json
+import logging
+import time
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any, cast
+
+import anyio
+import obstore
+
+from skillwire.catalog.catalog import SkillCatalog, _same_published
+from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, SkippedSkill
+from skillwire.catalog.store import (
+    BLOB_PREFIX,
+    DEFAULT_CACHE_BYTES,
+    INDEX_PREFIX,
+    POINTER_KEY,
+    BlobReader,
+    StoredFile,
+    StoreError,
+    StoreLocation,
+    blob_key,
+    describe,
+    is_not_found,
+    open_store,
+    parse_location,
+    stored_file,
+)
+from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import InvalidSkillURI
+from skillwire.core.frontmatter import JSONValue
+from skillwire.core.manifest import DIGEST_PREFIX
+from skillwire.core.uri import SKILL_MD, SkillPath
+
+if TYPE_CHECKING:
+    from obstore.store import ObjectStore
+
+logger = logging.getLogger("skillwire.published")
+
+INDEX_FORMAT = "skillwire-index/1"
+POINTER_FORMAT = "skillwire-pointer/1"
+_UPLOADS_AT_ONCE = 16
+
+
+class InvalidIndex(StoreError):
+    """The pointer or the index it names is not a usable published catalog."""
+
+
+# -- writing ---------------------------------------------------------------------------------------------
+
+
+def canonical_json(value: object) -> bytes:
+    return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
+
+
+def build_index(snapshot: CatalogSnapshot) -> dict[str, Any]:
+    """The index document of a snapshot (every skill, listed or not, and the skip report)."""
+    skills: list[dict[str, Any]] = []
+    for uri in sorted(snapshot.skill_by_uri):
+        skill = snapshot.skill_by_uri[uri]
+        if skill.entry.is_dynamic:
+            continue  # generated in code at read time: nothing that could be stored
+        root = skill.root_uri + "/"
+        files: list[list[object]] = []
+        for item in skill.entry.files:
+            served = snapshot.files[item.uri]
+            files.append([item.uri[len(root) :], item.digest, item.size, served.mime_type, served.is_text])
+        record: dict[str, Any] = {"uri": uri, "source": skill.source, "frontmatter": skill.entry.frontmatter}
+        record["files"] = files
+        if not skill.listed:
+            record["listed"] = False
+        skills.append(record)
+    return {
+        "format": INDEX_FORMAT,
+        "skills": skills,
+        "skipped": [{"location": s.location, "reason": s.reason} for s in snapshot.skipped],
+        "ignored": [{"path": path, "reason": why} for path, why in snapshot.ignored],
+    }
+
+
+@dataclass(frozen=True)
+class PublishResult:
+    location: StoreLocation
+    index_id: str
+    skills: int
+    files: int
+    uploaded: int  # blobs written by this publish
+    uploaded_bytes: int
+    present: int  # blobs that were there already
+    index_written: bool
+    pointer_switched: bool
+    skipped: tuple[SkippedSkill, ...]
+
+    def summary(self) -> str:
+        changed = "switched to" if self.pointer_switched else "already at"
+        line = (
+            f"skillwire: published {self.skills} skills, {self.files} files to {self.location}: "
+            f"{self.uploaded} blobs uploaded ({self.uploaded_bytes:,} bytes), {self.present} already there; "
+            f"{changed} index {self.index_id[:12]}"
+        )
+        if self.skipped:
+            line += f"; {len(self.skipped)} skipped (listed in the index)"
+        return line
+
+
+def scan_for_publish(roots: Sequence[SkillRoot], *, enforce_limits: bool = True) -> CatalogSnapshot:
+    """The snapshot `skillwire serve` would build from these folders (same rules, same skips)."""
+    return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=enforce_limits).snapshot
+
+
+async def publish(
+    snapshot: CatalogSnapshot, location: StoreLocation, store: ObjectStore | None = None
+) -> PublishResult:
+    """Upload what is missing, write the index, then switch the pointer (see the module docstring)."""
+    if store is None:
+        store = open_store(location, create=True)
+    index = build_index(snapshot)
+    body = canonical_json(index)
+    index_id = hashlib.sha256(body).hexdigest()
+    unique: dict[str, CatalogFile] = {}
+    for skill in snapshot.skill_by_uri.values():
+        for item in skill.entry.files:
+            unique.setdefault(item.digest, snapshot.files[item.uri])
+    try:
+        present = await _existing_blobs(store)
+        missing = [f for digest, f in unique.items() if digest[len(DIGEST_PREFIX) :] not in present]
+        uploaded_bytes = await _upload(store, missing)
+        index_key = f"{INDEX_PREFIX}{index_id}.json"
+        index_written = False
+        if not await _exists(store, index_key):
+            await obstore.put_async(store, index_key, body)
+            index_written = True
+        pointer = {
+            "format": POINTER_FORMAT,
+            "id": index_id,
+            "index": index_key,
+            "skills": len(index["skills"]),
+            "files": len(snapshot.files),
+        }
+        current = await _read_pointer_id(store)
+        switched = current != index_id
+        if switched:
+            await obstore.put_async(store, POINTER_KEY, canonical_json(pointer))
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"publishing to {location} failed: {describe(exc)}") from None
+    return PublishResult(
+        location,
+        index_id,
+        len(index["skills"]),
+        len(snapshot.files),
+        len(missing),
+        uploaded_bytes,
+        len(unique) - len(missing),
+        index_written,
+        switched,
+        snapshot.skipped,
+    )
+
+
+async def _existing_blobs(store: ObjectStore) -> set[str]:
+    """The hex digests already stored: one listing (1,000 keys per request on S3), not a HEAD per file."""
+    found: set[str] = set()
+    async for chunk in obstore.list(store, BLOB_PREFIX, chunk_size=1000):
+        for meta in chunk:
+            found.add(meta["path"].rsplit("/", 1)[-1])
+    return found
+
+
+async def _exists(store: ObjectStore, key: str) -> bool:
+    try:
+        await obstore.head_async(store, key)
+    except FileNotFoundError:
+        return False
+    return True
+
+
+async def _read_pointer_id(store: ObjectStore) -> str | None:
+    try:
+        result = await obstore.get_async(store, POINTER_KEY)
+        data = json.loads(bytes(await result.bytes_async()))
+    except FileNotFoundError:
+        return None
+    except ValueError:
+        return None  # an unreadable pointer is replaced
+    value = data.get("id") if isinstance(data, dict) else None
+    return value if isinstance(value, str) else None
+
+
+async def _upload(store: ObjectStore, files: list[CatalogFile]) -> int:
+    """Upload each file under its digest, a few at a time; its bytes are re-checked against the digest
+    as they are read (`CatalogFile.read`), so a file edited during the publish fails it."""
+    total = 0
+    limiter = anyio.CapacityLimiter(_UPLOADS_AT_ONCE)
+
+    async def one(file: CatalogFile) -> None:
+        nonlocal total
+        async with limiter:
+            data = file.read()
+            await obstore.put_async(store, blob_key(file.digest), data)
+            total += len(data)
+
+    async with anyio.create_task_group() as group:
+        for file in files:
+            group.start_soon(one, file)
+    return total
+
+
+# -- reading -----------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Pointer:
+    id: str
+    index: str
+    etag: str | None
+
+
+def parse_pointer(data: bytes, etag: str | None) -> Pointer:
+    try:
+        value = json.loads(data)
+    except ValueError as exc:
+        raise InvalidIndex(f"{POINTER_KEY} is not JSON: {exc}") from None
+    if not isinstance(value, dict) or value.get("format") != POINTER_FORMAT:
+        raise InvalidIndex(f"{POINTER_KEY} is not a {POINTER_FORMAT} pointer")
+    index_id, key = value.get("id"), value.get("index")
+    if not isinstance(index_id, str) or len(index_id) != 64 or key != f"{INDEX_PREFIX}{index_id}.json":
+        raise InvalidIndex(f"{POINTER_KEY} names no index of the form {INDEX_PREFIX}<sha256>.json")
+    return Pointer(index_id, key, etag)
+
+
+def _field_error(where: str, what: str) -> InvalidIndex:
+    return InvalidIndex(f"index: {where}: {what}")
+
+
+def snapshot_from_index(
+    body: bytes, index_id: str, blobs: BlobReader, *, cursor_secret: bytes = DEFAULT_CURSOR_SECRET
+) -> CatalogSnapshot:
+    """The snapshot an index describes; `InvalidIndex` naming the first thing that is wrong."""
+    if hashlib.sha256(body).hexdigest() != index_id:
+        raise InvalidIndex(f"{INDEX_PREFIX}{index_id}.json does not hash to its id (truncated or altered)")
+    try:
+        index = json.loads(body)
+    except ValueError as exc:
+        raise InvalidIndex(f"index {index_id[:12]} is not JSON: {exc}") from None
+    if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
+        raise InvalidIndex(f"index {index_id[:12]} is not a {INDEX_FORMAT} document")
+    raw_skills = index.get("skills")
+    if not isinstance(raw_skills, list):
+        raise _field_error("skills", "must be an array")
+    files: dict[str, StoredFile] = {}
+    skills: list[CatalogSkill] = []
+    for position, raw in enumerate(cast(list[object], raw_skills)):
+        skills.append(_skill_from_index(position, raw, files, blobs))
+    skipped = [_skipped(i, s) for i, s in enumerate(_list_of(index, "skipped"))]
+    ignored = [_ignored(i, s) for i, s in enumerate(_list_of(index, "ignored"))]
+    return CatalogSnapshot(skills, files.values(), skipped, ignored=ignored, cursor_secret=cursor_secret)
+
+
+def _list_of(index: Mapping[str, object], key: str) -> list[object]:
+    value = index.get(key, [])
+    if not isinstance(value, list):
+        raise _field_error(key, "must be an array")
+    return cast(list[object], value)
+
+
+def _skipped(position: int, raw: object) -> SkippedSkill:
+    if not isinstance(raw, dict) or not isinstance(raw.get("location"), str) or not isinstance(raw.get("reason"), str):
+        raise _field_error(f"skipped[{position}]", "must be {location, reason} strings")
+    return SkippedSkill(raw["location"], raw["reason"])
+
+
+def _ignored(position: int, raw: object) -> tuple[str, str]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("path"), str) or not isinstance(raw.get("reason"), str):
+        raise _field_error(f"ignored[{position}]", "must be {path, reason} strings")
+    return raw["path"], raw["reason"]
+
+
+def _skill_from_index(position: int, raw: object, files: dict[str, StoredFile], blobs: BlobReader) -> CatalogSkill:
+    where = f"skills[{position}]"
+    if not isinstance(raw, dict):
+        raise _field_error(where, "must be an object")
+    uri, frontmatter, source, raw_files = raw.get("uri"), raw.get("frontmatter"), raw.get("source"), raw.get("files")
+    if not isinstance(uri, str) or not uri.endswith("/" + SKILL_MD):
+        raise _field_error(where, f"uri {uri!r} is not a SKILL.md URI")
+    try:
+        SkillPath.from_skill_md_uri(uri)
+    except InvalidSkillURI as exc:
+        raise _field_error(where, exc.reason) from None
+    if not isinstance(frontmatter, dict) or not isinstance(frontmatter.get("name"), str):
+        raise _field_error(f"{where} ({uri})", "frontmatter must be an object with a name")
+    if not isinstance(raw_files, list) or not raw_files:
+        raise _field_error(f"{where} ({uri})", "files must be a non-empty array")
+    root = uri[: -len(SKILL_MD)]
+    manifest: list[StoredFile] = []
+    for number, item in enumerate(cast(list[object], raw_files)):
+        manifest.append(_file_from_index(f"{where}.files[{number}] ({uri})", root, item, files, blobs))
+    if not any(f.uri == uri for f in manifest):
+        raise _field_error(f"{where} ({uri})", "files do not include the skill's SKILL.md")
+    entry = SkillEntry(uri, cast(dict[str, JSONValue], frontmatter), tuple(manifest))
+    return CatalogSkill(entry, source if isinstance(source, str) else uri, listed=raw.get("listed", True) is not False)
+
+
+def _file_from_index(
+    where: str, root: str, item: object, files: dict[str, StoredFile], blobs: BlobReader
+) -> StoredFile:
+    if not isinstance(item, list) or len(item) != 5:
+        raise _field_error(where, "must be [path, digest, size, mimeType, isText]")
+    path, digest, size, mime, is_text = item
+    if not isinstance(path, str) or not path or path.startswith("/") or ".." in path.split("/"):
+        raise _field_error(where, f"path {path!r} is not a relative path inside the skill")
+    # Length and prefix only: the index hashed to the id its pointer names, so a digest can only be
+    # wrong if the publisher wrote it wrong, and a wrong one fails every read of that file anyway.
+    if not isinstance(digest, str) or len(digest) != 71 or not digest.startswith(DIGEST_PREFIX):
+        raise _field_error(where, f"digest {digest!r} is not sha256:<64 hex>")
+    if isinstance(size, bool) or not isinstance(size, int) or size < 0:
+        raise _field_error(where, f"size {size!r} is not a non-negative integer")
+    if not isinstance(mime, str) or not isinstance(is_text, bool):
+        raise _field_error(where, "mimeType must be a string and isText a boolean")
+    file_uri = root + path
+    known = files.get(file_uri)
+    if known is not None:  # a nested skill's file, also in its enclosing skill's manifest
+        if known.digest != digest:
+            raise _field_error(where, f"{file_uri} is listed twice with different digests")
+        return known
+    made = files[file_uri] = stored_file(file_uri, digest, size, mime, is_text, blobs)
+    return made
+
+
+@dataclass
+class StoreStatus:
+    """What `/healthz` reports: whether a snapshot is served, which index, and how fresh."""
+
+    index_id: str | None = None
+    loaded_at: float | None = None  # time.time() of the last index swap
+    checked_at: float | None = None  # time.time() of the last successful look at the pointer
+    last_error: str | None = None
+    failures: int = 0  # consecutive failed polls
+
+
+class PublishedCatalog(SkillCatalog):
+    """A `SkillCatalog` whose snapshot comes from a published index instead of folders on disk.
+
+    `refresh()` looks at the pointer (conditionally, by ETag) and swaps in a new snapshot only when it
+    names another index; any failure raises and leaves the current snapshot in place. `watch()` polls
+    every `poll_seconds` and logs failures, so a server keeps serving its last good snapshot while the
+    store is down or a broken index is published, and picks up the next good one when it can.
+    """
+
+    def __init__(
+        self,
+        location: StoreLocation | str,
+        *,
+        poll_seconds: float = 30.0,
+        cache_bytes: int = DEFAULT_CACHE_BYTES,
+        cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
+        store: ObjectStore | None = None,
+    ) -> None:
+        super().__init__((), cursor_secret=cursor_secret)
+        self.location = parse_location(location) if isinstance(location, str) else location
+        self.store = store if store is not None else open_store(self.location)
+        self.blobs = BlobReader(self.store, self.location, max_bytes=cache_bytes)
+        self.poll_seconds = poll_seconds
+        self.status = StoreStatus()
+        self._pointer: Pointer | None = None
+
+    def watch_paths(self) -> list[str]:
+        return []
+
+    def _fetch_pointer(self) -> Pointer | None:
+        """The pointer, or None when it has not changed since the last look (HTTP 304 on its ETag)."""
+        etag = self._pointer.etag if self._pointer is not None else None
+        try:
+            result = obstore.get(self.store, POINTER_KEY, options={"if_none_match": etag} if etag else None)
+            data = bytes(result.bytes())
+        except FileNotFoundError:
+            raise StoreError(f"{self.location} has no {POINTER_KEY}: nothing was published there yet") from None
+        except Exception as exc:
+            if type(exc).__name__ == "NotModifiedError":
+                return None
+            raise StoreError(f"{self.location} is unreachable: {describe(exc)}") from None
+        return parse_pointer(data, result.meta.get("e_tag"))
+
+    def _load_index(self, pointer: Pointer) -> CatalogSnapshot:
+        try:
+            body = bytes(obstore.get(self.store, pointer.index).bytes())
+        except Exception as exc:
+            if is_not_found(exc):
+                missing = f"{POINTER_KEY} names {pointer.index}, which {self.location} does not hold"
+                raise InvalidIndex(missing) from None
+            raise StoreError(f"{self.location} is unreachable: {describe(exc)}") from None
+        # As for a folder scan (see SkillCatalog._build): no cyclic GC while a million objects are made,
+        # and the survivors frozen so request-time collections never walk them.
+        gc.collect()
+        was_enabled = gc.isenabled()
+        gc.disable()
+        try:
+            snapshot = snapshot_from_index(body, pointer.id, self.blobs, cursor_secret=self.cursor_secret)
+        finally:
+            if was_enabled:
+                gc.enable()
+        gc.freeze()
+        return snapshot
+
+    def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
+        with self._refresh_lock:
+            old = self._snapshot
+            try:
+                pointer = self._fetch_pointer()
+                if pointer is not None and (old is None or self._pointer is None or pointer.id != self._pointer.id):
+                    new = self._load_index(pointer)
+                else:
+                    new = None
+            except StoreError as exc:
+                self.status.last_error = str(exc)
+                self.status.failures += 1
+                raise
+            now = time.time()
+            self.status.checked_at = now
+            self.status.last_error = None
+            self.status.failures = 0
+            if pointer is not None:
+                self._pointer = pointer  # a new ETag for the same index is remembered too
+            if new is None:
+                assert old is not None  # the first look always loads
+                return old, False
+            self._snapshot = new
+            self.status.index_id = pointer.id if pointer is not None else None
+            self.status.loaded_at = now
+        if old is None:
+            return new, True
+        differs = not _same_published(old, new)
+        if differs:
+            for listener in self._listeners:
+                try:
+                    listener(old, new)
+                except Exception:
+                    logger.exception("catalog change listener failed")
+        return new, differs
+
+    async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
+        """Poll the pointer every `poll_seconds` until cancelled (or `stop_event` is set)."""
+        if self.poll_seconds <= 0:
+            return
+        while stop_event is None or not stop_event.is_set():
+            with anyio.move_on_after(self.poll_seconds):
+                if stop_event is not None:
+                    await stop_event.wait()
+                    return
+                await anyio.sleep_forever()
+            before, failing = self.status.index_id, self.status.failures > 0
+            try:
+                _, differs = await anyio.to_thread.run_sync(self._refresh, None)
+            except StoreError as exc:
+                age = time.time() - (self.status.loaded_at or time.time())
+                logger.warning("%s; still serving index %s (loaded %.0f s ago)", exc, (before or "?")[:12], age)
+                continue
+            except Exception:
+                logger.exception("refreshing from %s failed; still serving the previous snapshot", self.location)
+                continue
+            if failing:
+                shown = (self.status.index_id or "?")[:12]
+                logger.warning("%s is reachable again; serving index %s", self.location, shown)
+            if self.status.index_id != before:
+                logger.info("now serving index %s from %s", (self.status.index_id or "?")[:12], self.location)
+            if not differs:
+                continue
+            for listener in self._async_listeners:
+                try:
+                    await listener()
+                except Exception:
+                    logger.exception("catalog change notification failed")

@@ -1,0 +1,52 @@
+"""`skillwire publish PATH... s3://BUCKET/PREFIX` (or `file://DIR`): a catalog onto object storage.
+
+The folders are scanned with exactly the rules `skillwire serve` applies; see `catalog.published` for
+what is written and in which order. Credentials, endpoint and region come from the standard AWS
+environment (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`, `AWS_REGION`, and
+`AWS_ALLOW_HTTP=true` for a plain-HTTP endpoint).
+"""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from typing import Any
+
+import anyio
+
+from skillwire.cli.common import UsageError
+
+
+def add_parser(commands: Any) -> None:
+    p: argparse.ArgumentParser = commands.add_parser(
+        "publish",
+        help="publish skill folders to object storage (s3:// or file://)",
+        description=(
+            "Scan PATH... with the rules `skillwire serve` applies and publish the catalog to TARGET "
+            "(s3://BUCKET/PREFIX or file://DIR): files content-addressed by SHA-256, one index, and a "
+            "pointer switched last. Re-publishing uploads only what is not there yet. Serve the result "
+            "with `skillwire serve TARGET`. PATH may be written PATH=PREFIX or PATH=SCHEME://PREFIX."
+        ),
+    )
+    p.add_argument("paths", nargs="+", metavar="PATH", help="skill folders, then the target")
+    p.add_argument("--no-limits", action="store_true", help="publish skills over 512 files / 16 MiB anyway")
+    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    p.set_defaults(run=run)
+
+
+def run(args: argparse.Namespace) -> int:
+    from skillwire.catalog.filesystem import SkillRoot
+    from skillwire.catalog.published import publish, scan_for_publish
+    from skillwire.catalog.store import is_store_url, parse_location
+
+    if len(args.paths) < 2 or not is_store_url(args.paths[-1]):
+        raise UsageError("publish wants PATH... TARGET, the target last: s3://BUCKET/PREFIX or file://DIR")
+    location = parse_location(args.paths[-1])
+    roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
+    snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
+    result = anyio.run(publish, snapshot, location)
+    if not args.quiet:
+        print(result.summary(), file=sys.stderr, flush=True)
+        for skipped in result.skipped:
+            print(f"  - {skipped.location}: {skipped.reason}", file=sys.stderr)
+    return 0

@@ -1,0 +1,202 @@
+"""`skillwire serve s3://…` as a real subprocess over Streamable HTTP, on a real SeaweedFS store.
+
+The published examples pass the three SEP-2640 server scenarios of the official conformance suite and
+`skillwire check`; `skillwire pull` from the store-backed server is byte-identical to the source
+folder; a store outage leaves the server on its last snapshot (cached reads succeed, uncached reads
+fail with a clear -32603) until the store returns; a corrupt blob is never served; a new publish is
+served within one poll interval.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import secrets
+import shutil
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import anyio
+import obstore
+import pytest
+from mcp.client import Client
+from mcp.shared.exceptions import MCPError
+from mcp_types.jsonrpc import INTERNAL_ERROR
+from obstore.store import S3Store
+
+from skillwire.catalog.store import blob_key
+from skillwire.cli.lockfile import LOCK_NAME
+from support.cli import run_cli
+from support.conformance import SUCCESS, missing_tools_reason, run_server_scenario
+from support.seaweed import BUCKET, SeaweedS3
+from support.servers import EXAMPLES, RunningServer, serve_http
+from test_server_inprocess import RawRequest, RawResult
+
+SKILLS_SCENARIOS = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
+POLL = 0.5
+
+
+def publish(seaweedfs: SeaweedS3, source: Path, prefix: str) -> None:
+    result = run_cli("publish", str(source), seaweedfs.url(prefix), env=seaweedfs.env)
+    assert result.code == 0, result.err
+
+
+@pytest.fixture(scope="module")
+def examples_on_s3(seaweedfs: SeaweedS3) -> Iterator[RunningServer]:
+    prefix = "serve-" + secrets.token_hex(4)
+    publish(seaweedfs, EXAMPLES, prefix)
+    args = [seaweedfs.url(prefix), "--page-size", "2", "--poll", str(POLL)]
+    with serve_http(args, env=seaweedfs.env) as server:
+        yield server
+
+
+async def call(url: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    failure: MCPError | None = None
+    async with Client(url) as client:
+        try:
+            result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
+        except MCPError as exc:  # raised outside the client's task group, which would wrap it in a group
+            failure = exc
+    if failure is not None:
+        raise failure
+    return result.model_dump()
+
+
+def read(url: str, uri: str) -> dict[str, Any]:
+    return anyio.run(call, url, "resources/read", {"uri": uri})
+
+
+def read_error(url: str, uri: str) -> MCPError:
+    with pytest.raises(MCPError) as info:
+        read(url, uri)
+    return info.value
+
+
+def list_uris(url: str) -> list[str]:
+    async def all_pages() -> list[str]:
+        uris: list[str] = []
+        cursor: str | None = None
+        async with Client(url) as client:
+            while True:
+                params = {"cursor": cursor} if cursor else None
+                page = await client.session.send_request(RawRequest(method="skills/list", params=params), RawResult)
+                data = page.model_dump()
+                uris += [s["uri"] for s in data["skills"]]
+                cursor = data.get("nextCursor")
+                if not cursor:
+                    return uris
+
+    return anyio.run(all_pages)
+
+
+def wait_for(predicate: Any, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        if predicate():
+            return
+        time.sleep(0.1)
+    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize("scenario", SKILLS_SCENARIOS)
+def test_conformance_scenarios_pass_from_the_store(examples_on_s3: RunningServer, scenario: str) -> None:
+    reason = missing_tools_reason()
+    if reason:
+        pytest.skip(reason)
+    run = run_server_scenario(examples_on_s3.url, scenario)
+    assert run.checks, run.summary()
+    assert not run.failures(), run.summary()
+    assert not run.warnings(), run.summary()
+    assert run.exit_code == 0, run.summary()
+    assert sum(1 for c in run.checks if c.status == SUCCESS) >= 6, run.summary()
+
+
+def test_check_passes_from_the_store(examples_on_s3: RunningServer) -> None:
+    result = run_cli("check", examples_on_s3.url)
+    assert result.code == 0, result.text + result.err
+    assert result.text.splitlines()[-1].startswith("check passed: 0 failures, 0 warnings"), result.text
+
+
+def test_pull_from_the_store_is_byte_identical(examples_on_s3: RunningServer, tmp_path: Path) -> None:
+    out = tmp_path / "pulled"
+    result = run_cli("pull", "--to", str(out), examples_on_s3.url)
+    assert result.code == 0, result.err
+
+    def tree(root: Path) -> dict[str, bytes]:
+        return {p.relative_to(root).as_posix(): p.read_bytes() for p in sorted(root.rglob("*")) if p.is_file()}
+
+    pulled = tree(out)
+    assert LOCK_NAME in pulled
+    del pulled[LOCK_NAME]
+    assert pulled == tree(EXAMPLES)
+
+
+def test_outage_serves_the_last_snapshot_and_recovers(seaweedfs: SeaweedS3) -> None:
+    prefix = "outage-" + secrets.token_hex(4)
+    publish(seaweedfs, EXAMPLES, prefix)
+    with serve_http([seaweedfs.url(prefix), "--poll", str(POLL)], env=seaweedfs.env) as server:
+        cached_uri = "skill://git-workflow/SKILL.md"
+        uncached_uri = "skill://pdf-processing/SKILL.md"
+        expected = (EXAMPLES / "pdf-processing" / "SKILL.md").read_text()
+        warm = read(server.url, cached_uri)
+        listing = list_uris(server.url)
+        seaweedfs.stop()
+        try:
+            wait_for(lambda: "still serving index" in server.log(), 10 * POLL + 10, "the outage to be logged")
+            assert list_uris(server.url) == listing  # the index is in memory: listing is unaffected
+            assert read(server.url, cached_uri) == warm
+            error = read_error(server.url, uncached_uri)
+            assert error.error.code == INTERNAL_ERROR
+            assert "not in the local cache" in error.error.message
+            assert "unreachable" in error.error.message
+        finally:
+            seaweedfs.start()
+        wait_for(lambda: "reachable again" in server.log(), 10 * POLL + 10, "the recovery to be logged")
+        assert read(server.url, uncached_uri)["contents"][0]["text"] == expected
+
+
+def test_corrupt_blob_is_refused_over_the_wire(seaweedfs: SeaweedS3) -> None:
+    prefix = "corrupt-" + secrets.token_hex(4)
+    publish(seaweedfs, EXAMPLES, prefix)
+    uri = "skill://code-review/SKILL.md"
+    data = (EXAMPLES / "code-review" / "SKILL.md").read_bytes()
+    key = blob_key("sha256:" + hashlib.sha256(data).hexdigest())
+    store = S3Store(BUCKET, prefix=prefix, config=_config(seaweedfs), client_options={"allow_http": True})
+    obstore.put(store, key, data.replace(b"e", b"E", 1))
+    with serve_http([seaweedfs.url(prefix), "--no-watch"], env=seaweedfs.env) as server:
+        error = read_error(server.url, uri)
+        assert error.error.code == INTERNAL_ERROR
+        assert "does not match the published digest" in error.error.message
+        assert "refusing to serve" in error.error.message
+        obstore.put(store, key, data)  # repaired in the store: the next read fetches and verifies again
+        assert read(server.url, uri)["contents"][0]["text"] == data.decode()
+
+
+def test_new_publish_is_served_within_one_poll(seaweedfs: SeaweedS3, tmp_path: Path) -> None:
+    work = tmp_path / "skills"
+    shutil.copytree(EXAMPLES, work)
+    prefix = "poll-" + secrets.token_hex(4)
+    publish(seaweedfs, work, prefix)
+    with serve_http([seaweedfs.url(prefix), "--poll", str(POLL)], env=seaweedfs.env) as server:
+        before = list_uris(server.url)
+        extra = work / "fresh"
+        extra.mkdir()
+        (extra / "SKILL.md").write_text("---\nname: fresh\ndescription: Published while serving.\n---\nHi.\n")
+        publish(seaweedfs, work, prefix)
+        published_at = time.monotonic()
+        wait_for(lambda: "skill://fresh/SKILL.md" in list_uris(server.url), 5 * POLL + 5, "the new skill")
+        assert time.monotonic() - published_at < 2 * POLL + 2  # one poll interval, plus a request or two
+        assert sorted(list_uris(server.url)) == sorted([*before, "skill://fresh/SKILL.md"])
+        assert "now serving index" in server.log()
+        assert read(server.url, "skill://fresh/SKILL.md")["contents"][0]["text"].endswith("Hi.\n")
+
+
+def _config(seaweedfs: SeaweedS3) -> Any:
+    return {
+        "endpoint": seaweedfs.endpoint,
+        "access_key_id": seaweedfs.access_key,
+        "secret_access_key": seaweedfs.secret_key,
+        "region": "us-east-1",
+    }
