@@ -1,16 +1,23 @@
-"""Client-side measurements against a running server, through the official SDK client over HTTP.
+"""Client-side measurements against a running server over HTTP.
+
+Server-side costs (listing, pages, skills/get, resources/read) are measured with `RawClient`: 2026-07-28
+JSON-RPC over one keep-alive HTTP connection, parsed with `json.loads`, so the client's own work is small
+and the same for every peer (the SDK client validates every message against the whole JSON-RPC union,
+which costs more than a skills/get server-side and would flatten every ratio). Host loads go through
+skillwire's `SkillHost` and the SDK client, as a host would.
 
 Every measurement takes a time budget. A sampled measurement (pages, skills/get, reads) stops early at
 its budget and reports how many samples it got; one that got none, or a single-shot measurement that
 ran out of time, returns a `status` value ("timed out") instead of a number. Requests are sent with
-`send_raw` / `session.read_resource`, below the SDK client's response cache, so nothing is served
-from a client-side cache unless the measurement is about that cache.
+`RawClient`, or `send_raw` / `session.read_resource` below the SDK client's response cache, so nothing
+is served from a client-side cache unless the measurement is about that cache.
 """
 
 from __future__ import annotations
 
 import base64
 import gc
+import json
 import math
 import os
 import random
@@ -23,9 +30,11 @@ from typing import Any
 from urllib.parse import unquote
 
 import anyio
+import httpx2
 from mcp.client import Client
+from mcp_types import CLIENT_CAPABILITIES_META_KEY, CLIENT_INFO_META_KEY, PROTOCOL_VERSION_META_KEY
 
-from skillwire.client.requests import get_skill_request, list_skills_request, send_raw
+from skillwire.client.requests import get_skill_request, send_raw
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache
 from skillwire.host.host import SkillHost
@@ -66,6 +75,64 @@ async def sample(count: int, budget: float, one: Callable[[int], Awaitable[None]
             await one(index)
             times.append(time.perf_counter() - began)
     return times
+
+
+PROTOCOL_VERSION = "2026-07-28"
+
+
+class RawClient:
+    """2026-07-28 JSON-RPC requests over one keep-alive HTTP/1.1 connection, without the SDK.
+
+    Each request carries what the SDK client would send on the modern wire (the `_meta` protocol
+    envelope, `MCP-Protocol-Version`, `Mcp-Method`, and `Mcp-Name` for resources/read); the answer is
+    taken from a JSON body or, if a server streams it, from the SSE `data:` line.
+    """
+
+    def __init__(self, url: str) -> None:
+        self.url = url
+        self._next_id = 0
+        self._http = httpx2.AsyncClient(timeout=httpx2.Timeout(120.0))
+
+    async def __aenter__(self) -> RawClient:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self._http.aclose()
+
+    async def call(self, method: str, params: dict[str, Any]) -> dict[str, Any]:
+        self._next_id += 1
+        meta = {
+            PROTOCOL_VERSION_META_KEY: PROTOCOL_VERSION,
+            CLIENT_INFO_META_KEY: {"name": "skillwire-bench", "version": "0"},
+            CLIENT_CAPABILITIES_META_KEY: {},
+        }
+        body = {"jsonrpc": "2.0", "id": self._next_id, "method": method, "params": {**params, "_meta": meta}}
+        headers = {
+            "Content-Type": "application/json",
+            "Accept": "application/json, text/event-stream",
+            "MCP-Protocol-Version": PROTOCOL_VERSION,
+            "Mcp-Method": method,
+        }
+        if method == "resources/read":
+            headers["Mcp-Name"] = str(params["uri"])
+        response = await self._http.post(self.url, content=json.dumps(body).encode(), headers=headers)
+        text = response.text
+        if response.headers.get("content-type", "").startswith("text/event-stream"):
+            text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
+        message = json.loads(text)
+        if "error" in message:
+            raise RuntimeError(f"{method}: HTTP {response.status_code}: {message['error']}")
+        result: dict[str, Any] = message["result"]
+        return result
+
+    async def list_page(self, cursor: str | None) -> dict[str, Any]:
+        return await self.call("skills/list", {} if cursor is None else {"cursor": cursor})
+
+    async def read(self, uri: str) -> bytes:
+        block = (await self.call("resources/read", {"uri": uri}))["contents"][0]
+        if isinstance(block.get("text"), str):
+            return str(block["text"]).encode("utf-8")
+        return base64.b64decode(block.get("blob", ""))
 
 
 async def read_bytes(client: Client, uri: str) -> bytes:
@@ -110,7 +177,7 @@ async def list_all(url: str, *, budget: float, repeats: int) -> tuple[Listing, l
     passes: list[float] = []
     last = Listing()
     started = time.perf_counter()
-    async with Client(url) as client:
+    async with RawClient(url) as client:
         with anyio.move_on_after(budget):
             for _ in range(repeats):
                 if passes and time.perf_counter() - started + passes[-1] > budget:
@@ -120,7 +187,7 @@ async def list_all(url: str, *, budget: float, repeats: int) -> tuple[Listing, l
                 cursor: str | None = None
                 began = time.perf_counter()
                 while True:
-                    page = await send_raw(client, list_skills_request(cursor))
+                    page = await client.list_page(cursor)
                     current.pages += 1
                     current.entries.extend(page.get("skills") or [])
                     current.elapsed = time.perf_counter() - began
@@ -137,11 +204,11 @@ async def page_cost(url: str, cursors: list[str | None], *, samples: int, budget
     """One skills/list page at random positions (seeded): p50 and p99 in ms."""
     rng = random.Random(1)
     chosen = [rng.choice(cursors) for _ in range(samples)]
-    async with Client(url) as client:
-        await send_raw(client, list_skills_request(chosen[0]))  # warm the connection
+    async with RawClient(url) as client:
+        await client.list_page(chosen[0])  # warm the connection
 
         async def one(index: int) -> None:
-            await send_raw(client, list_skills_request(chosen[index]))
+            await client.list_page(chosen[index])
 
         times = await sample(samples, budget, one)
     return latencies("page", times, f"no page within {budget:.0f} s")
@@ -151,11 +218,11 @@ async def page_cost(url: str, cursors: list[str | None], *, samples: int, budget
 
 
 async def get_latency(url: str, uris: list[str], *, budget: float) -> dict[str, Value]:
-    async with Client(url) as client:
-        await send_raw(client, get_skill_request(uris[0]))
+    async with RawClient(url) as client:
+        await client.call("skills/get", {"uri": uris[0]})
 
         async def one(index: int) -> None:
-            result = await send_raw(client, get_skill_request(uris[index]))
+            result = await client.call("skills/get", {"uri": uris[index]})
             if result.get("skill", {}).get("uri") != uris[index]:
                 raise AssertionError(f"skills/get {uris[index]} answered {result!r:.200}")
 
@@ -170,12 +237,12 @@ async def read_latency(url: str, files: list[tuple[str, int]], label: str, *, bu
     """resources/read of each (uri, size): p50/p99 latency in ms and throughput in MB/s."""
     if not files:
         return {f"read_{label}_p50_ms": status("n/a", f"the catalog has no {label} files")}
-    async with Client(url) as client:
-        await read_bytes(client, files[0][0])
+    async with RawClient(url) as client:
+        await client.read(files[0][0])
 
         async def one(index: int) -> None:
             uri, size = files[index]
-            data = await read_bytes(client, uri)
+            data = await client.read(uri)
             if len(data) != size:
                 raise AssertionError(f"{uri}: read {len(data)} bytes, the manifest says {size}")
 

@@ -884,7 +884,7 @@ def table(results: dict[str, Any]) -> str:
         lines.append(f"   bare read+hash loop: {loop['read_hash_loop_s']:.3f} s ({loop['read_hash_MBps']:.0f} MB/s)")
         others = [p for p in peers if p != "skillwire"] if "skillwire" in peers else []
         header = f"   {'metric':<48}" + "".join(f"{p:>14}" for p in peers)
-        header += "".join(f"{'adv. vs ' + o:>18}" for o in others)
+        header += "".join(f"{'  adv. vs ' + o:>20}" for o in others)
         lines.append(header)
         for key, label, unit, _ in METRICS:
             row = f"   {label + (f' ({unit})' if unit and unit not in '×%' else ''):<48}"
@@ -893,7 +893,7 @@ def table(results: dict[str, Any]) -> str:
                 row += f"{fmt(catalog['peers'].get(peer, {}).get(key), cell_unit):>14}"
             for other in others:
                 adv = catalog.get("advantage_over", {}).get(other, {}).get(key)
-                row += f"{fmt(adv, '×') if adv is not None else '':>18}"
+                row += f"{fmt(adv, '×') if adv is not None else '':>20}"
             lines.append(row)
     lines.append("")
     lines.append("targets (skillwire)")
