@@ -7,6 +7,7 @@ this SDK; `legacy` is the 2025-11-25 initialize handshake).
 
 from __future__ import annotations
 
+import os
 import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
@@ -79,10 +80,15 @@ class Elicitor:
 
 @asynccontextmanager
 async def bridge_client(
-    args: Sequence[str], *, mode: str = "auto", elicitor: Elicitor | None = None
+    args: Sequence[str],
+    *,
+    mode: str = "auto",
+    elicitor: Elicitor | None = None,
+    env: dict[str, str] | None = None,
 ) -> AsyncIterator[Client]:
     """A connected SDK client on `skillwire bridge ARGS` over stdio; without `elicitor` it cannot elicit."""
-    params = StdioServerParameters(command=BRIDGE[0], args=[*BRIDGE[1:], *args])
+    environment = {**os.environ, **env} if env is not None else None
+    params = StdioServerParameters(command=BRIDGE[0], args=[*BRIDGE[1:], *args], env=environment)
     extra: dict[str, Any] = {"elicitation_callback": elicitor} if elicitor is not None else {}
     async with Client(params, mode=mode, read_timeout_seconds=60, **extra) as client:
         yield client
