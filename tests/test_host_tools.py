@@ -371,3 +371,28 @@ async def test_bad_calls_are_tool_errors(server: HostileServer, tmp_path: Path) 
         assert not_served.text.startswith("Not found")
         not_a_file = await t.call("read_resource", server=ORIGIN, uri="skill://hostile/nothing/here.md")
         assert not_a_file.is_error
+
+
+async def test_relative_and_absolute_reads_with_a_nested_skill_active(server: HostileServer, tmp_path: Path) -> None:
+    async with tools_for(server, tmp_path) as t:
+        assert not (await t.call("read_skill", server=ORIGIN, uri=uri("outer"))).is_error
+        assert not (await t.call("read_skill", server=ORIGIN, uri=uri("outer", "inner/SKILL.md"))).is_error
+        # Relative paths resolve against each active skill's own root; only one holds each of these.
+        notes = await t.call("read_resource", server=ORIGIN, uri="notes.md")
+        assert not notes.is_error, notes.text
+        assert check_frame(
+            notes.text, origin=ORIGIN, uri=uri("outer", "inner/notes.md"), kind="skill-file", verified=True
+        ) == ("Inner notes.\n")
+        via_outer = await t.call("read_resource", server=ORIGIN, uri="inner/notes.md")
+        assert not via_outer.is_error
+        assert "Inner notes." in via_outer.text
+        absolute = await t.call("read_resource", server=ORIGIN, uri=uri("outer", "inner/notes.md"))
+        assert not absolute.is_error
+        assert "Inner notes." in absolute.text
+        both = await t.call("read_resource", server=ORIGIN, uri="SKILL.md")
+        assert both.is_error
+        assert "more than one loaded skill" in both.text
+        missing = await t.call("read_resource", server=ORIGIN, uri=uri("outer", "inner/nope.md"))
+        assert missing.is_error
+        assert missing.text.startswith("No such file in this skill")
+        assert "inner" in missing.text

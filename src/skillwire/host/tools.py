@@ -68,7 +68,7 @@ MAX_EXISTING_SHOWN = 20  # files named in a "no such file" refusal
 _CURSOR_PREFIX = "sw1."
 
 INSTRUCTIONS = """\
-This server gives you skills: folders of instructions and files, published by the MCP servers the user \
+These tools give you skills: folders of instructions and files, published by the MCP servers the user \
 configured (each shown as a "server" label). Use three tools:
 1. list_skills: find skills. Pass `query` with a few words of what you need (e.g. "fill pdf form") to get \
 the best matches first; without `query` it lists every skill, a page at a time. While `nextCursor` is \
@@ -653,11 +653,15 @@ class SkillTools:
     async def _read_resource(self, server: str, uri: str) -> str:
         if "://" not in uri:
             return await self._read_relative(server, uri)
-        for skill in self._active_of(server):
-            inside = uri.rstrip("/") == skill.root_uri or skill.path.file_path_of(uri.rstrip("/")) is not None
-            if not inside:
-                continue
-            return await self._read_in_skill(skill, uri, uri)
+        bare = uri.rstrip("/")
+        holders = [s for s in self._active_of(server) if bare == s.root_uri or s.path.file_path_of(bare) is not None]
+        if holders:
+            # A skill nested inside another active one: the skill whose manifest lists the file (or the
+            # directory) answers; only when none does is it "no such file" of the innermost.
+            listing = [s for s in holders if s.entry.is_dynamic or bare in {f.uri for f in s.entry.files}]
+            directory = [s for s in holders if _is_directory_of(s, bare)]
+            innermost = max(holders, key=lambda s: len(s.path.segments))
+            return await self._read_in_skill((listing or directory or [innermost])[0], uri, uri)
         return (await self.host.read_resource(server, uri, acting=self._acting())).render()
 
     async def _read_relative(self, server: str, reference: str) -> str:
@@ -678,7 +682,7 @@ class SkillTools:
             if skill.entry.is_dynamic or target == skill.root_uri or target in {f.uri for f in skill.entry.files}:
                 holders.append((skill, target))
                 continue
-            if any(f.uri.startswith(target.rstrip("/") + "/") for f in skill.entry.files):
+            if _is_directory_of(skill, target.rstrip("/")):
                 holders.append((skill, target))
         static = [h for h in holders if not h[0].entry.is_dynamic]
         if len(static) > 1:
@@ -701,8 +705,7 @@ class SkillTools:
         bare = uri.rstrip("/")
         if skill.entry.is_dynamic or bare in {f.uri for f in skill.entry.files}:
             return (await skill.read(bare)).render()
-        is_directory = bare == skill.root_uri or any(f.uri.startswith(bare + "/") for f in skill.entry.files)
-        if not is_directory:
+        if not _is_directory_of(skill, bare):
             relative = skill.path.file_path_of(bare) or as_given
             raise _Refusal(
                 f"No such file in this skill: {as_given!r} is not in the manifest of {skill.ref.uri!r} "
@@ -714,6 +717,11 @@ class SkillTools:
             f"Directory {view.uri} of skill {skill.ref.uri} (origin {skill.ref.origin!r}), from its verified "
             "manifest:\n" + "\n".join(lines)
         )
+
+
+def _is_directory_of(skill: ActiveSkill, uri: str) -> bool:
+    """`uri` (no trailing slash) is the root or a directory of the skill's held manifest."""
+    return uri == skill.root_uri or any(f.uri.startswith(uri + "/") for f in skill.entry.files)
 
 
 def _bisect_after(ordered: list[RegisteredSkill], after: tuple[str, str]) -> int:
