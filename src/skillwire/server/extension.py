@@ -162,11 +162,17 @@ class SkillsExtension(Extension):
         return result
 
     async def handle_get(self, ctx: ServerRequestContext[Any, Any], params: GetSkillParams) -> HandlerResult:
-        try:
-            uri = canonical_uri(params.uri)
-        except InvalidSkillURI as exc:
-            raise invalid_params(f"Unknown skill: {exc}", params.uri) from None
-        skill = self.catalog.snapshot.skill_by_uri.get(uri)
+        skills = self.catalog.snapshot.skill_by_uri
+        # Published URIs are canonical, so a URI sent exactly as listed is found without parsing it (parsing
+        # was most of this handler's time); any other spelling is parsed, to resolve or to say what is wrong.
+        skill = skills.get(params.uri)
+        uri = params.uri
+        if skill is None:
+            try:
+                uri = canonical_uri(params.uri)
+            except InvalidSkillURI as exc:
+                raise invalid_params(f"Unknown skill: {exc}", params.uri) from None
+            skill = skills.get(uri)
         if skill is None:
             hint = "" if uri.endswith("/" + SKILL_MD) else f" (a skill is named by its {SKILL_MD} URI)"
             raise invalid_params(f"Unknown skill: this server serves no skill at {params.uri}{hint}", params.uri)
@@ -205,14 +211,15 @@ class SkillsExtension(Extension):
         """Serve a skill file; any other URI goes to `previous`, the server's own handler (if any)."""
         raw = str(params.uri)
         snapshot = self.catalog.snapshot
-        try:
-            parsed = parse_uri(raw)
-        except InvalidSkillURI as exc:
-            if raw.partition("://")[0].lower() in snapshot.schemes | {"skill"}:
-                raise invalid_params(f"Resource not found: {exc}", raw) from None
-            parsed = None
-        if parsed is not None:
-            uri = str(parsed)
+        # As in handle_get: a file URI exactly as published needs no parsing.
+        uri: str | None = raw if raw in snapshot.files else None
+        if uri is None:
+            try:
+                uri = str(parse_uri(raw))
+            except InvalidSkillURI as exc:
+                if raw.partition("://")[0].lower() in snapshot.schemes | {"skill"}:
+                    raise invalid_params(f"Resource not found: {exc}", raw) from None
+        if uri is not None:
             file = snapshot.files.get(uri)
             if isinstance(file, StoredFile):
                 try:
