@@ -944,6 +944,8 @@ DIVERGENCES: dict[str, str] = {
     "? k\n- x": "npm yaml leniency: an indentless sequence after an explicit key (npm drops it)",
     "a: [!\x1e\x07]": "control characters right after '!' or '&': npm reads them as separators",
     "a: &a " + "[" * 150 + "]" * 150 + "\nb: " + "[" * 60 + "*a" + "]" * 60: "an alias nesting past MAX_DEPTH",
+    'a: "x\\\n\n  y"': "an escaped line break, then an empty line: npm yaml folds it to 'x y', YAML 1.2 says 'x\\ny'",
+    'a: "x \\\n\n\n y"': "an escaped line break, then empty lines: npm yaml keeps one line break fewer",
 }
 
 

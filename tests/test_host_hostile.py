@@ -491,3 +491,20 @@ async def test_l_cross_origin_read_with_approval_is_tagged_with_the_other_origin
         # Every cross-origin read is asked for again: approval is per call.
         await s.host.read_resource("other", CROSS_ORIGIN_TARGET, acting=skill)
         assert len([q for q in policy.asked if isinstance(q, CrossOriginRead)]) == 2
+
+
+# -- (m) frontmatter the decoder cannot read -------------------------------------------------------------------------
+
+
+async def test_m_undecodable_frontmatter_is_a_frontmatter_error_not_a_crash(
+    server: HostileServer, tmp_path: Path
+) -> None:
+    # The served bytes match the entry's digest and size, so only decoding stands between them and the
+    # model; an escape naming no code point (`\UFFFFFFFF`) used to escape as a raw OverflowError.
+    async with session(server, tmp_path) as s:
+        with pytest.raises(FrontmatterMismatch) as caught:
+            await s.load("bad-escape")
+        assert "no valid frontmatter (line 3)" in str(caught.value)
+        assert not s.host.active
+        honest = await s.load("honest")  # the host is still usable
+        assert honest.instructions.text

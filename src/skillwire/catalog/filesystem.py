@@ -16,6 +16,7 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import functools
+import logging
 import operator
 import os
 import re
@@ -36,6 +37,8 @@ from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.manifest import limit_problem, sha256_digest
 from skillwire.core.names import frontmatter_problem
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
+
+logger = logging.getLogger(__name__)
 
 IGNORED_NAMES = frozenset(
     {
@@ -314,6 +317,10 @@ def _scan_batch(
         except SkillError as exc:
             result.skipped.append(SkippedSkill(location, str(exc)))
             continue
+        except Exception as exc:  # a bug reading one skill must not stop the scan of all the others
+            logger.exception("unexpected error while checking %s", location)
+            result.skipped.append(SkippedSkill(location, f"unexpected error while checking this skill: {exc!r}"))
+            continue
         plans.append((skill_dir, members, frontmatter))
 
     wanted = {f.rel: f for _, members, _ in plans for f in members}
@@ -322,7 +329,7 @@ def _scan_batch(
     def hash_one(item: _Found) -> tuple[RelPath, FileDigest | Exception]:
         try:
             return item.rel, cache.digest(item.real, item.stat)
-        except OSError as exc:
+        except Exception as exc:  # OSError, or a bug: either way only this file's skill is skipped
             return item.rel, exc
 
     def hash_batch(batch: list[_Found]) -> list[tuple[RelPath, FileDigest | Exception]]:

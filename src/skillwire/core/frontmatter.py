@@ -65,9 +65,11 @@ from ruamel.yaml.tokens import ScalarToken, TagToken
 from skillwire.core.errors import FrontmatterError, NotASkill
 
 __all__ = [
+    "MAX_FRONTMATTER_BYTES",
     "JSONValue",
     "SkillDocument",
     "frontmatter_differences",
+    "frontmatter_size_problem",
     "parse_frontmatter",
     "parse_skill_md",
     "split_skill_md",
@@ -83,6 +85,14 @@ MAX_DEPTH = 200
 #: At most this many JSON values may come from expanding aliases (npm yaml's budget lets aliases
 #: of empty collections through uncounted; we copy aliased values, so we count them all).
 MAX_ALIAS_NODES = 10_000
+
+#: Frontmatter longer than this (UTF-8 bytes) is refused before it is decoded. Real frontmatter is a
+#: few hundred bytes (the largest of the 417 skills in the awesome-copilot corpus is 1,307 bytes; a
+#: description may hold at most 1,024 characters), so 64 KiB is 50 times the largest seen. Decoding
+#: is linear (``python -m bench.frontmatter_bench``: 0.007-20 ms per KB, by how many tokens a KB
+#: holds), so the bound caps a hostile SKILL.md at about a second of one core, and honest
+#: frontmatter at a few milliseconds.
+MAX_FRONTMATTER_BYTES = 64 * 1024
 
 _MAX_SAFE_INTEGER = 2**53
 
@@ -322,6 +332,8 @@ class _AliasNode(_Node):
 
 
 _BREAKS = "\r\n\x85\u2028\u2029"
+# A run of characters a quoted scalar keeps as they are (no quote, escape, blank or line break).
+_FLOW_RUN = re.compile("[^ \t'\"\\\\\0" + _BREAKS + "]+")
 
 
 class _Scanner(Scanner):
@@ -443,9 +455,11 @@ class _Scanner(Scanner):
         if self.reader.index == 0 and peek() == "\ufeff":
             forward()
         while True:
+            # Asked once per line, not once per blank: asking per tab made `a:` + n tabs cost O(n**2).
+            in_indentation = self.flow_level == 0 and self._in_indentation()
             while True:
                 ch = peek()
-                if ch == " " or (ch == "\t" and (self.flow_level > 0 or not self._in_indentation())):
+                if ch == " " or (ch == "\t" and not in_indentation):
                     forward()
                 elif ch == "\t":
                     if not self._skip_tab_in_indentation():
@@ -508,6 +522,79 @@ class _Scanner(Scanner):
             chunks.append(" ")
         chunks.extend(breaks)
         return chunks
+
+    def scan_flow_scalar_non_spaces(self, double: Any, start_mark: Any) -> Any:
+        # ruamel's loop, with two corrections: an escape naming no Unicode code point (``\\UFFFFFFFF``)
+        # is a syntax error, as in npm yaml (ruamel's ``chr()`` raised OverflowError/ValueError); and
+        # an escaped line break followed by an empty line is refused, because npm yaml folds that
+        # differently from the YAML 1.2 spec (a documented refusal). Runs of ordinary characters are
+        # matched with one regular expression, not one ``peek`` per character.
+        reader = self.reader
+        chunks: list[str] = []
+        while True:
+            run = _FLOW_RUN.match(reader.buffer, reader.pointer)
+            if run is not None:
+                chunks.append(run.group())
+                reader.forward(run.end() - run.start())
+            ch = reader.peek()
+            if not double and ch == "'" and reader.peek(1) == "'":
+                chunks.append("'")
+                reader.forward(2)
+            elif (double and ch == "'") or (not double and ch in '"\\'):
+                chunks.append(ch)
+                reader.forward()
+            elif double and ch == "\\":
+                reader.forward()
+                chunks.extend(self._scan_escape(start_mark))
+            else:
+                return chunks
+
+    def _scan_escape(self, start_mark: Any) -> list[str]:
+        """What the escape after a backslash in a double-quoted scalar stands for."""
+        reader = self.reader
+        ch = reader.peek()
+        if ch in self.ESCAPE_REPLACEMENTS:
+            reader.forward()
+            return [self.ESCAPE_REPLACEMENTS[ch]]
+        if ch in self.ESCAPE_CODES:
+            length = self.ESCAPE_CODES[ch]
+            reader.forward()
+            digits = reader.prefix(length)
+            if len(digits) != length or not all(d in "0123456789ABCDEFabcdef" for d in digits):
+                raise ScannerError(
+                    "while scanning a double-quoted scalar",
+                    start_mark,
+                    f"expected an escape of {length} hexadecimal digits after '\\{ch}', but found {digits!r}",
+                    reader.get_mark(),
+                )
+            code = int(digits, 16)
+            if code > 0x10FFFF:
+                raise ScannerError(
+                    "while scanning a double-quoted scalar",
+                    start_mark,
+                    f"invalid escape '\\{ch}{digits}': U+{code:X} is beyond the last Unicode code point U+10FFFF",
+                    reader.get_mark(),
+                )
+            reader.forward(length)
+            return [chr(code)]
+        if ch in _BREAKS:
+            self.scan_line_break()
+            breaks = self.scan_flow_scalar_breaks(True, start_mark)
+            if breaks:
+                raise ScannerError(
+                    "while scanning a double-quoted scalar",
+                    start_mark,
+                    "an escaped line break followed by an empty line is read differently by YAML parsers; "
+                    "drop the backslash or the empty line",
+                    reader.get_mark(),
+                )
+            return []
+        raise ScannerError(
+            "while scanning a double-quoted scalar",
+            start_mark,
+            f"found unknown escape character {ch!r}",
+            reader.get_mark(),
+        )
 
     def scan_flow_scalar_breaks(self, double: Any, start_mark: Any) -> Any:
         peek, forward = self.reader.peek, self.reader.forward
@@ -1079,12 +1166,55 @@ class _Converter:
         return 1
 
 
-def parse_frontmatter(yaml_text: str, *, first_line: int = 1, fast_path: bool = True) -> dict[str, JSONValue]:
+def _unexpected(exc: Exception, first_line: int) -> FrontmatterError:
+    """A `FrontmatterError` for a failure the decoder did not foresee (a bug here, or in ruamel).
+
+    Skill files are untrusted input: whatever the decoder trips over must reach the caller as a
+    reason attached to that one skill, never as a raw exception that stops a scan or a server.
+    """
+    detail = str(exc).splitlines()[0][:200] if str(exc) else ""
+    return FrontmatterError(
+        f"the YAML decoder failed on this frontmatter ({type(exc).__name__}{': ' + detail if detail else ''})",
+        line=first_line,
+    )
+
+
+def frontmatter_size_problem(yaml_text: str, max_bytes: int | None = MAX_FRONTMATTER_BYTES) -> str | None:
+    """Why ``yaml_text`` is too long to decode (over ``max_bytes`` UTF-8 bytes), or None."""
+    if max_bytes is None or len(yaml_text) * 4 <= max_bytes:
+        return None
+    size = len(yaml_text.encode("utf-8", "surrogatepass"))
+    if size <= max_bytes:
+        return None
+    return f"frontmatter is {size:,} bytes, over the {max_bytes:,}-byte limit (real frontmatter is a few KB)"
+
+
+def parse_frontmatter(
+    yaml_text: str,
+    *,
+    first_line: int = 1,
+    fast_path: bool = True,
+    max_bytes: int | None = MAX_FRONTMATTER_BYTES,
+) -> dict[str, JSONValue]:
     """Decode frontmatter YAML into a JSON object exactly as npm ``yaml`` v2 (YAML 1.2 core) does.
 
     ``first_line`` is the 1-based line of ``yaml_text``'s first line in the SKILL.md, so every
-    `FrontmatterError` carries a line number in the file. Key order follows the file.
+    `FrontmatterError` carries a line number in the file. Key order follows the file. Every failure,
+    foreseen or not, is a `FrontmatterError`; so is frontmatter over ``max_bytes``
+    (`MAX_FRONTMATTER_BYTES`; None lifts the bound, for benchmarks).
     """
+    too_long = frontmatter_size_problem(yaml_text, max_bytes)
+    if too_long is not None:
+        raise FrontmatterError(too_long, line=first_line)
+    try:
+        return _parse_frontmatter(yaml_text, first_line, fast_path)
+    except FrontmatterError:
+        raise
+    except Exception as exc:  # the one boundary where any decoder failure becomes a reason
+        raise _unexpected(exc, first_line) from exc
+
+
+def _parse_frontmatter(yaml_text: str, first_line: int, fast_path: bool) -> dict[str, JSONValue]:
     # Most frontmatter is flat `key: scalar` lines; that subset has a fast exact decoder.
     from skillwire.core.frontmatter_fast import parse_simple_frontmatter
 
@@ -1304,6 +1434,18 @@ def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[i
     starts); ``key_path`` looks like ``metadata.version`` or ``allowed-tools[0]``. Raises
     `FrontmatterError` when the YAML cannot be parsed.
     """
+    too_long = frontmatter_size_problem(yaml_text)
+    if too_long is not None:
+        raise FrontmatterError(too_long, line=first_line)
+    try:
+        return _interop_hazards(yaml_text, first_line)
+    except FrontmatterError:
+        raise
+    except Exception as exc:  # as in parse_frontmatter
+        raise _unexpected(exc, first_line) from exc
+
+
+def _interop_hazards(yaml_text: str, first_line: int) -> list[tuple[int, str, str]]:
     hazards: list[tuple[int, str, str]] = []
     frames: list[_Frame] = []
 

@@ -25,6 +25,7 @@ from pathlib import Path
 from types import TracebackType
 from typing import Self
 
+import anyio
 from mcp.client import Client
 
 from skillwire.catalog.digests import DigestCache
@@ -353,7 +354,8 @@ class SkillHost:
         # The served file's own words (values, parse errors quoting it) stay out of the exception, which
         # may reach the model unframed; they are logged for the operator instead.
         try:
-            document = parse_skill_md(data)
+            # Off the event loop: decoding is linear and bounded, but other servers' requests must not wait on it.
+            document = await anyio.to_thread.run_sync(parse_skill_md, data)
         except (NotASkill, FrontmatterError) as exc:
             logger.warning("%s: the served SKILL.md cannot be parsed: %s", ref, exc)
             line = f" (line {exc.line})" if isinstance(exc, FrontmatterError) and exc.line is not None else ""
