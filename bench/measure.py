@@ -119,7 +119,10 @@ class RawClient:
         text = response.text
         if response.headers.get("content-type", "").startswith("text/event-stream"):
             text = next(line[5:] for line in text.splitlines() if line.startswith("data:"))
-        message = json.loads(text)
+        try:
+            message = json.loads(text)
+        except ValueError:
+            raise RuntimeError(f"{method}: HTTP {response.status_code}, not JSON-RPC: {text[:200]!r}") from None
         if "error" in message:
             raise RuntimeError(f"{method}: HTTP {response.status_code}: {message['error']}")
         result: dict[str, Any] = message["result"]
