@@ -60,6 +60,10 @@ def upstreams(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Upstreams]:
     )
     write_skill(a_root, "mutable-skill", "A skill whose notes change.", "See notes.md.", {"notes.md": "v1\n"})
     write_skill(a_root, "shared-helper", "The same name on both servers (alpha).", files={"a.md": "from a\n"})
+    (a_root / "tool-user").mkdir(parents=True)
+    (a_root / "tool-user" / "SKILL.md").write_text(
+        "---\nname: tool-user\ndescription: Runs a script.\nallowed-tools: Bash(python:*)\n---\nRun it.\n"
+    )
     write_skill(b_root, "shared-helper", "The same name on both servers (beta).", files={"b.md": "from b\n"})
     write_skill(b_root, "zebra-care", "Grooming advice for a xylophonist's zebra.", files={"b.md": "stripes\n"})
     with (
@@ -168,6 +172,26 @@ async def test_declined_elicitation_loads_nothing(upstreams: Upstreams, tmp_path
         assert relative.is_error  # nothing is active, so no file of the skill can be read either
     with ApprovalStore(approvals) as store:
         assert store.list() == []
+
+
+async def test_one_prompt_names_allowed_tools_and_grants_them_only_when_ticked(
+    upstreams: Upstreams, tmp_path: Path
+) -> None:
+    approvals = tmp_path / "approvals.sqlite"
+    uri = "skill://tool-user/SKILL.md"
+    elicitor = Elicitor(content={"approve": True, "allow_tools": True})
+    async with bridge_client(upstreams.args(approvals), elicitor=elicitor) as client:
+        loaded = await client.call_tool("read_skill", {"server": "a", "uri": uri})
+        assert not loaded.is_error, text_of(loaded)
+        (prompt,) = elicitor.messages
+        assert "Bash(python:*)" in prompt
+        schema = elicitor.asked[0].requested_schema  # type: ignore[union-attr]
+        assert schema["properties"]["allow_tools"]["default"] is False
+        assert "The user granted its allowed-tools: Bash(python:*)" in text_of(loaded)
+    with ApprovalStore(approvals) as store:
+        approval = store.get(SkillRef("a", uri))
+        assert approval is not None
+        assert approval.allowed_tools == "Bash(python:*)"
 
 
 async def test_cross_origin_read_needs_its_own_approval(upstreams: Upstreams, tmp_path: Path) -> None:

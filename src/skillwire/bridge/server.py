@@ -54,17 +54,6 @@ from skillwire.server.app import transport_security
 
 logger = logging.getLogger("skillwire.bridge")
 
-_UNAVAILABLE_SCHEMA: dict[str, Any] = {
-    "type": "array",
-    "description": "Servers that could not be reached; their skills are missing from this result.",
-    "items": {
-        "type": "object",
-        "properties": {"server": {"type": "string"}, "reason": {"type": "string"}},
-        "required": ["server", "reason"],
-        "additionalProperties": False,
-    },
-}
-
 
 @dataclass(frozen=True)
 class LoadPreflight:
@@ -154,7 +143,7 @@ class Bridge:
         if error is not None or server not in self.upstreams:
             return LoadPreflight(error=error)
         try:
-            skill_uri = uri if "://" in uri else self.tools._resolve_skill_uri(server, uri)
+            skill_uri = uri if "://" in uri else self.tools.resolve_skill_uri(server, uri)
             ref = SkillRef(server, skill_uri)
             registered = self.host.registry.get(ref)
             skills = await self.upstreams.ensure(server)
@@ -322,14 +311,11 @@ class Bridge:
         for definition in self.tools.tool_definitions("mcp"):
             name = definition["name"]
             tool = Tool.from_function(functions[name], name=name, description=definition["description"])
-            # The published schemas are SkillTools' own (descriptions, additionalProperties: false), not the
-            # ones the SDK would derive from these wrappers' signatures, which accept the same arguments.
+            # The published schemas are SkillTools' own (descriptions, additionalProperties: false, and the
+            # output schema that declares `unavailable`), not the ones the SDK would derive from these
+            # wrappers' signatures, which accept the same arguments.
             tool.parameters = definition["inputSchema"]
-            output_schema = definition.get("outputSchema")
-            if output_schema is not None:
-                schema = dict(output_schema)
-                schema["properties"] = {**schema.get("properties", {}), "unavailable": _UNAVAILABLE_SCHEMA}
-                tool.fn_metadata.output_schema = schema
+            tool.fn_metadata.output_schema = definition.get("outputSchema")
             tools.append(tool)
         return MCPServer(
             "skillwire-bridge", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING"
