@@ -17,21 +17,19 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import anyio
 import obstore
 import pytest
-from mcp.client import Client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
 from obstore.store import S3Store
 
 from skillwire.catalog.store import blob_key
 from skillwire.cli.lockfile import LOCK_NAME
+from support.calls import call, call_error, healthz, list_uris, wait_for
 from support.cli import run_cli
 from support.conformance import SUCCESS, missing_tools_reason, run_server_scenario
 from support.seaweed import BUCKET, SeaweedS3
 from support.servers import EXAMPLES, RunningServer, serve_http
-from test_server_inprocess import RawRequest, RawResult
 
 SKILLS_SCENARIOS = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
 POLL = 0.5
@@ -51,52 +49,12 @@ def examples_on_s3(seaweedfs: SeaweedS3) -> Iterator[RunningServer]:
         yield server
 
 
-async def call(url: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    failure: MCPError | None = None
-    async with Client(url) as client:
-        try:
-            result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
-        except MCPError as exc:  # raised outside the client's task group, which would wrap it in a group
-            failure = exc
-    if failure is not None:
-        raise failure
-    return result.model_dump()
-
-
 def read(url: str, uri: str) -> dict[str, Any]:
-    return anyio.run(call, url, "resources/read", {"uri": uri})
+    return call(url, "resources/read", {"uri": uri})
 
 
 def read_error(url: str, uri: str) -> MCPError:
-    with pytest.raises(MCPError) as info:
-        read(url, uri)
-    return info.value
-
-
-def list_uris(url: str) -> list[str]:
-    async def all_pages() -> list[str]:
-        uris: list[str] = []
-        cursor: str | None = None
-        async with Client(url) as client:
-            while True:
-                params = {"cursor": cursor} if cursor else None
-                page = await client.session.send_request(RawRequest(method="skills/list", params=params), RawResult)
-                data = page.model_dump()
-                uris += [s["uri"] for s in data["skills"]]
-                cursor = data.get("nextCursor")
-                if not cursor:
-                    return uris
-
-    return anyio.run(all_pages)
-
-
-def wait_for(predicate: Any, timeout: float, what: str) -> None:
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        if predicate():
-            return
-        time.sleep(0.1)
-    raise AssertionError(f"timed out after {timeout}s waiting for {what}")
+    return call_error(url, "resources/read", {"uri": uri})
 
 
 @pytest.mark.conformance
@@ -151,10 +109,15 @@ def test_outage_serves_the_last_snapshot_and_recovers(seaweedfs: SeaweedS3) -> N
             assert error.error.code == INTERNAL_ERROR
             assert "not in the local cache" in error.error.message
             assert "unreachable" in error.error.message
+            report = healthz(server.url)
+            assert report["ready"] is True  # still serving: a load balancer keeps sending requests here
+            assert report["stale"] is True
+            assert "unreachable" in report["lastError"]
         finally:
             seaweedfs.start()
         wait_for(lambda: "reachable again" in server.log(), 10 * POLL + 10, "the recovery to be logged")
         assert read(server.url, uncached_uri)["contents"][0]["text"] == expected
+        assert healthz(server.url)["stale"] is False
 
 
 def test_corrupt_blob_is_refused_over_the_wire(seaweedfs: SeaweedS3) -> None:

@@ -20,6 +20,7 @@ from mcp.server.transport_security import TransportSecuritySettings
 
 from skillwire import __version__
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.health import health_route
 
 logger = logging.getLogger("skillwire.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -92,6 +93,7 @@ async def serve_http(
     if sock is None:
         sock = bind_http_socket(host, port)
     app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
+    app.router.routes.append(health_route(skills.catalog))  # GET /healthz, for load balancers
     # h11, never httptools even where it is installed (uvicorn[standard] picks it by default): httptools
     # keeps trailing whitespace in header values, so a conforming `Mcp-Name: "x "` no longer matches
     # its body and the request is refused (the conformance suite's SEP-2243 check), for about a
