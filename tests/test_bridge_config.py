@@ -75,7 +75,9 @@ def test_toml_file(tmp_path: Path) -> None:
     assert [s.label for s in config.servers] == ["work", "tools"]
     assert config.servers[0].headers == (("Authorization", "Bearer T"),)
     assert config.servers[1].command == ("python", "-m", "my_server")
-    assert config.servers[1].env == (("TOKEN", "x"),)
+    env = dict(config.servers[1].env)
+    assert env["TOKEN"] == "x"
+    assert "PATH" in env  # added to the SDK's default environment, not replacing it
     assert config.local[0].paths == ((tmp_path / "skills").resolve(),)  # relative to the file
     assert config.approvals == (tmp_path / "state" / "approvals.sqlite").resolve()
     assert config.config_file == config_file

@@ -18,6 +18,7 @@ import anyio
 import pytest
 from mcp.client import Client
 
+from fixtures import free_port, running_http_server
 from skillwire.client.skills import SkillsClient
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
@@ -261,30 +262,52 @@ async def test_killed_upstream_gives_a_clear_error_and_the_other_keeps_working(
     doomed_root = tmp_path / "c"
     write_skill(doomed_root, "doomed-skill", "Lives on a server that is about to die.")
     approvals = tmp_path / "approvals.sqlite"
-    with serve_http([str(doomed_root), "--no-digest-cache", "--no-watch"]) as doomed:
-        args = ["--server", f"a={upstreams.a.url}", "--server", f"c={doomed.url}", "--approvals", str(approvals)]
-        async with bridge_client(args, elicitor=Elicitor()) as client:
+    port = free_port()
+    serve = [*SKILLWIRE, "serve", str(doomed_root), "--no-digest-cache", "--no-watch", "--http", f"127.0.0.1:{port}"]
+    doomed_uri = "skill://doomed-skill/SKILL.md"
+    args = [
+        "--server",
+        f"a={upstreams.a.url}",
+        "--server",
+        f"c=http://127.0.0.1:{port}/mcp",
+        "--approvals",
+        str(approvals),
+    ]
+    async with bridge_client(args, elicitor=Elicitor()) as client:
+        with running_http_server(serve, port, tmp_path / "c-1.log") as doomed:
             before = await _page_all(client)
-            assert ("c", "skill://doomed-skill/SKILL.md") in {(s["server"], s["uri"]) for s in before}
-            doomed.process.kill()
-            doomed.process.wait()
+            assert ("c", doomed_uri) in {(s["server"], s["uri"]) for s in before}
+            doomed.kill()  # mid-session, without a goodbye
+            doomed.wait()
 
-            after = await client.call_tool("list_skills", {})
-            assert not after.is_error, text_of(after)
-            assert after.structured_content is not None
-            (missing,) = after.structured_content["unavailable"]
-            assert missing["server"] == "c"
-            assert "cannot connect" in missing["reason"]
-            assert "Server 'c' is unavailable" in text_of(after)
-            servers = {s["server"] for s in await _page_all(client)}
-            assert servers == {"a"}
+        after = await client.call_tool("list_skills", {})
+        assert not after.is_error, text_of(after)
+        assert after.structured_content is not None
+        (missing,) = after.structured_content["unavailable"]
+        assert missing["server"] == "c"
+        assert "cannot connect" in missing["reason"]
+        assert "Server 'c' is unavailable" in text_of(after)
+        servers = {s["server"] for s in await _page_all(client)}
+        assert servers == {"a"}
 
-            dead = await client.call_tool("read_skill", {"server": "c", "uri": "skill://doomed-skill/SKILL.md"})
-            assert dead.is_error
-            assert "server 'c' is unavailable" in text_of(dead)
-            assert "not affected" in text_of(dead)
-            alive = await client.call_tool("read_skill", {"server": "a", "uri": PDF})
-            assert not alive.is_error, text_of(alive)
+        dead = await client.call_tool("read_skill", {"server": "c", "uri": doomed_uri})
+        assert dead.is_error
+        assert "server 'c' is unavailable" in text_of(dead)
+        assert "not affected" in text_of(dead)
+        alive = await client.call_tool("read_skill", {"server": "a", "uri": PDF})
+        assert not alive.is_error, text_of(alive)
+
+        # The upstream comes back: the bridge reconnects it (after its short back-off) and lists it again.
+        with running_http_server(serve, port, tmp_path / "c-2.log"):
+            deadline = time.monotonic() + 30
+            while True:
+                listing = await client.call_tool("list_skills", {"query": "die"})
+                assert listing.structured_content is not None
+                if any(s["server"] == "c" for s in listing.structured_content["skills"]):
+                    break
+                assert time.monotonic() < deadline, text_of(listing)
+                await anyio.sleep(0.5)
+            assert "unavailable" not in listing.structured_content
 
 
 def _run(command: str) -> subprocess.CompletedProcess[str]:

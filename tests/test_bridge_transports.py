@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import json
 import os
+import shlex
+import signal
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -143,3 +145,25 @@ async def test_http_bridge_binds_loopback_and_refuses_a_foreign_host(
                 content=b'{"jsonrpc":"2.0","id":1,"method":"tools/list"}',
             )
         assert response.status_code in (403, 421), response.text
+
+
+async def test_a_killed_stdio_upstream_is_started_again_on_the_next_call(tmp_path: Path) -> None:
+    piped = tmp_path / "piped"
+    write_skill(piped, "piped-skill", "Served over stdio.")
+    pid_file = tmp_path / "upstream.pid"
+    serve = shlex.join([sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--quiet", "--no-watch"])
+    script = f"echo $$ > {shlex.quote(str(pid_file))}; exec {serve} {shlex.quote(str(piped))}"
+    args = ["--server", "pipe", "--approvals", str(tmp_path / "approvals.sqlite"), "--", "sh", "-c", script]
+    async with bridge_client(args) as client:
+        first = await client.call_tool("list_skills", {})
+        assert first.structured_content is not None
+        assert [s["uri"] for s in first.structured_content["skills"]] == ["skill://piped-skill/SKILL.md"]
+        old_pid = int(pid_file.read_text())
+        os.kill(old_pid, signal.SIGKILL)
+
+        again = await client.call_tool("list_skills", {})
+        assert not again.is_error, text_of(again)
+        assert again.structured_content is not None
+        assert "unavailable" not in again.structured_content
+        assert [s["uri"] for s in again.structured_content["skills"]] == ["skill://piped-skill/SKILL.md"]
+        assert int(pid_file.read_text()) != old_pid  # a new upstream process answered

@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import Any
 
 import platformdirs
+from mcp.client.stdio import get_default_environment
 
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.origins import ServerOrigin
@@ -157,6 +158,10 @@ def _from_table(label: str, table: Any, base: Path, where: str) -> ServerOrigin 
         raise ConfigError(f"{where}.command must be a non-empty list of strings (or one command line)")
     if headers:
         raise ConfigError(f"{where}: headers apply to a url, not a command")
+    if env:
+        # The SDK gives a stdio server only a safe default environment (PATH, HOME, ...), and a given one
+        # replaces it: add the configured variables to that default instead of starting without PATH.
+        env = (*get_default_environment().items(), *env)
     return ServerOrigin(label, command=tuple(words), env=env)
 
 

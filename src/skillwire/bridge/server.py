@@ -126,7 +126,13 @@ class Bridge:
 
     async def _upstream_error(self, server: str) -> str | None:
         if server not in self.upstreams:
-            return None  # a local origin, or an unknown label the tools explain
+            if server in self.config.labels():
+                return None  # a local origin
+            known = ", ".join(repr(label) for label in self.config.labels())
+            return (
+                f"Refused: unknown server label {server!r} (known: {known}). Use the server exactly as "
+                "list_skills shows it."
+            )
         try:
             await self.upstreams.ensure(server)
         except UpstreamUnavailable as exc:
@@ -141,7 +147,7 @@ class Bridge:
     async def preflight_load(self, server: str, uri: str) -> LoadPreflight:
         error = await self._upstream_error(server)
         if error is not None or server not in self.upstreams:
-            return LoadPreflight(error=error)
+            return LoadPreflight(error=error)  # an error, or a local skill (loaded without approval)
         try:
             skill_uri = uri if "://" in uri else self.tools.resolve_skill_uri(server, uri)
             ref = SkillRef(server, skill_uri)

@@ -37,7 +37,7 @@ logger = logging.getLogger("skillwire.bridge")
 CONNECT_TIMEOUT_SECONDS = 20.0
 PING_TIMEOUT_SECONDS = 5.0
 FIRST_BACKOFF_SECONDS = 1.0
-MAX_BACKOFF_SECONDS = 30.0
+MAX_BACKOFF_SECONDS = 10.0  # a restarted upstream is noticed within this
 
 
 class UpstreamUnavailable(Exception):
