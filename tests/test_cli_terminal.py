@@ -160,6 +160,9 @@ def test_piped_output_has_no_progress_bar_and_no_colour(examples_url: str, tmp_p
             assert "\x1b[" not in text
             assert BAR not in text
         runs[args[0]] = proc
-    assert runs["pull"].stderr == b""  # no bar, no warnings
+    # No bar and no warnings: one plain progress line per skill.
+    assert [line.split()[:2] for line in runs["pull"].stderr.decode().splitlines()] == [
+        [f"[{n}/5]", "pulled"] for n in range(1, 6)
+    ]
     assert runs["pull"].stdout.decode().splitlines()[-1].startswith("pulled 5 of 5 skills into ")
     assert runs["get"].stdout.decode().startswith("uri: skill://pdf-processing/SKILL.md\n")

@@ -22,6 +22,7 @@ from skillwire.cli.common import (
     run_client,
     server_target,
 )
+from skillwire.cli.get import did_you_mean, is_uri, resolve_entry
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
@@ -48,10 +49,16 @@ def add_parser(commands: Any) -> None:
         description=(
             "Write one file of a skill (SKILL.md or a supporting file) to stdout, after checking it against "
             "the skill's manifest: size, digest, and for SKILL.md the frontmatter field by field. "
-            "On a mismatch nothing is written to stdout and the exit code is 1."
+            "On a mismatch nothing is written to stdout and the exit code is 1. The file may be named by "
+            "its URI or as NAME/PATH, NAME being a skill's name only one listed skill has."
         ),
     )
-    p.add_argument("uri", metavar="URI", help="the file: skill://<skill-path>/<file-path>")
+    p.add_argument(
+        "uri",
+        metavar="URI",
+        help="the file: skill://<skill-path>/<file-path>, or NAME/<file-path> for a listed skill's name "
+        "(NAME alone is its SKILL.md)",
+    )
     add_server_arguments(p)
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     add_debug_argument(p)
@@ -130,26 +137,56 @@ def failure_line(exc: SkillwireError) -> str:
     return text
 
 
+def split_name_reference(text: str) -> tuple[str, str]:
+    """`pdf-processing/references/FORMS.md` -> (`pdf-processing`, `references/FORMS.md`); a bare name is
+    its SKILL.md. Skill names never hold `/`, so the first segment is the name."""
+    name, _, file_path = text.partition("/")
+    if not name:
+        raise UsageError(f"{text!r} names no skill: write NAME/<file-path> or skill://<skill-path>/<file-path>")
+    return name, file_path or SKILL_MD
+
+
+def closest_files(entry: SkillEntry, uri: str) -> str:
+    """`; did you mean 'references/FORMS.md'?` from the skill's manifest, or ""."""
+    wanted = entry.path.file_path_of(uri) or uri
+    paths = [entry.path.file_path_of(item.uri) or item.uri for item in entry.files]
+    return did_you_mean(wanted, paths)
+
+
 def run(args: argparse.Namespace) -> int:
     target = server_target(args)
     out = Output(quiet=args.quiet)
-    try:
-        parsed = parse_uri(args.uri)
-    except InvalidSkillURI as exc:
-        raise UsageError(f"{args.uri!r} is not a skill file URI ({exc.reason})") from None
-    if len(parsed.segments) < 2:
-        raise UsageError(f"{args.uri!r} names no file: write skill://<skill-path>/<file-path>")
+    by_name = not is_uri(args.uri)
+    if by_name:
+        name, file_path = split_name_reference(args.uri)
+    else:
+        try:
+            parsed = parse_uri(args.uri)
+        except InvalidSkillURI as exc:
+            raise UsageError(f"{args.uri!r} is not a skill file URI ({exc.reason})") from None
+        if len(parsed.segments) < 2:
+            raise UsageError(f"{args.uri!r} names no file: write skill://<skill-path>/<file-path>")
 
     async def body(client: SkillsClient) -> bytes:
-        entry = await find_skill(client, args.uri)
+        if by_name:
+            entry = await resolve_entry(client, name)
+            try:
+                uri = entry.path.resolve(file_path)
+            except InvalidSkillURI as exc:
+                raise UsageError(f"{file_path!r} is not a file path inside {entry.name} ({exc.reason})") from None
+        else:
+            entry = await find_skill(client, args.uri)
+            uri = args.uri
         if entry.is_dynamic:
             raise SkillNotFound(
                 f"{entry.uri} is dynamic: the server publishes no digests, so nothing can be verified; not read",
                 origin=client.origin,
             )
-        listed = listed_file(entry, args.uri)
+        listed = listed_file(entry, uri)
         if listed is None:
-            raise UnlistedFile(args.uri, entry.uri)
+            error = UnlistedFile(uri, entry.uri)
+            error.args = (str(error) + closest_files(entry, uri),)
+            raise error
         if listed.uri == entry.uri:
             return await fetch_skill_md(client, entry)
         return await fetch_verified(client, listed)

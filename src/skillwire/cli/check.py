@@ -15,14 +15,19 @@ Output:
   `FAIL|WARN  RULE-ID  [Section]  message` (at most 5 per skill and rule, then "… and N more like
   these"), then a one-line summary. Colour and a progress bar (on stderr) only on a terminal;
   plain, stable, unwrapped text when piped.
-* `--json` prints one JSON object per finding, one per line (JSON Lines), and nothing else:
-  `{"severity", "rule", "section", "skill", "uri", "message"}`; `skill` is the entry's URI or
-  `"server"`, `uri` the file, directory or probe URI concerned (or null).
+* `--json` prints JSON Lines on stdout and nothing else: one object per finding,
+  `{"severity", "rule", "section", "skill", "uri", "message"}` (`skill` is the entry's URI or
+  `"server"`, `uri` the file, directory or probe URI concerned, or null), then always one final
+  summary object, so a clean server prints one line too:
+  `{"summary": true, "ok", "failures", "warnings", "skills", "skills_without_findings", "pages",
+  "files_read", "directories_read", "protocol_version"}`. A reader tells it from a finding by its
+  `summary` key.
 * `--quiet` prints only the failures, one line each: `SKILL: FAIL RULE-ID [Section] message`.
 * `--list-rules` prints every rule id with its severity, section and meaning.
 
 Exit status: 0 when there is no failure (warnings allowed), 1 when there is at least one failure,
-2 for a command-line mistake; a server that cannot be reached is a one-line error (exit 1).
+2 for a command-line mistake; a server that cannot be reached is a one-line error (exit 1), worded as
+every other command words it (`skillwire.cli.common.explain_client_failure`).
 """
 
 from __future__ import annotations
@@ -33,7 +38,6 @@ from contextlib import nullcontext
 from itertools import groupby
 from typing import Any
 
-import anyio
 from rich.text import Text
 
 from skillwire.cli.audit import RULES, SERVER, AuditResult, Finding, audit
@@ -43,10 +47,11 @@ from skillwire.cli.common import (
     UsageError,
     add_output_arguments,
     add_server_arguments,
-    connect,
+    run_client,
     server_target,
 )
 from skillwire.client.requests import send_raw
+from skillwire.client.skills import SkillsClient
 
 _LABEL = {"failure": "FAIL", "warning": "WARN"}
 SAME_RULE_SHOWN = 5  # per skill and rule in the report; --json and --quiet list every finding
@@ -84,47 +89,38 @@ def run(args: argparse.Namespace) -> int:
     if args.max_pages < 1:
         raise UsageError(f"--max-pages must be at least 1, got {args.max_pages}")
     target = server_target(args)
-    try:
-        result = anyio.run(_check, target, args, out)
-    except Exception as exc:
-        if getattr(args, "debug", False):
-            raise
-        raise RuntimeError(f"cannot check {target.label}: {_describe(exc)}") from None
+
+    async def body(skills: SkillsClient) -> AuditResult:
+        return await _check(skills, args, out)
+
+    # The same connection and the same one-line explanation of a failure as ls, get, cat and pull.
+    result = run_client(target, body)
     render(out, target, result)
     return 1 if result.failures else 0
 
 
-async def _check(target: ServerTarget, args: argparse.Namespace, out: Output) -> AuditResult:
-    async with connect(target) as skills:
-        client = skills.client
-        capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
-        bar = None if out.json_mode else out.progress("checking", None)
+async def _check(skills: SkillsClient, args: argparse.Namespace, out: Output) -> AuditResult:
+    client = skills.client
+    capabilities = client.server_capabilities.model_dump(by_alias=True, exclude_none=True, mode="json")
+    bar = None if out.json_mode else out.progress("checking", None)
 
-        async def send(request: Any) -> dict[str, Any]:
-            return await send_raw(client, request)
+    async def send(request: Any) -> dict[str, Any]:
+        return await send_raw(client, request)
 
-        def progress(done: int, total: int) -> None:
-            if bar is not None:
-                bar.update(bar.task_ids[0], completed=done, total=total)
+    def progress(done: int, total: int) -> None:
+        if bar is not None:
+            bar.update(bar.task_ids[0], completed=done, total=total)
 
-        with bar if bar is not None else nullcontext():
-            return await audit(
-                send,
-                capabilities,
-                protocol_version=client.protocol_version,
-                concurrency=args.concurrency,
-                request_timeout=args.timeout,
-                max_pages=args.max_pages,
-                progress=progress,
-            )
-
-
-def _describe(exc: BaseException) -> str:
-    """The innermost cause of a failure, on one line (task groups wrap the interesting error)."""
-    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
-        exc = exc.exceptions[0]
-    text = " ".join(str(exc).split())
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+    with bar if bar is not None else nullcontext():
+        return await audit(
+            send,
+            capabilities,
+            protocol_version=client.protocol_version,
+            concurrency=args.concurrency,
+            request_timeout=args.timeout,
+            max_pages=args.max_pages,
+            progress=progress,
+        )
 
 
 # -- rendering -------------------------------------------------------------------------------------------------
@@ -144,9 +140,28 @@ def summary_line(result: AuditResult) -> str:
     return f"{verdict}: {counts}; {total - len(with_findings)} of {total} skills without findings"
 
 
+def summary_record(result: AuditResult) -> dict[str, Any]:
+    """The last line of `--json`: the verdict and the counts behind it."""
+    stats = result.stats
+    with_findings = {f.skill for f in result.findings} - {SERVER}
+    return {
+        "summary": True,
+        "ok": not result.failures,
+        "failures": len(result.failures),
+        "warnings": len(result.warnings),
+        "skills": stats.skills,
+        "skills_without_findings": stats.skills - len(with_findings),
+        "pages": stats.pages,
+        "files_read": stats.files_read,
+        "directories_read": stats.directories_read,
+        "protocol_version": stats.protocol_version,
+    }
+
+
 def render(out: Output, target: ServerTarget, result: AuditResult) -> None:
     if out.json_mode:
-        out.write("".join(json.dumps(f.to_json(), ensure_ascii=False) + "\n" for f in result.findings))
+        records = [f.to_json() for f in result.findings] + [summary_record(result)]
+        out.write("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
         return
     if out.quiet:
         out.write("".join(f"{f.skill}: {finding_line(f)}\n" for f in result.failures))

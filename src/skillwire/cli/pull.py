@@ -28,12 +28,15 @@ import contextlib
 import json
 import os
 import shutil
+import signal
 import tempfile
+import threading
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 from rich.progress import Progress
 
 from skillwire.cli.cat import fetch_skill_md, fetch_verified
@@ -397,6 +400,18 @@ async def _choose(client: SkillsClient, refs: list[str]) -> tuple[list[SkillEntr
     return list(unique.values()), failed, warnings
 
 
+@dataclass
+class _PullState:
+    planned: int = 0
+    pulled: int = 0
+    interrupted: bool = False
+
+
+def _can_handle_signals() -> bool:
+    """Signal handlers can only be installed from the main thread (tests may call `main` elsewhere)."""
+    return threading.current_thread() is threading.main_thread()
+
+
 def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     target = server_target(args)
     dest: Path = args.to.expanduser()
@@ -454,18 +469,60 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
             plans.append(planned)
         if not plans:
             return
+        state.planned = len(plans)
         _make_directory(dest)
         progress = out.progress("pulling", sum(len(p.files) for p in plans))
+        # In a pipe (no progress bar) one line per skill on stderr, so a log shows how far it got.
+        log_lines = progress is None and not out.quiet
         with progress if progress is not None else contextlib.nullcontext():
             puller = Puller(client, dest, shown_dest, lock, progress)
-            for plan in plans:
-                outcomes.append(await puller.pull(plan))
-        puller_notes.extend(puller.notes)
+            try:
+                for number, plan in enumerate(plans, 1):
+                    outcome = await puller.pull(plan)
+                    outcomes.append(outcome)
+                    if outcome.status == "pulled":
+                        state.pulled += 1
+                    if log_lines:
+                        out.err_console.print(
+                            f"[{number}/{len(plans)}] {outcome.status} {printable(outcome.uri)}",
+                            markup=False,
+                            highlight=False,
+                        )
+            finally:
+                puller_notes.extend(puller.notes)
 
+    async def interruptible(client: SkillsClient) -> None:
+        # Ctrl-C cancels the pull at its next await: a skill being fetched is dropped with its
+        # staging directory, while a skill being swapped in (no await between the renames and the
+        # lock write) completes, so the folder and skills.lock always agree. A second Ctrl-C is the
+        # ordinary KeyboardInterrupt.
+        async with anyio.create_task_group() as group:
+
+            async def on_interrupt() -> None:
+                with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                    async for _ in signals:
+                        state.interrupted = True
+                        group.cancel_scope.cancel()
+                        return
+
+            if _can_handle_signals():
+                group.start_soon(on_interrupt)
+            await body(client)
+            group.cancel_scope.cancel()
+
+    state = _PullState()
     try:
-        run_client(target, body)
+        run_client(target, interruptible)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
+    except KeyboardInterrupt:
+        state.interrupted = True
+    if state.interrupted:
+        if state.planned:
+            out.error(f"skillwire: interrupted: {state.pulled} of {state.planned} skills pulled; run again to finish")
+        else:
+            out.error("skillwire: interrupted before any skill was pulled; nothing was written")
+        return 130
     if existed and not any(o.status == "pulled" for o in outcomes) and dest.is_dir():
         write_lock(dest, lock)  # the selection may have changed
     for note in puller_notes:
