@@ -473,7 +473,7 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         _make_directory(dest)
         progress = out.progress("pulling", sum(len(p.files) for p in plans))
         # In a pipe (no progress bar) one line per skill on stderr, so a log shows how far it got.
-        log_lines = progress is None and not out.quiet
+        log_lines = not out.err_console.is_terminal and not out.quiet
         with progress if progress is not None else contextlib.nullcontext():
             puller = Puller(client, dest, shown_dest, lock, progress)
             try:
