@@ -7,6 +7,7 @@ continues on the new index after the key it names. `/healthz` says which index e
 
 from __future__ import annotations
 
+import os
 import secrets
 import shutil
 from collections.abc import Iterator
@@ -153,3 +154,31 @@ def test_healthz_reports_the_snapshot(replicas: tuple[str, RunningServer, Runnin
     assert report["stale"] is False
     assert report["lastError"] is None
     assert report["source"].startswith("s3://")
+
+
+def test_workers_share_one_port_and_stop_together(seaweedfs: SeaweedS3, catalog: Path) -> None:
+    prefix = "workers-" + secrets.token_hex(4)
+    publish(seaweedfs, catalog, prefix)
+    with serve_http([seaweedfs.url(prefix), "--workers", "2", "--no-watch"], env=seaweedfs.env) as server:
+        pids: set[int] = set()
+        for _ in range(200):  # each request a new connection; the kernel spreads them over both
+            pids.add(healthz(server)["pid"])
+            if len(pids) == 2:
+                break
+        assert len(pids) == 2, pids
+        assert server.process.pid not in pids  # the parent only supervises
+        expected = sorted(f"skill://{p.name}/SKILL.md" for p in catalog.iterdir())
+        for _ in range(4):
+            assert list_uris(server.url) == expected
+        assert server.log().count("listening on") == 1
+        server.process.terminate()
+        assert server.process.wait(timeout=15) == 0
+        wait_for(lambda: not any(alive(pid) for pid in pids), 10, "the workers to exit")
+
+
+def alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True

@@ -6,6 +6,7 @@ import argparse
 import ctypes
 import logging
 import os
+import socket
 import sys
 from importlib import resources
 from pathlib import Path
@@ -72,6 +73,9 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     store = p.add_argument_group("serving a published catalog (PATH is s3://BUCKET/PREFIX or file://DIR)")
     store.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="look for a new index every SECONDS")
+    p.add_argument(
+        "--workers", type=int, default=1, metavar="N", help="N server processes on one port (HTTP; default 1)"
+    )
     store.add_argument("--blob-cache-mb", type=int, default=64, metavar="MB", help="memory for cached file bytes")
     p.set_defaults(run=run)
 
@@ -184,6 +188,29 @@ def run(args: argparse.Namespace) -> int:
     except BindError as exc:
         print(f"skillwire: {exc.strerror}", file=sys.stderr)
         return 1
+    if args.workers > 1:
+        if sock is None:
+            raise UsageError("--workers needs HTTP (stdio serves one client)")
+        from skillwire.server.workers import run_workers
+
+        quiet = args.quiet
+
+        def worker(index: int) -> int:
+            args.quiet = quiet or index > 0  # one summary and one "listening on", not one per worker
+            return serve(args, paths, published, roots, address, sock)
+
+        return run_workers(args.workers, worker, debug=args.debug)
+    return serve(args, paths, published, roots, address, sock)
+
+
+def serve(
+    args: argparse.Namespace,
+    paths: list[str],
+    published: bool,
+    roots: list[SkillRoot],
+    address: tuple[str, int] | None,
+    sock: socket.socket | None,
+) -> int:
     secret = os.environ.get("SKILLWIRE_CURSOR_SECRET", "").encode() or DEFAULT_CURSOR_SECRET
     catalog: SkillCatalog
     if published:

@@ -7,6 +7,7 @@ cannot reach its object store keeps serving its last good snapshot, so it stays 
 
 from __future__ import annotations
 
+import os
 import time
 from typing import Any
 
@@ -19,7 +20,7 @@ from skillwire.catalog.catalog import SkillCatalog
 
 def health(catalog: SkillCatalog) -> dict[str, Any]:
     snapshot = catalog._snapshot  # never triggers a scan: health must answer at once
-    report: dict[str, Any] = {"ready": snapshot is not None}
+    report: dict[str, Any] = {"ready": snapshot is not None, "pid": os.getpid()}  # which --workers process
     if snapshot is not None:
         report["skills"] = len(snapshot.skill_by_uri)
         report["files"] = len(snapshot.files)
