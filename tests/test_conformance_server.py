@@ -69,4 +69,13 @@ def test_awesome_copilot_corpus(capsys: pytest.CaptureFixture[str]) -> None:
         for scenario in SKILLS_SCENARIOS:
             run = run_server_scenario(server.url, scenario)
             assert run.checks, run.summary()
-            assert not run.failures(), run.summary()
+            failures = run.failures()
+            if scenario == "sep-2640-skills-directory":
+                # The suite exercises the first listed skill. On this corpus that is acreadiness-assess (its
+                # folder holds SKILL.md and one file: no subdirectory), since acquire-codebase-knowledge, which
+                # sorts before it, is skipped for its list-valued metadata. So the subdirectory check is "Not
+                # testable" here; it passes on the bundled examples (test_examples_default_version above).
+                failures = [
+                    c for c in failures if not (c.id == "sep-2640-directory-read-subdir-mimetype" and c.untestable)
+                ]
+            assert not failures, run.summary()
