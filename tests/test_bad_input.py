@@ -91,12 +91,12 @@ SKILL_MD_DEFECTS: list[tuple[str, str | bytes, str]] = [
     (
         "list-metadata",
         "---\nname: list-metadata\ndescription: d\nmetadata:\n  trigger-keywords: [pdf, forms]\n---\n",
-        "metadata.trigger-keywords must be a string, got a list",
+        "metadata.trigger-keywords must be a string (Agent Skills metadata values are strings), not a list",
     ),
     (
         "number-metadata",
         "---\nname: number-metadata\ndescription: d\nmetadata:\n  version: 1.10\n---\n",
-        "metadata.version must be a string, got a number",
+        "metadata.version must be a string (Agent Skills metadata values are strings), not the number 1.1",
     ),
     ("null-metadata", "---\nname: null-metadata\ndescription: d\nmetadata:\n---\n", "metadata must be a mapping"),
 ]

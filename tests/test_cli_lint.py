@@ -396,7 +396,7 @@ def test_list_valued_metadata_is_an_error_as_serve_skips_it(tmp_path: Path, caps
     assert code == 1
     assert [(f["rule"], f["severity"], f["line"]) for f in findings] == [("metadata-not-string", "error", 5)]
     assert findings[0]["message"] == (
-        "metadata.trigger-keywords: metadata values are strings in Agent Skills, not a list"
+        "metadata.trigger-keywords must be a string (Agent Skills metadata values are strings), not a list"
     )
     assert SkillCatalog([tmp_path]).snapshot.skipped[0].location == str(folder)
 
@@ -424,15 +424,15 @@ def test_name_rules_ascii_and_unicode(tmp_path: Path, capsys: pytest.CaptureFixt
         ("invalid-name", str(dashes / "SKILL.md"), 2),
     }
     [unicode] = [f for f in findings if f["rule"] == "unicode-name"]
-    assert unicode["severity"] == "warning"
+    assert unicode["severity"] == "error"  # skillwire serve does not publish it
     assert "SEP-2640 conformance regex" in unicode["message"]
     assert "'cafe'" in unicode["suggestion"]
 
 
-def test_a_unicode_name_alone_passes_unless_strict(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_skill(tmp_path, "мой-навык")
-    assert run(capsys, str(tmp_path))[0] == 0
-    assert run(capsys, "--strict", str(tmp_path))[0] == 1
+def test_a_unicode_name_fails_as_serve_skips_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    folder = make_skill(tmp_path, "мой-навык")
+    assert run(capsys, str(tmp_path))[0] == 1
+    assert SkillCatalog([tmp_path]).snapshot.skipped[0].location == str(folder)
 
 
 def test_nested_skills_are_info_and_their_files_count_in_the_parent(
@@ -617,7 +617,7 @@ def test_each_interop_warning_is_flagged_on_its_line(tmp_path: Path, capsys: pyt
     for finding, (_, rule, path, suggestion) in zip(findings, INTEROP_EXPECTED, strict=True):
         assert finding["file"] == file
         assert finding["severity"] == ("error" if rule.startswith("metadata-") else "warning")
-        assert finding["message"].startswith(path + ": ")
+        assert finding["message"].startswith(path + (" must be a string" if rule.startswith("metadata-") else ": "))
         assert suggestion in finding["suggestion"]
     assert "the octal number 8" in findings[6]["message"]
     assert "the number 1.1" in findings[8]["message"]
@@ -677,7 +677,7 @@ def test_text_format_groups_by_skill(tmp_path: Path, capsys: pytest.CaptureFixtu
         '    suggestion: quote it, e.g. reviewed: "yes"',
         "",
         f"{tmp_path}/worse (skill://worse/SKILL.md)",
-        f"{tmp_path}/worse/SKILL.md:2: error name-mismatch: name 'other' does not match its folder 'worse' "
+        f"{tmp_path}/worse/SKILL.md:2: error name-mismatch: frontmatter name 'other' does not match its folder 'worse' "
         "(the final segment of its URI)",
         "    suggestion: set 'name: worse' or rename the folder to 'other'",
         "",
@@ -724,15 +724,17 @@ def test_github_format_exact_lines(tmp_path: Path, capsys: pytest.CaptureFixture
     code, out, err = run(capsys, "--format", "github", str(tmp_path))
     assert code == 1
     assert out.splitlines() == [
-        f"::error file={bad}/SKILL.md,line=5,title=metadata-not-string::metadata.version: metadata values are "
-        "strings in Agent Skills, not the number 1.1%0ASuggestion: quote it as written (metadata values are strings)",
+        f"::error file={bad}/SKILL.md,line=5,title=metadata-not-string::metadata.version must be a string (Agent "
+        "Skills metadata values are strings), not the number 1.1%0ASuggestion: quote it as written (metadata values "
+        "are strings)",
         f"::warning file={bad}/SKILL.md,line=5,title=yaml-number-text::metadata.version: '1.10' is the number 1.1, "
         'not the text as written%0ASuggestion: quote it if it is a version or an identifier, e.g. version: "1.10"',
         f"::notice file={bad}/inner/SKILL.md,title=nested-skill::nested inside the skill at {bad}: published as its "
         "own skill (skill://bad/inner/SKILL.md), and its 1 file(s) are also listed in the enclosing skill and count "
         "toward its limits%0ASuggestion: nothing to do if intended; move it beside the enclosing skill to keep the "
         "two apart",
-        f"::error file={tmp_path}/worse/SKILL.md,line=2,title=name-mismatch::name 'other' does not match its folder "
+        f"::error file={tmp_path}/worse/SKILL.md,line=2,title=name-mismatch::frontmatter name 'other' does not match "
+        "its folder "
         "'worse' (the final segment of its URI)%0ASuggestion: set 'name: worse' or rename the folder to 'other'",
     ]
     assert "skillwire lint: 3 skills checked, 2 with problems: 2 errors, 1 warning, 1 info (FAILED)" in err

@@ -12,6 +12,7 @@ import pytest
 
 from skillwire.core.entry import DYNAMIC, SkillEntry
 from skillwire.core.errors import InvalidEntry, InvalidName, LimitExceeded
+from skillwire.core.fields import Problem, field_problems, publish_problem
 from skillwire.core.manifest import (
     DIGEST_RE,
     MAX_BYTES_PER_SKILL,
@@ -23,12 +24,7 @@ from skillwire.core.manifest import (
     manifest_hash,
     sha256_digest,
 )
-from skillwire.core.names import (
-    description_problem,
-    frontmatter_problem,
-    name_problem,
-    validate_name,
-)
+from skillwire.core.names import name_problem, validate_name
 from skillwire.core.uri import SkillPath
 
 # The conformance suite's regex (enumeration.ts). JavaScript's `$` is end-of-input, which `fullmatch`
@@ -139,18 +135,18 @@ def test_name_problem_unicode(name: str, ok: bool) -> None:
         ("x" * 1025, "1025 characters long; the limit is 1024"),
         ("", "must not be empty"),
         ("   \n\t", "must not be empty"),
-        (None, "must be a string, got NoneType"),
-        (5, "must be a string, got int"),
-        (["x"], "must be a string, got list"),
+        (None, "must be a string, not empty (null)"),
+        (5, "must be a string, not the number 5"),
+        (["x"], "must be a string, not a list"),
     ],
 )
 def test_description_problem(description: object, problem: str | None) -> None:
-    result = description_problem(description)
+    found = [p.message for p in field_problems({"name": "x", "description": description}, "x")]
     if problem is None:
-        assert result is None
+        assert found == []
     else:
-        assert result is not None
-        assert problem in result
+        [message] = found
+        assert problem in message
 
 
 @pytest.mark.parametrize(
@@ -172,12 +168,17 @@ def test_description_problem(description: object, problem: str | None) -> None:
 def test_frontmatter_problem(
     frontmatter: dict[str, object], folder: str, allow_unicode: bool, problem: str | None
 ) -> None:
-    result = frontmatter_problem(frontmatter, folder, allow_unicode=allow_unicode)
+    # A server publishes nothing with an `unpublishable` problem; a host (Unicode allowed) refuses `refused` ones.
+    result: Problem | None
+    if allow_unicode:
+        result = next((p for p in field_problems(frontmatter, folder) if p.weight == "refused"), None)
+    else:
+        result = publish_problem(frontmatter, folder)
     if problem is None:
         assert result is None
     else:
         assert result is not None
-        assert problem in result
+        assert problem in result.message
 
 
 # -- manifest -----------------------------------------------------------------------------------------------
@@ -421,7 +422,7 @@ def test_from_wire_unicode_names_are_a_host_choice() -> None:
     data = {"uri": "skill://x/caf%C3%A9/SKILL.md", "frontmatter": {"name": "café", "description": "d"}}
     data["resources"] = "dynamic"
     assert SkillEntry.from_wire(data).name == "café"
-    with pytest.raises(InvalidEntry, match=r"frontmatter\.name may contain only lowercase ASCII"):
+    with pytest.raises(InvalidEntry, match=r"frontmatter name .café. may contain only lowercase ASCII"):
         SkillEntry.from_wire(data, allow_unicode_names=False)
 
 
@@ -451,17 +452,20 @@ BAD_ENTRIES = [
     pytest.param(_with(frontmatter=_DELETE), "'frontmatter' must be an object", id="fm-missing"),
     pytest.param(_with(frontmatter=["name", "b"]), "'frontmatter' must be an object", id="fm-list"),
     pytest.param(_with(frontmatter="name: b"), "'frontmatter' must be an object", id="fm-string"),
-    pytest.param(_fm(name="other"), "final skill-path segment 'b' != frontmatter.name 'other'", id="name-mismatch"),
-    pytest.param(_fm(name=_DELETE), "frontmatter.name must be a string", id="name-missing"),
-    pytest.param(_fm(name="B"), "frontmatter.name may contain only lowercase", id="name-upper"),
-    pytest.param(_fm(name="b--"), "frontmatter.name must not", id="name-dashes"),
-    pytest.param(_fm(description=_DELETE), "description must be a non-empty string", id="desc-missing"),
-    pytest.param(_fm(description=""), "description must be a non-empty string", id="desc-empty"),
-    pytest.param(_fm(description=3), "description must be a non-empty string", id="desc-int"),
-    pytest.param(_fm(metadata={"k": ["a"]}), "frontmatter.metadata.k must be a string, got a list", id="meta-list"),
-    pytest.param(_fm(metadata={"k": 1}), "frontmatter.metadata.k must be a string, got a number", id="meta-number"),
-    pytest.param(_fm(metadata="k: v"), "frontmatter.metadata must be a mapping", id="meta-string"),
-    pytest.param(_fm(metadata=None), "frontmatter.metadata must be a mapping of strings, got null", id="meta-null"),
+    pytest.param(_fm(name="other"), "frontmatter name 'other' does not match its folder 'b'", id="name-mismatch"),
+    pytest.param(_fm(name=_DELETE), "frontmatter has no 'name'", id="name-missing"),
+    pytest.param(_fm(name="B"), "frontmatter name 'B' may contain only lowercase", id="name-upper"),
+    pytest.param(_fm(name="b--"), "frontmatter name 'b--' must not", id="name-dashes"),
+    pytest.param(_fm(description=_DELETE), "frontmatter has no 'description'", id="desc-missing"),
+    pytest.param(_fm(description=""), "description must not be empty", id="desc-empty"),
+    pytest.param(_fm(description=" \n"), "description must not be empty", id="desc-blank"),
+    pytest.param(_fm(description="x" * 1025), "1025 characters long; the limit is 1024", id="desc-too-long"),
+    pytest.param(_fm(compatibility="x" * 501), "501 characters long; the limit is 500", id="compat-too-long"),
+    pytest.param(_fm(description=3), "description must be a string, not the number 3", id="desc-int"),
+    pytest.param(_fm(metadata={"k": ["a"]}), "metadata.k must be a string", id="meta-list"),
+    pytest.param(_fm(metadata={"k": 1}), "strings), not the number 1", id="meta-number"),
+    pytest.param(_fm(metadata="k: v"), "metadata must be a mapping of strings, not a string", id="meta-string"),
+    pytest.param(_fm(metadata=None), "metadata must be a mapping of strings, not empty (null)", id="meta-null"),
     pytest.param(_with(resources=_DELETE), "'resources' is missing", id="res-missing"),
     pytest.param(_with(resources=None), 'must be an array or "dynamic", got None', id="res-null"),
     pytest.param(_with(resources="static"), "must be an array or \"dynamic\", got 'static'", id="res-string"),

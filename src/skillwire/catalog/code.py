@@ -29,9 +29,9 @@ from skillwire.catalog.mime import guess_mime_type, is_utf8_text
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader, MemoryContent, SkippedSkill
 from skillwire.core.entry import DYNAMIC, SkillEntry
 from skillwire.core.errors import SkillwireError
+from skillwire.core.fields import publish_problem
 from skillwire.core.frontmatter import JSONValue, parse_skill_md
 from skillwire.core.manifest import limit_problem, sha256_digest
-from skillwire.core.names import frontmatter_problem
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, SkillPath, split_relative_path
 
 FolderOrFiles = str | os.PathLike[str] | Mapping[str, bytes | str]
@@ -120,9 +120,9 @@ class CodeSkills:
         result = ScanResult()
         location = f"code:{item.path.root_uri}"
         if isinstance(item, _DynamicSkill):
-            problem = frontmatter_problem(dict(item.frontmatter), item.path.name)
-            if problem is not None:
-                result.skipped.append(SkippedSkill(location, problem))
+            unpublishable = publish_problem(item.frontmatter, item.path.name)
+            if unpublishable is not None:
+                result.skipped.append(SkippedSkill(location, unpublishable.message))
                 return result
             entry = SkillEntry(item.path.skill_md_uri, item.frontmatter, DYNAMIC)
             result.skills.append(CatalogSkill(entry, location, item.listed, item.read))
@@ -159,7 +159,8 @@ def _add_memory_skill(
         if SKILL_MD not in encoded:
             raise SkillwireError("no SKILL.md among the files")
         document = parse_skill_md(encoded[SKILL_MD])
-        problem = frontmatter_problem(dict(document.frontmatter), item.path.name)
+        unpublishable = publish_problem(document.frontmatter, item.path.name)
+        problem = None if unpublishable is None else unpublishable.message
         if problem is None and enforce_limits:
             over = limit_problem(len(encoded), sum(len(b) for b in encoded.values()))
             problem = None if over is None else f"over the SEP-2640 limits: skill {over}"

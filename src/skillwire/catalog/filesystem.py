@@ -33,9 +33,9 @@ from skillwire.catalog.safe_open import read_regular
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, SkippedSkill
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillError
+from skillwire.core.fields import publish_problem
 from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.manifest import limit_problem, sha256_digest
-from skillwire.core.names import frontmatter_problem
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
 
 logger = logging.getLogger(__name__)
@@ -476,7 +476,7 @@ def _check_skill(
             cache.remember_frontmatter(digest, fm)
     except OSError as exc:
         raise SkillError(f"cannot read SKILL.md: {exc.strerror or exc}") from None
-    problem = frontmatter_problem(fm, segments[-1])
-    if problem is not None:
-        raise SkillError(problem)
+    unpublishable = publish_problem(fm, segments[-1])
+    if unpublishable is not None:
+        raise SkillError(unpublishable.message)
     return dict(fm)

@@ -39,9 +39,11 @@ from ruamel.yaml.events import (
 from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, SkillRoot, walk_root
 from skillwire.catalog.safe_open import read_regular
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
+from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
+from skillwire.core.fields import RULES as FIELD_WEIGHTS
+from skillwire.core.fields import Rule as FieldRule
 from skillwire.core.frontmatter import JSONValue, parse_frontmatter, split_skill_md, yaml_interop_hazards
-from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL
-from skillwire.core.names import MAX_COMPATIBILITY_LENGTH, MAX_DESCRIPTION_LENGTH, name_problem
+from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, over_limit
 from skillwire.core.uri import SKILL_MD, format_uri, validate_segment
 
 __all__ = [
@@ -74,14 +76,14 @@ RULES: dict[str, tuple[Severity, str]] = {
     "missing-name": ("error", "no 'name' field"),
     "name-not-string": ("error", "'name' is not a string"),
     "invalid-name": ("error", "'name' breaks the Agent Skills naming rule"),
-    "unicode-name": ("warning", "'name' is valid Agent Skills but not ASCII, which SEP-2640 conformance requires"),
+    "unicode-name": ("error", "'name' is valid Agent Skills but not ASCII, which SEP-2640 conformance requires"),
     "name-mismatch": ("error", "'name' differs from the skill's folder (the final URI segment)"),
     "missing-description": ("error", "no 'description' field"),
     "description-not-string": ("error", "'description' is not a string"),
     "empty-description": ("error", "'description' is empty"),
     "description-too-long": ("error", "'description' is over 1024 characters"),
-    "compatibility-not-string": ("error", "'compatibility' is not a string"),
-    "compatibility-too-long": ("error", "'compatibility' is over 500 characters"),
+    "compatibility-not-string": ("error", "'compatibility' is not a string (skillwire serve skips the skill)"),
+    "compatibility-too-long": ("error", "'compatibility' is over 500 characters (skillwire serve skips the skill)"),
     "compatibility-empty": ("warning", "'compatibility' is empty"),
     "license-not-string": ("warning", "'license' is not a string"),
     "allowed-tools-not-string": ("warning", "'allowed-tools' is not a space-separated string"),
@@ -123,8 +125,6 @@ RULES: dict[str, tuple[Severity, str]] = {
     "no-skills": ("error", "no SKILL.md under PATH"),
 }
 
-ALLOWED_KEYS = ("name", "description", "license", "compatibility", "metadata", "allowed-tools")
-RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 MAX_SKILL_MD_LINES = 500
 
 
@@ -169,20 +169,6 @@ def printable(text: str) -> str:
 # --------------------------------------------------------------------------------------------------
 # SKILL.md (pure)
 # --------------------------------------------------------------------------------------------------
-
-
-def _kind(value: JSONValue) -> str:
-    if value is None:
-        return "empty (null)"
-    if isinstance(value, bool):
-        return f"the boolean {'true' if value else 'false'}"
-    if isinstance(value, (int, float)):
-        return f"the number {value!r}"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, dict):
-        return "a mapping"
-    return "a string"
 
 
 _TOP_KEY = re.compile(
@@ -256,27 +242,7 @@ def _written(value: JSONValue) -> str:
     return "" if value is None else str(value)
 
 
-def _hazard_finding(
-    line: int, path: str, message: str, file: str, skill: str | None, metadata: JSONValue = None
-) -> Finding:
-    if message.startswith("metadata is a mapping"):
-        return _finding(
-            "metadata-not-mapping",
-            file,
-            line,
-            f"metadata: {message}",
-            'write metadata as a block of `key: "value"` lines',
-            skill,
-        )
-    if message.startswith("metadata values are strings"):
-        key = path.split(".", 1)[1] if "." in path else path
-        value = metadata.get(key) if isinstance(metadata, dict) else None
-        suggestion = (
-            "write it as one string (metadata values are strings)"
-            if isinstance(value, (list, dict))
-            else f'quote it: {key}: "{_written(value)}"'
-        )
-        return _finding("metadata-not-string", file, line, f"{path}: {message}", suggestion, skill)
+def _hazard_finding(line: int, path: str, message: str, file: str, skill: str | None) -> Finding:
     head, _, tail = message.partition("; quote it")
     head_match = _QUOTED_HEAD.match(head)
     text = ""
@@ -420,41 +386,97 @@ def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: 
     def at(*path: str) -> int:
         return lines.get(path, lines.get(path[:1], 1))
 
-    out.extend(_check_fields(frontmatter, expected_name, at, file, skill))
-
     try:
         hazards = yaml_interop_hazards(frontmatter_text, first_line=fm_line)
     except FrontmatterError:  # pragma: no cover - the text parsed above
         hazards = []
+    # Where the value read differs from the text written (`1.10`), a suggestion must not quote the value read.
+    misread = {path for _, path, _ in hazards}
+    out.extend(_check_fields(frontmatter, expected_name, at, file, skill, misread))
     for line, path, message in hazards:
-        out.append(_hazard_finding(line, path, message, file, skill, frontmatter.get("metadata")))
-    metadata = frontmatter.get("metadata")
-    if isinstance(metadata, dict):
-        # The hazard scan tracks simple keys; a key with '.' or '[' in it (`acme.io/x: 5`) is checked here.
-        # Every non-string value is an error (serve skips the skill), also where a YAML 1.1 hazard was found.
-        seen = {f.message.partition(":")[0] for f in out if f.rule == "metadata-not-string"}
-        hazard_paths = {path for _, path, _ in hazards}
-        for key, value in metadata.items():
-            if not isinstance(value, str) and f"metadata.{key}" not in seen:
-                add(
-                    "metadata-not-string",
-                    at("metadata", key),
-                    f"metadata.{key}: metadata values are strings in Agent Skills, not {_kind(value)}",
-                    "write it as one string (metadata values are strings)"
-                    if isinstance(value, (list, dict))
-                    else "quote it as written (metadata values are strings)"
-                    if f"metadata.{key}" in hazard_paths
-                    else f'quote it: {key}: "{_written(value)}"',
-                )
-    if isinstance(metadata, str):
-        add(
-            "metadata-not-mapping",
-            at("metadata"),
-            "metadata: metadata is a mapping of strings in Agent Skills, not a string",
-            'write metadata as a block of `key: "value"` lines',
-        )
+        out.append(_hazard_finding(line, path, message, file, skill))
     out.sort(key=lambda f: (f.line or 0, f.rule))
     return SkillMdCheck(out, frontmatter, body, body_line)
+
+
+#: The lint rule id of each field rule of `core.fields` (the rule, not the message, decides the finding).
+FIELD_RULES: dict[FieldRule, str] = {
+    FieldRule.NAME_MISSING: "missing-name",
+    FieldRule.NAME_NOT_STRING: "name-not-string",
+    FieldRule.NAME_INVALID: "invalid-name",
+    FieldRule.NAME_NOT_ASCII: "unicode-name",
+    FieldRule.NAME_MISMATCH: "name-mismatch",
+    FieldRule.DESCRIPTION_MISSING: "missing-description",
+    FieldRule.DESCRIPTION_NOT_STRING: "description-not-string",
+    FieldRule.DESCRIPTION_EMPTY: "empty-description",
+    FieldRule.DESCRIPTION_TOO_LONG: "description-too-long",
+    FieldRule.COMPATIBILITY_NOT_STRING: "compatibility-not-string",
+    FieldRule.COMPATIBILITY_TOO_LONG: "compatibility-too-long",
+    FieldRule.COMPATIBILITY_EMPTY: "compatibility-empty",
+    FieldRule.LICENSE_NOT_STRING: "license-not-string",
+    FieldRule.ALLOWED_TOOLS_NOT_STRING: "allowed-tools-not-string",
+    FieldRule.METADATA_NOT_MAPPING: "metadata-not-mapping",
+    FieldRule.METADATA_NOT_STRING: "metadata-not-string",
+    FieldRule.METADATA_RESERVED_KEY: "reserved-metadata-key",
+    FieldRule.UNKNOWN_KEY: "unknown-key",
+}
+
+
+# The field rules' severities follow their weight in `core.fields`, so lint cannot disagree with serve.
+for _field_rule, _lint_id in FIELD_RULES.items():
+    RULES[_lint_id] = ("warning" if FIELD_WEIGHTS[_field_rule] == "advice" else "error", RULES[_lint_id][1])
+
+
+def _field_suggestion(problem: Problem, fm: dict[str, JSONValue], expected_name: str | None, misread: bool) -> str:
+    """How to fix one field problem (lint's own advice; what is wrong is `problem.message`)."""
+    rule = problem.rule
+    name = fm.get("name")
+    folder_name = suggest_name(expected_name or "")
+    if rule is FieldRule.NAME_MISSING:
+        return f"add 'name: {folder_name}'"
+    if rule is FieldRule.NAME_NOT_STRING:
+        return f"write the folder's name: name: {folder_name}"
+    if rule is FieldRule.NAME_INVALID:
+        return f"use 1-64 characters from a-z, 0-9 and '-', e.g. {suggest_name(str(name))!r} (rename the folder too)"
+    if rule is FieldRule.NAME_NOT_ASCII:
+        return f"use an ASCII name such as {suggest_name(str(name))!r} (rename the folder too)"
+    if rule is FieldRule.NAME_MISMATCH:
+        return f"set 'name: {expected_name}' or rename the folder to {name!r}"
+    if rule is FieldRule.DESCRIPTION_MISSING:
+        return "add 'description:' saying what the skill does and when to use it"
+    if rule is FieldRule.DESCRIPTION_NOT_STRING:
+        return "write the description as text (quote it if it looks like a number or a boolean)"
+    if rule is FieldRule.DESCRIPTION_EMPTY:
+        return "say what the skill does and when to use it"
+    if rule in (FieldRule.DESCRIPTION_TOO_LONG, FieldRule.COMPATIBILITY_TOO_LONG):
+        return "shorten it and move detail into the SKILL.md body"
+    if rule is FieldRule.COMPATIBILITY_NOT_STRING:
+        return "describe the environment in one string, e.g. 'Needs Python 3.11 and network access'"
+    if rule is FieldRule.COMPATIBILITY_EMPTY:
+        return "remove the key or describe the environment the skill needs"
+    if rule is FieldRule.LICENSE_NOT_STRING:
+        return "write a license name or bundled file, e.g. 'license: Apache-2.0'"
+    if rule is FieldRule.ALLOWED_TOOLS_NOT_STRING:
+        value = fm.get("allowed-tools")
+        example = " ".join(str(v) for v in value) if isinstance(value, list) else "Bash(git:*) Read"
+        return f"write it as one string, e.g. allowed-tools: {example!r}"
+    if rule is FieldRule.METADATA_NOT_MAPPING:
+        return 'write metadata as a block of `key: "value"` lines'
+    if rule is FieldRule.METADATA_NOT_STRING:
+        metadata = fm.get("metadata")
+        key = str(problem.path[-1])
+        value = metadata.get(key) if isinstance(metadata, dict) else None
+        if isinstance(value, (list, dict)):
+            return "write it as one string (metadata values are strings)"
+        if misread:
+            return "quote it as written (metadata values are strings)"  # `1.10` was read as 1.1
+        return f'quote it: {key}: "{_written(value)}"'
+    if rule is FieldRule.METADATA_RESERVED_KEY:
+        return "use a key of your own (e.g. 'acme.example/...'); hosts ignore unknown reserved keys"
+    return (
+        f"keep it if your hosts use it, or move it under 'metadata:' as a string ({', '.join(AGENT_SKILLS_FIELDS)} "
+        "are the Agent Skills fields)"
+    )
 
 
 def _check_fields(
@@ -463,137 +485,13 @@ def _check_fields(
     at: Callable[..., int],
     file: str,
     skill: str | None,
+    misread: set[str],
 ) -> Iterable[Finding]:
-    def make(rule: str, line: int | None, message: str, suggestion: str) -> Finding:
-        return _finding(rule, file, line, message, suggestion, skill)
-
-    name = fm.get("name")
-    if "name" not in fm:
-        yield make("missing-name", 1, "frontmatter has no 'name'", f"add 'name: {suggest_name(expected_name or '')}'")
-    elif not isinstance(name, str):
-        yield make(
-            "name-not-string",
-            at("name"),
-            f"name is {_kind(name)}, not a string",
-            f"write the folder's name: name: {suggest_name(expected_name or '')}",
-        )
-    else:
-        ascii_problem = name_problem(name)
-        unicode_problem = name_problem(name, allow_unicode=True)
-        if unicode_problem is not None:
-            yield make(
-                "invalid-name",
-                at("name"),
-                f"name {name!r} {ascii_problem}",
-                f"use 1-64 characters from a-z, 0-9 and '-', e.g. {suggest_name(name)!r} (rename the folder too)",
-            )
-        elif ascii_problem is not None:
-            yield make(
-                "unicode-name",
-                at("name"),
-                f"name {name!r} is valid Agent Skills but not ASCII: the SEP-2640 conformance regex rejects it, "
-                "so skillwire serve skips it",
-                f"use an ASCII name such as {suggest_name(name)!r} (rename the folder too)",
-            )
-        if expected_name is not None and name != expected_name:
-            yield make(
-                "name-mismatch",
-                at("name"),
-                f"name {name!r} does not match its folder {expected_name!r} (the final segment of its URI)",
-                f"set 'name: {expected_name}' or rename the folder to {name!r}",
-            )
-
-    if "description" not in fm:
-        yield make(
-            "missing-description",
-            1,
-            "frontmatter has no 'description'",
-            "add 'description:' saying what the skill does and when to use it",
-        )
-    else:
-        description = fm["description"]
-        if not isinstance(description, str):
-            yield make(
-                "description-not-string",
-                at("description"),
-                f"description is {_kind(description)}, not a string",
-                "write the description as text (quote it if it looks like a number or a boolean)",
-            )
-        elif not description.strip():
-            yield make(
-                "empty-description",
-                at("description"),
-                "description is empty",
-                "say what the skill does and when to use it",
-            )
-        elif len(description) > MAX_DESCRIPTION_LENGTH:
-            yield make(
-                "description-too-long",
-                at("description"),
-                f"description is {len(description)} characters long; the limit is {MAX_DESCRIPTION_LENGTH}",
-                "shorten it and move detail into the SKILL.md body",
-            )
-
-    if "compatibility" in fm:
-        compatibility = fm["compatibility"]
-        if not isinstance(compatibility, str):
-            yield make(
-                "compatibility-not-string",
-                at("compatibility"),
-                f"compatibility is {_kind(compatibility)}, not a string",
-                "describe the environment in one string, e.g. 'Needs Python 3.11 and network access'",
-            )
-        elif len(compatibility) > MAX_COMPATIBILITY_LENGTH:
-            yield make(
-                "compatibility-too-long",
-                at("compatibility"),
-                f"compatibility is {len(compatibility)} characters long; the limit is {MAX_COMPATIBILITY_LENGTH}",
-                "shorten it and move detail into the SKILL.md body",
-            )
-        elif not compatibility.strip():
-            yield make(
-                "compatibility-empty",
-                at("compatibility"),
-                "compatibility is empty; Agent Skills wants 1-500 characters when it is present",
-                "remove the key or describe the environment the skill needs",
-            )
-
-    if "license" in fm and not isinstance(fm["license"], str):
-        yield make(
-            "license-not-string",
-            at("license"),
-            f"license is {_kind(fm['license'])}, not a string",
-            "write a license name or bundled file, e.g. 'license: Apache-2.0'",
-        )
-    if "allowed-tools" in fm and not isinstance(fm["allowed-tools"], str):
-        value = fm["allowed-tools"]
-        example = " ".join(str(v) for v in value) if isinstance(value, list) else "Bash(git:*) Read"
-        yield make(
-            "allowed-tools-not-string",
-            at("allowed-tools"),
-            f"allowed-tools is {_kind(value)}; Agent Skills defines it as one space-separated string",
-            f"write it as one string, e.g. allowed-tools: {example!r}",
-        )
-    metadata = fm.get("metadata")
-    if isinstance(metadata, dict):
-        for key in metadata:
-            if key.startswith(RESERVED_METADATA_PREFIX):
-                yield make(
-                    "reserved-metadata-key",
-                    at("metadata", key),
-                    f"metadata key {key!r} uses the prefix {RESERVED_METADATA_PREFIX!r}, reserved by SEP-2640",
-                    "use a key of your own (e.g. 'acme.example/...'); hosts ignore unknown reserved keys",
-                )
-    for key in fm:
-        if key not in ALLOWED_KEYS:
-            yield make(
-                "unknown-key",
-                at(key),
-                f"{key!r} is not an Agent Skills field: SEP-2640 serves it verbatim, but the Agent Skills "
-                "validator (skills-ref) rejects unknown keys",
-                f"keep it if your hosts use it, or move it under 'metadata:' as a string ({', '.join(ALLOWED_KEYS)} "
-                "are the Agent Skills fields)",
-            )
+    for problem in field_problems(fm, expected_name):
+        missing = problem.rule in (FieldRule.NAME_MISSING, FieldRule.DESCRIPTION_MISSING)
+        line = 1 if missing else at(*(str(part) for part in problem.path))
+        suggestion = _field_suggestion(problem, fm, expected_name, problem.dotted in misread)
+        yield _finding(FIELD_RULES[problem.rule], file, line, problem.message, suggestion, skill)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -901,7 +799,7 @@ def lint_path(spec: str) -> LintReport:
         inner = [d for d in skill_dirs if len(d) > n and d[:n] == skill_dir]
         count, total = len(members), sum(size for _, _, size in members)
         nested_note = f", including {len(inner)} nested skill(s)" if inner else ""
-        if count > MAX_FILES_PER_SKILL:
+        if over_limit(count, 0) is not None:  # each limit on its own: both may be broken
             add(
                 "too-many-files",
                 skill_md_file,
@@ -910,7 +808,7 @@ def lint_path(spec: str) -> LintReport:
                 "(SKILL.md included), so skillwire serve skips it",
                 "list what need not be published in a .skillignore, or split the skill",
             )
-        if total > MAX_BYTES_PER_SKILL:
+        if over_limit(0, total) is not None:
             largest = sorted(members, key=lambda m: -m[2])[:3]
             shown_largest = ", ".join(f"{'/'.join(rel[n:])} ({size:,} bytes)" for rel, _, size in largest)
             add(

@@ -46,15 +46,16 @@ from pydantic import ValidationError
 from skillwire.catalog.filesystem import is_ignored_name
 from skillwire.client.requests import get_skill_request, list_skills_request, read_directory_request
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
+from skillwire.core.fields import Problem, entry_problems
+from skillwire.core.fields import Rule as FieldRule
 from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md
-from skillwire.core.manifest import DIGEST_RE, MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, sha256_digest
-from skillwire.core.names import MAX_DESCRIPTION_LENGTH, REG_NAME_RE, name_problem
+from skillwire.core.manifest import sha256_digest
+from skillwire.core.names import REG_NAME_RE
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, canonical_uri, format_uri, parse_uri
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 SERVER = "server"
 DIRECTORY_MIME = "inode/directory"
-RESERVED_METADATA_PREFIX = "io.modelcontextprotocol/"
 ENVELOPE_KEYS = ("config", "specVersion", "stability", "id")
 NONEXISTENT = "skillwire-check-nonexistent"
 
@@ -122,6 +123,8 @@ RULES: dict[str, Rule] = {
     "entry.description-too-long": Rule(_F, "[Fmt]", "frontmatter.description exceeds 1024 characters"),
     "entry.metadata-reserved-key": Rule(_W, "[Resv]", "frontmatter.metadata uses a reserved key"),
     "entry.metadata-invalid": Rule(_F, "[Fmt]", "frontmatter.metadata is not a mapping of strings to strings"),
+    "entry.compatibility-invalid": Rule(_F, "[Fmt]", "frontmatter.compatibility is not a string of 1-500 characters"),
+    "entry.field-advice": Rule(_W, "[Fmt]", "license or allowed-tools is not a string, or compatibility is empty"),
     "entry.resources-missing": Rule(_F, "[Res]", "an entry has no resources"),
     "entry.resources-invalid": Rule(_F, "[Res]", 'resources is neither an array nor "dynamic"'),
     "entry.resource-invalid": Rule(_F, "[Res]", "a resources item is not an object with a uri string"),
@@ -170,6 +173,56 @@ RULES: dict[str, Rule] = {
     "dir.unknown-uri-error-code": Rule(_F, "[Dir]", "a directory read of a missing URI is not error -32602"),
     "dir.file-uri-error-code": Rule(_F, "[Dir]", "a directory read of a file URI is not error -32602"),
 }
+
+
+#: The `skillwire check` rule of each entry and field rule of `core.fields` (None: not reported, because
+#: SEP-2640 serves unknown frontmatter keys verbatim).
+ENTRY_RULES: dict[FieldRule, str | None] = {
+    FieldRule.NAME_MISSING: "entry.name-missing",
+    FieldRule.NAME_NOT_STRING: "entry.name-missing",
+    FieldRule.NAME_INVALID: "entry.name-invalid",
+    FieldRule.NAME_NOT_ASCII: "entry.name-not-ascii",
+    FieldRule.NAME_MISMATCH: "entry.name-mismatch",
+    FieldRule.DESCRIPTION_MISSING: "entry.description-missing",
+    FieldRule.DESCRIPTION_NOT_STRING: "entry.description-missing",
+    FieldRule.DESCRIPTION_EMPTY: "entry.description-missing",
+    FieldRule.DESCRIPTION_TOO_LONG: "entry.description-too-long",
+    FieldRule.COMPATIBILITY_NOT_STRING: "entry.compatibility-invalid",
+    FieldRule.COMPATIBILITY_TOO_LONG: "entry.compatibility-invalid",
+    FieldRule.COMPATIBILITY_EMPTY: "entry.field-advice",
+    FieldRule.LICENSE_NOT_STRING: "entry.field-advice",
+    FieldRule.ALLOWED_TOOLS_NOT_STRING: "entry.field-advice",
+    FieldRule.METADATA_NOT_MAPPING: "entry.metadata-invalid",
+    FieldRule.METADATA_NOT_STRING: "entry.metadata-invalid",
+    FieldRule.METADATA_RESERVED_KEY: "entry.metadata-reserved-key",
+    FieldRule.UNKNOWN_KEY: None,
+    FieldRule.ENTRY_NOT_OBJECT: "list.entry-not-object",
+    FieldRule.URI_MISSING: "entry.uri-missing",
+    FieldRule.URI_INVALID: "entry.uri-invalid",
+    FieldRule.FRONTMATTER_NOT_OBJECT: "entry.frontmatter-missing",
+    FieldRule.RESOURCES_MISSING: "entry.resources-missing",
+    FieldRule.RESOURCES_INVALID: "entry.resources-invalid",
+    FieldRule.RESOURCE_NOT_OBJECT: "entry.resource-invalid",
+    FieldRule.RESOURCE_OUTSIDE: "entry.resource-outside-skill",
+    FieldRule.RESOURCE_DUPLICATE: "entry.resource-duplicate",
+    FieldRule.DIGEST_INVALID: "entry.digest-invalid",
+    FieldRule.SIZE_INVALID: "entry.size-invalid",
+    FieldRule.SKILL_MD_MISSING: "entry.skill-md-missing",
+    FieldRule.TOO_MANY_FILES: "limit.files",
+    FieldRule.TOO_LARGE: "limit.bytes",
+}
+# A `resources[]` item these rules reject is left out of the file checks.
+_ITEM_DROPPED = frozenset({FieldRule.RESOURCE_NOT_OBJECT, FieldRule.RESOURCE_OUTSIDE, FieldRule.RESOURCE_DUPLICATE})
+
+
+def _problem_uri(problem: Problem, resources: object) -> str | None:
+    """The file a `resources[i]` problem is about (as listed), for the finding's `uri`."""
+    if len(problem.path) < 2 or problem.path[0] != "resources" or not isinstance(resources, list):
+        return None
+    index = problem.path[1]
+    item = resources[index] if isinstance(index, int) and index < len(resources) else None
+    file_uri = item.get("uri") if isinstance(item, dict) else None
+    return file_uri if isinstance(file_uri, str) and problem.rule is not FieldRule.RESOURCE_NOT_OBJECT else None
 
 
 _GET_NOT_IMPLEMENTED = (
@@ -625,13 +678,22 @@ class Auditor:
         self._check_names()
 
     def check_entry(self, entry: Mapping[str, Any], label: str, context: str = "") -> SkillRecord:
-        """Validate one entry's shape; findings go on `label`; `context` prefixes messages (e.g. skills/get)."""
+        """Validate one entry's shape; findings go on `label`; `context` prefixes messages (e.g. skills/get).
+
+        The entry and field rules are `core.fields.entry_problems` (what a host refuses and a server
+        does not publish); what is added here is advice about the URI and what the files are named.
+        """
         record = SkillRecord(label, dict(entry))
         uri = cast(str, entry["uri"])
+        problems = list(entry_problems(entry))
+        resources = entry.get("resources")
+        for problem in problems:
+            rule = ENTRY_RULES[problem.rule]
+            if rule is not None:
+                self.add(rule, label, f"{context}{problem.message}", _problem_uri(problem, resources))
         try:
-            path = SkillPath.from_skill_md_uri(uri)
-        except InvalidSkillURI as exc:
-            self.add("entry.uri-invalid", label, f"{context}uri {uri!r}: {exc.reason}")
+            path: SkillPath | None = SkillPath.from_skill_md_uri(uri)
+        except InvalidSkillURI:
             path = None
         record.path = path
         if path is not None:
@@ -646,167 +708,40 @@ class Auditor:
                     label,
                     f"{context}uri authority {authority!r} is not an RFC 3986 reg-name",
                 )
-            problem = name_problem(path.name, allow_unicode=True)
-            if problem is not None:
-                self.add("entry.name-invalid", label, f"{context}final skill-path segment {path.name!r} {problem}")
-            elif name_problem(path.name) is not None:
-                self.add(
-                    "entry.name-not-ascii",
-                    label,
-                    f"{context}skill name {path.name!r} is not lowercase ASCII (a-z, 0-9, '-'); the "
-                    "conformance suite and several hosts reject it",
-                )
         frontmatter = entry.get("frontmatter")
-        if not isinstance(frontmatter, dict):
-            self.add(
-                "entry.frontmatter-missing", label, f"{context}'frontmatter' is {_show(frontmatter)}, not an object"
-            )
-        else:
+        if isinstance(frontmatter, dict):
             record.frontmatter = cast(dict[str, Any], frontmatter)
-            self._check_frontmatter(record.frontmatter, label, path, context)
-        if "resources" not in entry:
-            self.add(
-                "entry.resources-missing",
-                label,
-                f"{context}the entry has no 'resources' (an array of files or \"dynamic\" is required)",
-            )
-        elif entry["resources"] == "dynamic":
+        if resources == "dynamic":
             record.dynamic = True
-        elif not isinstance(entry["resources"], list):
-            self.add(
-                "entry.resources-invalid",
-                label,
-                f"{context}'resources' is {_show(entry['resources'])}, not an array or \"dynamic\"",
-            )
-        else:
-            record.items = self._check_resources(cast(list[object], entry["resources"]), uri, label, path, context)
+        elif isinstance(resources, list):
+            record.items = self._items(cast(list[object], resources), problems, label, path, context)
         return record
 
-    def _check_frontmatter(self, frontmatter: dict[str, Any], label: str, path: SkillPath | None, context: str) -> None:
-        name = frontmatter.get("name")
-        if not isinstance(name, str) or not name:
-            self.add("entry.name-missing", label, f"{context}frontmatter.name is {_show(name)}, not a non-empty string")
-        elif path is not None and name != path.name:
-            self.add(
-                "entry.name-mismatch",
-                label,
-                f"{context}the final skill-path segment is {path.name!r} but frontmatter.name is {name!r}",
-            )
-        description = frontmatter.get("description")
-        if not isinstance(description, str) or not description.strip():
-            self.add(
-                "entry.description-missing",
-                label,
-                f"{context}frontmatter.description is {_show(description)}, not a non-empty string",
-            )
-        elif len(description) > MAX_DESCRIPTION_LENGTH:
-            self.add(
-                "entry.description-too-long",
-                label,
-                f"{context}frontmatter.description is {len(description)} characters; the limit is "
-                f"{MAX_DESCRIPTION_LENGTH}",
-            )
-        metadata = frontmatter.get("metadata")
-        if "metadata" in frontmatter and not isinstance(metadata, dict):
-            self.add(
-                "entry.metadata-invalid",
-                label,
-                f"{context}frontmatter.metadata is {_show(metadata)}; Agent Skills defines it as a mapping of strings "
-                "to strings, and hosts refuse the entry",
-            )
-        elif isinstance(metadata, dict):
-            for key, value in metadata.items():
-                if not isinstance(value, str):
-                    self.add(
-                        "entry.metadata-invalid",
-                        label,
-                        f"{context}frontmatter.metadata.{key} is {_show(value)}, not a string; Agent Skills metadata "
-                        "values are strings, and hosts refuse the entry",
-                    )
-            for key in metadata:
-                if isinstance(key, str) and key.startswith(RESERVED_METADATA_PREFIX):
-                    self.add(
-                        "entry.metadata-reserved-key",
-                        label,
-                        f"{context}frontmatter.metadata key {key!r} uses the reserved prefix "
-                        f"{RESERVED_METADATA_PREFIX}",
-                    )
-
-    def _check_resources(
-        self, resources: list[object], uri: str, label: str, path: SkillPath | None, context: str
+    def _items(
+        self, resources: list[object], problems: list[Problem], label: str, path: SkillPath | None, context: str
     ) -> list[Item]:
+        """The listed files the other checks compare against; an invalid digest or size is None."""
+        dropped = {p.path[1] for p in problems if p.rule in _ITEM_DROPPED and len(p.path) > 1}
+        bad_digest = {p.path[1] for p in problems if p.rule is FieldRule.DIGEST_INVALID}
+        bad_size = {p.path[1] for p in problems if p.rule is FieldRule.SIZE_INVALID}
         items: list[Item] = []
-        seen: set[str] = set()
-        total = 0
         for index, raw in enumerate(resources):
-            where = f"{context}resources[{index}]"
-            if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str):
-                got = _show(raw.get("uri")) if isinstance(raw, dict) else _show(raw)
-                self.add("entry.resource-invalid", label, f"{where} has no uri string (got {got})")
+            if index in dropped or not isinstance(raw, dict):
                 continue
             obj = cast(dict[str, Any], raw)
             file_uri = cast(str, obj["uri"])
-            canon = _canon(file_uri)
-            if path is not None and path.file_path_of(file_uri) is None:
-                self.add(
-                    "entry.resource-outside-skill",
-                    label,
-                    f"{where} {file_uri} is not a file inside the skill root {path.root_uri}",
-                    file_uri,
-                )
-                continue
-            if canon in seen:
-                self.add("entry.resource-duplicate", label, f"{where} {file_uri} is listed more than once", file_uri)
-                continue
-            seen.add(canon)
             hidden = _ignored_segment(path, file_uri)
             if hidden is not None:
                 self.add(
                     "entry.dotfile",
                     label,
-                    f"{where} {file_uri} publishes {hidden!r}, a name skillwire serve never publishes (secrets, "
-                    "repository or editor state); take it out of the skill",
+                    f"{context}resources[{index}] {file_uri} publishes {hidden!r}, a name skillwire serve never "
+                    "publishes (secrets, repository or editor state); take it out of the skill",
                     file_uri,
                 )
-            digest = obj.get("digest")
-            if not isinstance(digest, str) or not DIGEST_RE.match(digest):
-                self.add(
-                    "entry.digest-invalid",
-                    label,
-                    f"{where} {file_uri} has digest {_show(digest)}, not 'sha256:' + 64 lowercase hex characters",
-                    file_uri,
-                )
-                digest = None
-            size = obj.get("size")
-            if not isinstance(size, int) or isinstance(size, bool) or size < 0:
-                what = "no size" if "size" not in obj else f"size {_show(size)}"
-                self.add(
-                    "entry.size-invalid", label, f"{where} {file_uri} has {what}, not a non-negative integer", file_uri
-                )
-                size = None
-            else:
-                total += size
-            items.append(Item(file_uri, canon, digest, size))
-        if _canon(uri) not in seen:
-            self.add(
-                "entry.skill-md-missing",
-                label,
-                f"{context}'resources' does not list the skill's own {SKILL_MD} ({uri})",
-            )
-        if len(resources) > MAX_FILES_PER_SKILL:
-            self.add(
-                "limit.files",
-                label,
-                f"{context}'resources' has {len(resources)} entries; skills should not exceed "
-                f"{MAX_FILES_PER_SKILL} (SKILL.md included), and hosts may decline them",
-            )
-        if total > MAX_BYTES_PER_SKILL:
-            self.add(
-                "limit.bytes",
-                label,
-                f"{context}the sizes add up to {total:,} bytes; skills should not exceed {MAX_BYTES_PER_SKILL:,} "
-                "bytes (16 MiB), and hosts may decline them",
-            )
+            digest = None if index in bad_digest else cast(str, obj["digest"])
+            size = None if index in bad_size else cast(int, obj["size"])
+            items.append(Item(file_uri, _canon(file_uri), digest, size))
         return items
 
     def _roots(self) -> dict[ParsedURI, SkillRecord]:

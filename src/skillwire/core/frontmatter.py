@@ -1429,8 +1429,8 @@ def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[i
     Returns ``(line, key_path, message)`` for each, in file order: plain ``yes``/``no``/``on``/
     ``off``/``y``/``n``, unquoted dates, ``0o17``, ``010``, ``0b1``, ``1_000``, ``1:30``, ``1e3``,
     numbers whose written digits are lost (``1.10``, ``1.0``), non-finite numbers, integers beyond
-    2**53, ``=`` and ``<<``; plus non-string values under ``metadata`` (Agent Skills metadata values
-    are strings). ``line`` is 1-based in the SKILL.md (``first_line`` is where ``yaml_text``
+    2**53, ``=`` and ``<<``. (Field rules, such as metadata values being strings, are core/fields.py's.)
+    ``line`` is 1-based in the SKILL.md (``first_line`` is where ``yaml_text``
     starts); ``key_path`` looks like ``metadata.version`` or ``allowed-tools[0]``. Raises
     `FrontmatterError` when the YAML cannot be parsed.
     """
@@ -1456,14 +1456,6 @@ def _interop_hazards(yaml_text: str, first_line: int) -> list[tuple[int, str, st
         if frames:
             frames[-1].done(is_key, text)
 
-    def check_metadata(line: int, path: str, is_key: bool, what: str | None) -> None:
-        if is_key or what is None:
-            return
-        if path == "metadata" and what != "a mapping":
-            hazards.append((line, path, f"metadata is a mapping of strings in Agent Skills, not {what}"))
-        elif path.startswith("metadata.") and "." not in path[9:] and "[" not in path[9:]:
-            hazards.append((line, path, f"metadata values are strings in Agent Skills, not {what}"))
-
     try:
         events, restore = _events(yaml_text)
         previous_end = first_line
@@ -1480,13 +1472,6 @@ def _interop_hazards(yaml_text: str, first_line: int) -> list[tuple[int, str, st
                 if problem is not None:
                     where = (f"{path}.{text}" if path else text) if is_key else (path or "(top level)")
                     hazards.append((line, where, ("key " if is_key else "") + problem))
-                value: _Scalar = text
-                if event.tag is not None:
-                    value = _resolve_tagged(text, str(event.tag))
-                elif event.style is None:
-                    value = _resolve_plain(text)
-                if problem is None and not isinstance(value, str):
-                    check_metadata(line, path, is_key, "null" if value is None else _render(value))
                 finish(is_key, text)
             elif isinstance(event, AliasEvent):
                 path, is_key = next_node()
@@ -1494,7 +1479,6 @@ def _interop_hazards(yaml_text: str, first_line: int) -> list[tuple[int, str, st
             elif isinstance(event, (SequenceStartEvent, MappingStartEvent)):
                 path, is_key = next_node()
                 is_map = isinstance(event, MappingStartEvent)
-                check_metadata(line, path, is_key, "a mapping" if is_map else "a list")
                 frames.append(_Frame(f"{path}.?" if is_key else path, is_map, is_key))
             elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
                 frame = frames.pop()

@@ -9,6 +9,7 @@ import json
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
+from typing import Literal
 
 from skillwire.core.errors import LimitExceeded
 
@@ -35,11 +36,21 @@ class ManifestFile:
         return {"uri": self.uri, "digest": self.digest, "size": self.size}
 
 
+def over_limit(file_count: int, total_bytes: int) -> Literal["files", "bytes"] | None:
+    """Which of the SEP's per-skill limits a skill of this shape exceeds (files first), or None."""
+    if file_count > MAX_FILES_PER_SKILL:
+        return "files"
+    if total_bytes > MAX_BYTES_PER_SKILL:
+        return "bytes"
+    return None
+
+
 def limit_problem(file_count: int, total_bytes: int) -> str | None:
     """Why a skill of this shape exceeds the SEP's limits, or None when it fits."""
-    if file_count > MAX_FILES_PER_SKILL:
+    kind = over_limit(file_count, total_bytes)
+    if kind == "files":
         return f"has {file_count} files; the limit is {MAX_FILES_PER_SKILL} per skill (SKILL.md included)"
-    if total_bytes > MAX_BYTES_PER_SKILL:
+    if kind == "bytes":
         return f"totals {total_bytes:,} bytes; the limit is {MAX_BYTES_PER_SKILL:,} bytes (16 MiB) per skill"
     return None
 

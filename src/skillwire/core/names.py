@@ -1,4 +1,6 @@
-"""Agent Skills naming rules (the `name` field, and the final segment of a skill path).
+"""Agent Skills naming syntax (what a `name` may look like) and the field length bounds.
+
+Which fields must hold a valid name, and everything else about the fields, is core/fields.py.
 
 The conformance suite applies the ASCII rule `^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$`; that is
 what a server must publish. The Agent Skills text says "unicode lowercase alphanumeric", and its
@@ -10,7 +12,6 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Mapping
 
 from skillwire.core.errors import InvalidName
 
@@ -52,60 +53,3 @@ def validate_name(name: object, *, allow_unicode: bool = False) -> str:
         raise InvalidName(str(name), problem)
     assert isinstance(name, str)
     return name
-
-
-def description_problem(description: object) -> str | None:
-    """Why `description` breaks the Agent Skills rule (a 1–1024 character string), or None."""
-    if not isinstance(description, str):
-        return f"description must be a string, got {type(description).__name__}"
-    if not description.strip():
-        return "description must not be empty"
-    if len(description) > MAX_DESCRIPTION_LENGTH:
-        return f"description is {len(description)} characters long; the limit is {MAX_DESCRIPTION_LENGTH}"
-    return None
-
-
-def frontmatter_problem(frontmatter: Mapping[str, object], folder: str, *, allow_unicode: bool = False) -> str | None:
-    """Why a decoded frontmatter cannot be published for a skill in `folder`, or None."""
-    if "name" not in frontmatter:
-        return "frontmatter has no 'name'"
-    name = frontmatter["name"]
-    problem = name_problem(name, allow_unicode=allow_unicode)
-    if problem is not None:
-        return f"frontmatter name {name!r} {problem}"
-    if name != folder:
-        return f"frontmatter name {name!r} does not match its folder {folder!r}"
-    if "description" not in frontmatter:
-        return "frontmatter has no 'description'"
-    return description_problem(frontmatter["description"]) or metadata_problem(frontmatter)
-
-
-def metadata_problem(frontmatter: Mapping[str, object]) -> str | None:
-    """Why `metadata` is not what Agent Skills defines (a mapping of strings to strings), or None.
-
-    SEP-2640 requires a served skill to conform, and the TypeScript SDK's host refuses the whole
-    listing when one entry has a list or a mapping there.
-    """
-    if "metadata" not in frontmatter:
-        return None
-    metadata = frontmatter["metadata"]
-    if not isinstance(metadata, Mapping):
-        return f"metadata must be a mapping of strings, got {_kind(metadata)}"
-    for key, value in metadata.items():
-        if not isinstance(value, str):
-            return f"metadata.{key} must be a string, got {_kind(value)}"
-    return None
-
-
-def _kind(value: object) -> str:
-    if value is None:
-        return "null"
-    if isinstance(value, bool):
-        return "a boolean"
-    if isinstance(value, (int, float)):
-        return "a number"
-    if isinstance(value, list):
-        return "a list"
-    if isinstance(value, Mapping):
-        return "a mapping"
-    return "a string" if isinstance(value, str) else type(value).__name__
