@@ -9,6 +9,7 @@ import shlex
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -22,6 +23,7 @@ from support.conformance import ConformanceToolsMissingError, node_binary, tools
 from support.servers import RunningServer, serve_http
 
 pytestmark = pytest.mark.anyio
+HANGING_SERVER = Path(__file__).resolve().parent / "fixtures" / "hanging_skills_server.py"
 
 
 @pytest.fixture(scope="module")
@@ -167,3 +169,24 @@ async def test_a_killed_stdio_upstream_is_started_again_on_the_next_call(tmp_pat
         assert "unavailable" not in again.structured_content
         assert [s["uri"] for s in again.structured_content["skills"]] == ["skill://piped-skill/SKILL.md"]
         assert int(pid_file.read_text()) != old_pid  # a new upstream process answered
+
+
+async def test_a_hung_upstream_does_not_stall_the_others(web: tuple[RunningServer, Path], tmp_path: Path) -> None:
+    server, _ = web
+    hung = tmp_path / "hung"
+    write_skill(hung, "never-listed", "Behind a server that never answers skills/list.")
+    command = shlex.join([sys.executable, str(HANGING_SERVER), str(hung)])
+    args = ["--server", f"web={server.url}", "--server-command", f"stuck={command}", "--upstream-timeout", "2"]
+    args += ["--approvals", str(tmp_path / "approvals.sqlite")]
+    async with bridge_client(args) as client:
+        started = time.monotonic()
+        listing = await client.call_tool("list_skills", {})
+        assert time.monotonic() - started < 15
+        assert not listing.is_error, text_of(listing)
+        assert listing.structured_content is not None
+        assert {s["server"] for s in listing.structured_content["skills"]} == {"web"}
+        (stuck,) = listing.structured_content["unavailable"]
+        assert stuck["server"] == "stuck"
+        assert "did not answer skills/list within 2 s" in stuck["reason"]
+        loaded = await client.call_tool("read_resource", {"server": "web", "uri": "skill://web-skill/guide.md"})
+        assert "web guide" in text_of(loaded)

@@ -42,7 +42,7 @@ from skillwire.bridge.approval import (
     read_question,
 )
 from skillwire.bridge.config import BridgeConfig
-from skillwire.bridge.upstreams import Upstreams, UpstreamUnavailable
+from skillwire.bridge.upstreams import REQUEST_TIMEOUT_SECONDS, Upstreams, UpstreamUnavailable
 from skillwire.core.errors import ApprovalStoreError
 from skillwire.core.manifest import manifest_hash
 from skillwire.host.approvals import ApprovalStore
@@ -92,15 +92,15 @@ class Bridge:
         config: BridgeConfig,
         *,
         page_size: int = 50,
-        connect_timeout: float | None = None,
+        upstream_timeout: float = REQUEST_TIMEOUT_SECONDS,
     ) -> None:
         self.config = config
         self.policy = BridgePolicy()
         self.approvals = ApprovalStore(config.approvals)
         self.host = SkillHost(policy=self.policy, approvals=self.approvals)
         self.tools = SkillTools(self.host, page_size=page_size)
-        timeouts = {} if connect_timeout is None else {"connect_timeout": connect_timeout}
-        self.upstreams = Upstreams(self.host, config.servers, **timeouts)
+        self.upstream_timeout = upstream_timeout
+        self.upstreams = Upstreams(self.host, config.servers, timeout=upstream_timeout)
 
     async def __aenter__(self) -> Self:
         await self.host.__aenter__()
@@ -184,6 +184,8 @@ class Bridge:
 
     async def list_skills(self, query: str | None, cursor: str | None) -> ToolResult:
         unavailable = await self.upstreams.ensure_all()
+        if cursor is None:  # a first page relists (a cursor continues from what is known)
+            unavailable |= await self.upstreams.prefetch_listings()
         arguments = {k: v for k, v in (("query", query), ("cursor", cursor)) if v is not None}
         result = await self.tools.call("list_skills", arguments)
         if result.is_error or not unavailable:
@@ -228,8 +230,7 @@ class Bridge:
                 )
             decisions.skills[(question.ref, question.files_hash)] = bool(getattr(data, "allow_tools", False))
         with decided(decisions):
-            result = await self.tools.call("read_skill", {"server": server, "uri": uri})
-        return await self._checked(server, result)
+            return await self._call(server, "read_skill", uri)
 
     async def read_resource(
         self, server: str, uri: str, preflight: ReadPreflight, answer: ElicitationResult[Any]
@@ -254,11 +255,21 @@ class Bridge:
                 )
             decisions.reads.add((request.acting, request.target_origin, request.uri))
         with decided(decisions):
-            result = await self.tools.call("read_resource", {"server": server, "uri": uri})
-        return await self._checked(server, result)
+            return await self._call(server, "read_resource", uri)
 
-    async def _checked(self, server: str, result: ToolResult) -> ToolResult:
-        """A failed call to an upstream that has stopped answering says so (and it is reconnected next time)."""
+    async def _call(self, server: str, name: str, uri: str) -> ToolResult:
+        """One read tool call, bounded in time: a hung upstream is dropped instead of holding the call forever.
+
+        A failed call to an upstream that has stopped answering says so (and it is reconnected next time).
+        """
+        result: ToolResult | None = None
+        with anyio.move_on_after(self.upstream_timeout):
+            result = await self.tools.call(name, {"server": server, "uri": uri})
+        if result is None:
+            timed_out = f"it did not answer within {self.upstream_timeout:g} s"
+            if server in self.upstreams:
+                await self.upstreams.drop(server, timed_out)
+            return ToolResult(self._unavailable_text(server, timed_out), is_error=True)
         if not result.is_error or server not in self.upstreams:
             return result
         reason = await self.upstreams.check(server)

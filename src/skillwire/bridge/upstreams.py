@@ -34,8 +34,8 @@ from skillwire.host.origins import ServerOrigin
 
 logger = logging.getLogger("skillwire.bridge")
 
-CONNECT_TIMEOUT_SECONDS = 20.0
-PING_TIMEOUT_SECONDS = 5.0
+REQUEST_TIMEOUT_SECONDS = 30.0  # connecting, one listing, or one tool call's upstream work
+PROBE_TIMEOUT_SECONDS = 5.0
 FIRST_BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 10.0  # a restarted upstream is noticed within this
 
@@ -106,13 +106,12 @@ class Upstreams:
         host: SkillHost,
         origins: Sequence[ServerOrigin],
         *,
-        connect_timeout: float = CONNECT_TIMEOUT_SECONDS,
-        ping_timeout: float = PING_TIMEOUT_SECONDS,
+        timeout: float = REQUEST_TIMEOUT_SECONDS,
     ) -> None:
         self.host = host
         self._upstreams = {o.label: _Upstream(o) for o in origins}
-        self.connect_timeout = connect_timeout
-        self.ping_timeout = ping_timeout
+        self.timeout = timeout
+        self.probe_timeout = min(PROBE_TIMEOUT_SECONDS, timeout)
         self._group: anyio.abc.TaskGroup | None = None
         self._stack = contextlib.AsyncExitStack()
 
@@ -182,6 +181,44 @@ class Upstreams:
             self.mark_unavailable(label, reason)
         return failed
 
+    async def prefetch_listings(self) -> dict[str, str]:
+        """List every connected upstream concurrently, each within the timeout; returns the ones that failed.
+
+        The listing lands in each client's cache (for the server's ttlMs), where the host's own relisting
+        finds it. An upstream that hangs or fails here is torn down and its skills reported missing, so
+        one broken server can neither stall nor break the listing of the others.
+        """
+        failed: dict[str, str] = {}
+
+        async def one(upstream: _Upstream) -> None:
+            skills = upstream.skills
+            if skills is None:
+                return
+            try:
+                with anyio.fail_after(self.timeout):
+                    await skills.list_skills()
+            except TimeoutError:
+                failed[upstream.origin.label] = f"it did not answer skills/list within {self.timeout:g} s"
+            except Exception as exc:
+                failed[upstream.origin.label] = f"its skills/list failed: {describe_failure(upstream.origin, exc)}"
+
+        async with anyio.create_task_group() as group:
+            for upstream in self._upstreams.values():
+                group.start_soon(one, upstream)
+        for label, reason in failed.items():
+            await self.drop(label, reason)
+        return failed
+
+    async def drop(self, label: str, reason: str) -> None:
+        """Tear down a connection that failed a request; it is reconnected (after the back-off) when next used."""
+        upstream = self._upstreams[label]
+        async with upstream.lock:
+            await self._teardown(upstream)
+            upstream.error = reason
+            upstream.retry_at = time.monotonic() + upstream.backoff
+            upstream.backoff = min(upstream.backoff * 2, MAX_BACKOFF_SECONDS)
+        self.mark_unavailable(label, reason)
+
     def mark_unavailable(self, label: str, reason: str) -> None:
         self.host.registry.set_origin(label, "mcp", [], problems=[EntryProblem(0, -1, None, f"unavailable: {reason}")])
 
@@ -201,7 +238,7 @@ class Upstreams:
         if upstream.skills is None or upstream.done is None or upstream.done.is_set():
             return False
         try:
-            with anyio.fail_after(self.ping_timeout):
+            with anyio.fail_after(self.probe_timeout):
                 await _probe(upstream.skills.client)
         except Exception as exc:
             logger.info("ping of upstream %s failed: %s", upstream.origin.label, describe_failure(upstream.origin, exc))
@@ -234,7 +271,7 @@ class Upstreams:
                 ready.set()
 
         self._group.start_soon(own)
-        with anyio.move_on_after(self.connect_timeout):
+        with anyio.move_on_after(self.timeout):
             await ready.wait()
         if not connected:
             scope.cancel()
@@ -242,7 +279,7 @@ class Upstreams:
                 await done.wait()
             if failure:
                 raise UpstreamUnavailable(origin.label, describe_failure(origin, failure[0]))
-            raise UpstreamUnavailable(origin.label, f"no answer within {self.connect_timeout:g} s")
+            raise UpstreamUnavailable(origin.label, f"no answer within {self.timeout:g} s")
         client = connected[0]
         self.host.detach(origin.label)
         skills = await self.host.attach_client(origin.label, client)

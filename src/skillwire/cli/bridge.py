@@ -85,6 +85,13 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio (e.g. 127.0.0.1:8766)")
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
     p.add_argument("--page-size", type=int, default=50, help="skills per list_skills page (default 50)")
+    p.add_argument(
+        "--upstream-timeout",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="how long an upstream may take to connect, list or serve one tool call (default 30)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     p.set_defaults(run=run)
 
@@ -96,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError(f"--page-size must be at least 1, got {args.page_size}")
     from skillwire.bridge.server import Bridge, serve_http, serve_stdio
 
-    bridge = Bridge(config, page_size=args.page_size)
+    if not args.upstream_timeout > 0:
+        raise UsageError(f"--upstream-timeout must be a positive number of seconds, got {args.upstream_timeout}")
+    bridge = Bridge(config, page_size=args.page_size, upstream_timeout=args.upstream_timeout)
     if not args.quiet:
         print(
             f"skillwire bridge: {len(config.labels())} upstream(s): {', '.join(config.labels())}; "
