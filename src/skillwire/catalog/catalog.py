@@ -34,6 +34,7 @@ Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
 # How much the frozen set may grow over its size after the last compaction before a build unfreezes
 # and collects everything once (see `SkillCatalog._build`): amortised, like CPython's own full collections.
 _GC_COMPACT_GROWTH = 1.10
+_GC_COMPACT_EVERY = 16  # builds between compactions at most
 # What an incremental refresh rescanned under one root: its real folder prefixes, and the paths now served there.
 _Rescanned = tuple[tuple[str, ...], set[str | None]]
 
@@ -65,6 +66,7 @@ class SkillCatalog:
         self._code_result: ScanResult | None = None
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
         self._gc_frozen_baseline = 0  # gc.get_freeze_count() after the last build that compacted
+        self._gc_builds_since_compaction = _GC_COMPACT_EVERY  # the first build compacts
         self._gc_compact_next = False
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
@@ -171,13 +173,16 @@ class SkillCatalog:
         # *after* the build, with the collector still off, and frozen at once: what is frozen is what
         # survived a collection. That collection walks only what is not frozen yet (the new
         # snapshot's objects and the requests' garbage): about 1 ms for a watcher refresh, 140 ms
-        # after a full 100,000-file scan of 3 s. A thread may still slip a little garbage in between
-        # the collection and the freeze; when the frozen set has grown by a tenth since the last
-        # compaction, the next build unfreezes everything first so that collection reclaims it.
+        # after a full 100,000-file scan of 3 s. A thread can still slip garbage in between the
+        # collection and the freeze (on a loaded machine, about 1% of what it makes), so every
+        # `_GC_COMPACT_EVERY` builds, or as soon as the frozen set has grown a tenth, a build first
+        # unfreezes everything and its collection reclaims what slipped in: what is frozen by mistake
+        # is bounded and never accumulates, at one full collection (40-140 ms) per 16 builds.
+        compact = self._gc_compact_next or self._gc_builds_since_compaction >= _GC_COMPACT_EVERY
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            if self._gc_compact_next:
+            if compact:
                 gc.unfreeze()
             try:
                 snapshot = self._build_snapshot(changed)
@@ -188,11 +193,13 @@ class SkillCatalog:
             if was_enabled:
                 gc.enable()
         frozen = gc.get_freeze_count()
-        if self._gc_compact_next or self._gc_frozen_baseline == 0:
+        if compact:
             self._gc_frozen_baseline = frozen
+            self._gc_builds_since_compaction = 0
             self._gc_compact_next = False
-        elif frozen > self._gc_frozen_baseline * _GC_COMPACT_GROWTH:
-            self._gc_compact_next = True
+        else:
+            self._gc_builds_since_compaction += 1
+            self._gc_compact_next = frozen > self._gc_frozen_baseline * _GC_COMPACT_GROWTH
         return snapshot
 
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
