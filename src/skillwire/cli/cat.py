@@ -70,7 +70,7 @@ def add_parser(commands: Any) -> None:
 
 async def fetch_verified(client: SkillsClient, listed: ManifestFile) -> bytes:
     """`resources/read` of a listed file; its bytes only when their length and digest match the manifest."""
-    data = (await client.read_skill_uri(listed.uri)).data
+    data = (await client.read_skill_uri(listed.uri, size=listed.size)).data
     if len(data) != listed.size:
         raise SizeMismatch(listed.uri, listed.size, len(data))
     digest = sha256_digest(data)
@@ -177,6 +177,13 @@ def run(args: argparse.Namespace) -> int:
         else:
             entry = await find_skill(client, args.uri)
             uri = args.uri
+        over = entry.limit_problem()
+        if over is not None:
+            # The bytes still verify, so they are printed; but say that hosts will not load this skill.
+            out.warn(
+                f"warning: {printable(entry.uri)} {over}; a host (SkillHost) refuses to load it, "
+                "and `skillwire pull` skips it"
+            )
         if entry.is_dynamic:
             raise SkillNotFound(
                 f"{entry.uri} is dynamic: the server publishes no digests, so nothing can be verified; not read",

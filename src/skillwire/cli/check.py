@@ -71,7 +71,6 @@ def add_parser(commands: Any) -> None:
     add_server_arguments(p)
     add_output_arguments(p)
     p.add_argument("--concurrency", type=int, default=8, metavar="N", help="requests in flight (default 8)")
-    p.add_argument("--timeout", type=float, default=30.0, metavar="SECONDS", help="per request (default 30)")
     p.add_argument("--max-pages", type=int, default=1000, metavar="N", help="skills/list page limit (default 1000)")
     p.add_argument("--list-rules", action="store_true", help="print every rule id and exit")
     p.set_defaults(run=run)

@@ -9,6 +9,7 @@ follows one rule: colour, tables and progress bars only on a terminal; plain, st
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import re
 import sys
@@ -18,17 +19,21 @@ from dataclasses import dataclass
 from typing import Any, TextIO, TypeVar
 
 import anyio
-from mcp.client import Client
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED, METHOD_NOT_FOUND
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from skillwire.client.limits import DEFAULT_TIMEOUT, ClientLimits
 from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import SkillwireError
 from skillwire.host.origins import server_origin
+
+# The SDK logs a server's bad bytes (invalid JSON, a broken stream) at ERROR level; the commands report
+# each such fault themselves, on one line, so while they talk to a server those records are not printed
+# a second time (`connect` stops them propagating; the NullHandler keeps logging's last resort quiet).
+_SDK_LOGGER = logging.getLogger("mcp")
+_SDK_LOGGER.addHandler(logging.NullHandler())
 
 
 class UsageError(Exception):
@@ -40,6 +45,7 @@ class ServerTarget:
     url: str | None
     command: tuple[str, ...] | None
     headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = DEFAULT_TIMEOUT  # seconds to wait for each answer (`--timeout`)
 
     @property
     def label(self) -> str:
@@ -60,6 +66,17 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
         "server", nargs="?", metavar="URL", help="the server: an http(s):// URL, or `-- COMMAND ARGS` for stdio"
     )
     parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
+    add_timeout_argument(parser)
+
+
+def add_timeout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds to wait for each answer from the server (default {DEFAULT_TIMEOUT:g})",
+    )
 
 
 def add_output_arguments(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
@@ -69,6 +86,9 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, json: bool = True) 
 
 
 def server_target(args: argparse.Namespace) -> ServerTarget:
+    timeout = getattr(args, "timeout", DEFAULT_TIMEOUT)
+    if not timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
     headers: list[tuple[str, str]] = []
     for raw in args.header:
         name, sep, value = raw.partition(":")
@@ -79,14 +99,14 @@ def server_target(args: argparse.Namespace) -> ServerTarget:
     if command:
         if args.server:
             raise UsageError(f"give either a URL or `-- COMMAND`, not both (got {args.server!r} and a command)")
-        return ServerTarget(None, tuple(command), tuple(headers))
+        return ServerTarget(None, tuple(command), tuple(headers), timeout)
     if not args.server:
         raise UsageError("no server given: add an http(s):// URL, or `-- COMMAND ARGS` for a stdio server")
     if not args.server.startswith(("http://", "https://")):
         raise UsageError(
             f"{args.server!r} is not an http(s):// URL; for a stdio server write `-- {args.server} ...` at the end"
         )
-    return ServerTarget(args.server, None, tuple(headers))
+    return ServerTarget(args.server, None, tuple(headers), timeout)
 
 
 @asynccontextmanager
@@ -95,23 +115,27 @@ async def connect(
 ) -> AsyncIterator[SkillsClient]:
     """A connected `SkillsClient`. `http_statuses` collects every HTTP error status seen (the SDK reports
     a 401 only as a generic JSON-RPC error, so this is how a command can say "HTTP 401")."""
-    if target.url is not None and http_statuses is not None:
+    origin = server_origin(
+        label,
+        target.url if target.url is not None else list(target.command or ()),
+        headers=dict(target.headers),
+        limits=ClientLimits(timeout=target.timeout),
+    )
+    record = None
+    if http_statuses is not None:
         statuses = http_statuses
 
         async def record(response: Any) -> None:
             if response.status_code >= 400:
                 statuses.append(response.status_code)
 
-        async with create_mcp_http_client(headers=dict(target.headers) or None) as http:
-            http.event_hooks["response"].append(record)
-            async with Client(streamable_http_client(target.url, http_client=http)) as client:
-                yield SkillsClient(client, origin=label)
-        return
-    origin = server_origin(
-        label, target.url if target.url is not None else list(target.command or ()), headers=dict(target.headers)
-    )
-    async with origin.client() as client:
-        yield SkillsClient(client, origin=label)
+    propagated = _SDK_LOGGER.propagate
+    _SDK_LOGGER.propagate = False
+    try:
+        async with origin.connect(on_http_response=record) as client:
+            yield client
+    finally:
+        _SDK_LOGGER.propagate = propagated
 
 
 class Output:
@@ -196,9 +220,19 @@ class ClientError(Exception):
     """Talking to the server failed; the message is one line that says what to try."""
 
 
-def printable(text: str) -> str:
-    """Server-supplied text made safe for a terminal: control and bidi characters become visible escapes."""
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+# Server-supplied text longer than this is cut where it is printed: a 10 MB description is shown as 2,000
+# characters and a count. (Agent Skills caps a description at 1,024 characters, so real ones print whole.)
+PRINT_LIMIT = 2000
+
+
+def printable(text: str, limit: int = PRINT_LIMIT) -> str:
+    """Server-supplied text made safe for a terminal: control and bidi characters become visible escapes,
+    and anything past `limit` characters is cut, with a note saying how much."""
+    cut = ""
+    if len(text) > limit:
+        cut = f"… [{len(text) - limit:,} more characters]"
+        text = text[:limit]
+    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text) + cut
 
 
 def human_size(size: int) -> str:

@@ -44,6 +44,7 @@ from skillwire.cli.common import (
     Output,
     UsageError,
     add_debug_argument,
+    add_timeout_argument,
     human_size,
     printable,
     report_failure,
@@ -91,7 +92,10 @@ class _IntermixedParser(argparse.ArgumentParser):
 def add_parser(commands: Any) -> None:
     p: argparse.ArgumentParser = commands.add_parser(
         "pull",
-        usage="%(prog)s [URI ...] --to DIR [--check] [--header NAME:VALUE] [--json] [--quiet] (URL | -- COMMAND ARGS)",
+        usage=(
+            "%(prog)s [URI ...] --to DIR [--check] [--header NAME:VALUE] [--timeout SECONDS] [--json] [--quiet] "
+            "(URL | -- COMMAND ARGS)"
+        ),
         help="copy skills to a directory, verified, with a skills.lock",
         description=(
             "Copy skills from a server into DIR, verifying every file against the skill's manifest "
@@ -111,6 +115,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--to", required=True, metavar="DIR", type=Path, help="directory to write into")
     p.add_argument("--check", action="store_true", help="compare DIR/skills.lock with the server; write nothing")
     p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
+    add_timeout_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     add_debug_argument(p)

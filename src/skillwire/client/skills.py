@@ -2,9 +2,16 @@
 
 Nothing `skills/*` is sent unless the server declared the extension, and no directory read unless it
 declared `directoryRead: true` (`ExtensionNotDeclared` otherwise). `list_skills` pages to the end with
-a guard against repeated cursors and a page cap; an entry that fails validation is reported in
-`Listing.problems` and skipped, never fatal to the rest. List and get results are reused for their
-`ttlMs`. Reads return raw bytes: verification is the host's job (`skillwire.host`).
+a guard against repeated cursors and the caps of `ClientLimits` (pages, entries per page and in all,
+seconds); an entry that fails validation is reported in `Listing.problems` and skipped, never fatal to
+the rest, and a cap that stops the listing is reported in `Listing.stopped_early`. List and get results
+are reused for their `ttlMs`. Reads return raw bytes: verification is the host's job (`skillwire.host`).
+
+Every request has a deadline (`ClientLimits.timeout`), and whatever goes wrong comes out as a
+`ServerError` subclass with a one-line message: `RequestTimeout`, `ResponseTooLarge` (refused on the
+wire by the guarded transports of `skillwire.client.transport`, when the client was opened with
+`skillwire.client.connection`), `ConnectionLost`, `InvalidResponse` (an answer the SDK's result
+models refuse; never a raw pydantic error), `SkillNotFound`, or `ServerError` itself.
 """
 
 from __future__ import annotations
@@ -13,13 +20,18 @@ import base64
 import binascii
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import Any, cast
+from contextlib import nullcontext
+from dataclasses import dataclass, field, replace
+from typing import Any, TypeVar, cast
 
+import anyio
 from mcp.client import Client
 from mcp.shared.exceptions import MCPError
-from mcp_types.jsonrpc import INVALID_PARAMS
+from mcp_types import ReadResourceRequest, ReadResourceRequestParams, ReadResourceResult
+from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_PARAMS, PARSE_ERROR, REQUEST_TIMEOUT
+from pydantic import BaseModel, ValidationError
 
+from skillwire.client.limits import ClientLimits, ResponseBudget
 from skillwire.client.requests import (
     RAW_RESULT,
     get_skill_request,
@@ -27,11 +39,54 @@ from skillwire.client.requests import (
     read_directory_request,
 )
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import ExtensionNotDeclared, InvalidEntry, InvalidServerEntry, ServerError, SkillNotFound
+from skillwire.core.errors import (
+    ConnectionLost,
+    ExtensionNotDeclared,
+    InvalidEntry,
+    InvalidResponse,
+    InvalidServerEntry,
+    RequestTimeout,
+    ResponseTooLarge,
+    ServerError,
+    SkillNotFound,
+    SkillwireError,
+)
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
-DEFAULT_MAX_PAGES = 100
+DEFAULT_MAX_PAGES = ClientLimits.max_pages
 DEFAULT_MAX_DIRECTORY_PAGES = 100
+MESSAGE_CHARS = 300  # a server's own error text is cut to this many characters before it reaches anyone
+
+ResultT = TypeVar("ResultT", bound=BaseModel)
+
+
+def _short(text: str) -> str:
+    """A server-supplied message on one line, cut to `MESSAGE_CHARS`."""
+    line = " ".join(str(text).split())
+    return line if len(line) <= MESSAGE_CHARS else line[: MESSAGE_CHARS - 1] + "…"
+
+
+def _validation_summary(exc: ValidationError) -> str:
+    """Where the answer breaks the protocol's result model, without quoting the server's values."""
+    parts = []
+    for error in exc.errors()[:3]:
+        where = ".".join(str(part) for part in error.get("loc", ())) or "result"
+        parts.append(f"{where}: {error.get('msg', 'invalid')}")
+    more = exc.error_count() - len(parts)
+    return "; ".join(parts) + (f" (and {more} more)" if more > 0 else "")
+
+
+def _is_block_without_body(exc: ValidationError, uri: str) -> bool:
+    """Whether the only fault is a content block for `uri` that carries neither `text` nor `blob`."""
+    errors = exc.errors()
+    for error in errors:
+        loc = error.get("loc", ())
+        if error.get("type") != "missing" or not loc or loc[0] != "contents" or loc[-1] not in ("text", "blob"):
+            return False
+        block = error.get("input")
+        if not isinstance(block, dict) or block.get("uri") != uri or "text" in block or "blob" in block:
+            return False
+    return bool(errors)
 
 
 @dataclass(frozen=True)
@@ -85,12 +140,18 @@ class SkillsClient:
         client: Client,
         *,
         origin: str | None = None,
-        max_pages: int = DEFAULT_MAX_PAGES,
+        max_pages: int | None = None,
+        limits: ClientLimits | None = None,
+        budget: ResponseBudget | None = None,
         clock: Callable[[], float] = time.monotonic,
     ) -> None:
+        """`budget` is the connection's, when it was opened by `skillwire.client.connection` (whose guarded
+        transports enforce the byte bounds); without it only the timeouts and entry caps apply."""
+        chosen = limits if limits is not None else (budget.limits if budget is not None else ClientLimits())
+        self.limits = chosen if max_pages is None else replace(chosen, max_pages=max_pages)
         self.client = client
         self.origin = origin
-        self.max_pages = max_pages
+        self.budget = budget
         self._clock = clock
         self._listing: tuple[float, Listing] | None = None
         self._entries: dict[str, tuple[float, SkillEntry]] = {}
@@ -121,67 +182,141 @@ class SkillsClient:
                 f"the server did not declare {EXTENSION_ID}; not sending {what}", origin=self.origin
             )
 
-    async def _call(self, request: Any, method: str, uri: str | None) -> dict[str, Any]:
+    @property
+    def max_pages(self) -> int:
+        return self.limits.max_pages
+
+    def _server_error(self, exc: MCPError, method: str, uri: str | None) -> ServerError:
+        """The skillwire exception for an error answer (or one the transport or the SDK made up)."""
+        what = f"{method} of {uri}" if uri is not None else method
+        refusal = self.budget.take_refusal(method, uri) if self.budget is not None else None
+        if refusal is not None:
+            kind = {"too-large": ResponseTooLarge, "invalid": InvalidResponse}.get(refusal.kind, ConnectionLost)
+            return kind(refusal.message, origin=self.origin)
+        message = _short(exc.message)
+        if exc.code == REQUEST_TIMEOUT:
+            return RequestTimeout(f"no answer to {what} within {self.limits.timeout:g} s", origin=self.origin)
+        if exc.code == CONNECTION_CLOSED:
+            return ConnectionLost(f"the connection closed before {what} was answered ({message})", origin=self.origin)
+        if exc.code == PARSE_ERROR:
+            # The SDK's text quotes the server's bytes; keep only what kind of fault it was.
+            reason = message.partition("Invalid JSON:")[2].partition(" [")[0].strip()
+            return InvalidResponse(
+                f"the answer to {what} is not a JSON-RPC message" + (f" (invalid JSON: {reason})" if reason else ""),
+                origin=self.origin,
+            )
+        if exc.code == INVALID_PARAMS and uri is not None:
+            return SkillNotFound(message, code=exc.code, origin=self.origin)
+        return ServerError(message, code=exc.code, origin=self.origin)
+
+    async def _send(self, request: Any, result_type: type[ResultT], method: str, uri: str | None) -> ResultT:
+        """One request with its deadline; every failure becomes a `ServerError` subclass (see the module)."""
         self.requests.append((method, uri))
+        what = f"{method} of {uri}" if uri is not None else method
         try:
-            return (await self.client.session.send_request(request, RAW_RESULT)).fields()
+            return await self.client.session.send_request(
+                request, result_type, request_read_timeout_seconds=self.limits.timeout
+            )
         except MCPError as exc:
-            if exc.code == INVALID_PARAMS and uri is not None:
-                raise SkillNotFound(exc.message, code=exc.code, origin=self.origin) from None
-            raise ServerError(exc.message, code=exc.code, origin=self.origin) from None
+            raise self._server_error(exc, method, uri) from None
+        except ValidationError as exc:
+            raise InvalidResponse(
+                f"the answer to {what} is not a valid MCP result ({_validation_summary(exc)})", origin=self.origin
+            ) from exc
+        except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream):
+            raise ConnectionLost(f"the connection is closed; {what} was not sent", origin=self.origin) from None
+        except SkillwireError:
+            raise
+        except Exception as exc:  # anything else the SDK or a transport lets out: one line, our type
+            text = _short(str(exc))
+            raise ConnectionLost(
+                f"{what} failed: {type(exc).__name__}" + (f": {text}" if text else ""), origin=self.origin
+            ) from exc
+
+    async def _call(self, request: Any, method: str, uri: str | None) -> dict[str, Any]:
+        return (await self._send(request, RAW_RESULT, method, uri)).fields()
 
     # -- skills/list ----------------------------------------------------------------------------------
 
     async def list_skills(self, *, use_cache: bool = True) -> Listing:
-        """Every page of `skills/list`; may legitimately be empty or partial (never proof of absence)."""
+        """Every page of `skills/list`; may legitimately be empty or partial (never proof of absence).
+
+        Paging stops early, with the reason in `stopped_early`, at a repeated cursor or at a cap of
+        `self.limits`: pages, entries on one page, entries in all, or seconds for the whole listing.
+        """
         now = self._clock()
         if use_cache and self._listing is not None and self._listing[0] > now:
             return self._listing[1]
         self._require("skills/list")
+        limits = self.limits
         entries: list[SkillEntry] = []
         problems: list[EntryProblem] = []
         seen_cursors: set[str] = set()
         seen_uris: set[str] = set()
         cursor: str | None = None
         pages = 0
+        counted = 0  # entries seen, valid or not: the entry cap bounds the work, not only the result
         stopped: str | None = None
         ttl = 0
-        while True:
-            result = await self._call(list_skills_request(cursor), "skills/list", None)
-            pages += 1
-            if pages == 1:
-                ttl = _cache_ttl(result)
-            raw_entries = result.get("skills")
-            if not isinstance(raw_entries, list):
-                raise ServerError("skills/list result has no 'skills' array", origin=self.origin)
-            for index, raw in enumerate(raw_entries):
-                uri = raw.get("uri") if isinstance(raw, dict) else None
+        with anyio.move_on_after(limits.listing_seconds) as deadline:
+            while True:
                 try:
-                    entry = SkillEntry.from_wire(raw)
-                except InvalidEntry as exc:
-                    problems.append(EntryProblem(pages, index, uri if isinstance(uri, str) else None, str(exc)))
-                    continue
-                if entry.uri in seen_uris:
-                    problems.append(EntryProblem(pages, index, entry.uri, "listed twice (an entry split or repeated)"))
-                    continue
-                seen_uris.add(entry.uri)
-                entries.append(entry)
-            next_cursor = result.get("nextCursor")
-            if next_cursor is None or next_cursor == "":
-                break
-            if not isinstance(next_cursor, str):
-                stopped = f"nextCursor is not a string: {next_cursor!r:.60}"
-                break
-            if next_cursor in seen_cursors:
-                stopped = "the server repeated a cursor (a pagination loop)"
-                break
-            if pages >= self.max_pages:
-                stopped = f"stopped after {self.max_pages} pages"
-                break
-            seen_cursors.add(next_cursor)
-            cursor = next_cursor
+                    result = await self._call(list_skills_request(cursor), "skills/list", None)
+                except ServerError as exc:
+                    if pages == 0:
+                        raise
+                    # A later page that fails (too large, no answer, ...) ends the listing, not what it had.
+                    stopped = f"page {pages + 1} failed: {exc}"
+                    break
+                pages += 1
+                if pages == 1:
+                    ttl = _cache_ttl(result)
+                raw_entries = result.get("skills")
+                if not isinstance(raw_entries, list):
+                    raise InvalidResponse("skills/list result has no 'skills' array", origin=self.origin)
+                if len(raw_entries) > limits.max_page_entries:
+                    stopped = (
+                        f"page {pages} has {len(raw_entries):,} entries, over the cap of {limits.max_page_entries:,} "
+                        "per page; not read"
+                    )
+                    break
+                room = limits.max_entries - counted
+                for index, raw in enumerate(raw_entries[:room]):
+                    uri = raw.get("uri") if isinstance(raw, dict) else None
+                    try:
+                        entry = SkillEntry.from_wire(raw)
+                    except InvalidEntry as exc:
+                        problems.append(EntryProblem(pages, index, uri if isinstance(uri, str) else None, str(exc)))
+                        continue
+                    if entry.uri in seen_uris:
+                        problems.append(
+                            EntryProblem(pages, index, entry.uri, "listed twice (an entry split or repeated)")
+                        )
+                        continue
+                    seen_uris.add(entry.uri)
+                    entries.append(entry)
+                counted += min(len(raw_entries), room)
+                if len(raw_entries) > room:
+                    stopped = f"stopped at the cap of {limits.max_entries:,} entries in one listing"
+                    break
+                next_cursor = result.get("nextCursor")
+                if next_cursor is None or next_cursor == "":
+                    break
+                if not isinstance(next_cursor, str):
+                    stopped = f"nextCursor is not a string: {next_cursor!r:.60}"
+                    break
+                if next_cursor in seen_cursors:
+                    stopped = "the server repeated a cursor (a pagination loop)"
+                    break
+                if pages >= limits.max_pages:
+                    stopped = f"stopped after {limits.max_pages} pages"
+                    break
+                seen_cursors.add(next_cursor)
+                cursor = next_cursor
+        if deadline.cancelled_caught:
+            stopped = f"stopped after {limits.listing_seconds:g} s ({pages} pages read)"
         listing = Listing(tuple(entries), tuple(problems), pages, stopped, ttl)
-        if ttl:
+        if ttl and stopped is None:  # a listing cut short is not reused as if it were the server's answer
             self._listing = (now + ttl / 1000, listing)
             for entry in entries:
                 self._entries[entry.uri] = (now + ttl / 1000, entry)
@@ -218,18 +353,28 @@ class SkillsClient:
 
     # -- resources/read ---------------------------------------------------------------------------------
 
-    async def read_skill_uri(self, uri: str) -> ResourceContent:
-        """`resources/read` of one URI; exactly one content block for that URI is accepted."""
-        self.requests.append(("resources/read", uri))
+    async def read_skill_uri(self, uri: str, *, size: int | None = None) -> ResourceContent:
+        """`resources/read` of one URI; exactly one content block for that URI is accepted.
+
+        `size` is the file's size in the manifest when it is listed: its answer may then be no larger
+        than that allows (`ClientLimits.read_allowance`), checked on the wire before parsing. Only for
+        a file listed as 0 bytes is a block with neither `text` nor `blob` read as empty (the Go SDK's
+        skills server sends an empty file that way): the empty bytes still have to match the
+        manifest's digest, so nothing unverified gets through; anywhere else it is an `InvalidResponse`.
+        """
+        request = ReadResourceRequest(params=ReadResourceRequestParams(uri=uri))
+        expecting = self.budget.expect_read(uri, size) if self.budget is not None else nullcontext()
         try:
-            result = await self.client.session.read_resource(uri)
-        except MCPError as exc:
-            if exc.code == INVALID_PARAMS:
-                raise SkillNotFound(exc.message, code=exc.code, origin=self.origin) from None
-            raise ServerError(exc.message, code=exc.code, origin=self.origin) from None
-        blocks = [c for c in getattr(result, "contents", []) if str(getattr(c, "uri", "")) == uri]
+            with expecting:
+                result = await self._send(request, ReadResourceResult, "resources/read", uri)
+        except InvalidResponse as exc:
+            cause = exc.__cause__
+            if size == 0 and isinstance(cause, ValidationError) and _is_block_without_body(cause, uri):
+                return ResourceContent(uri, None, b"", True, None)
+            raise
+        blocks = [c for c in result.contents if str(c.uri) == uri]
         if len(blocks) != 1:
-            raise ServerError(
+            raise InvalidResponse(
                 f"resources/read of {uri} returned {len(blocks)} content blocks for that URI (expected 1)",
                 origin=self.origin,
             )
@@ -244,11 +389,11 @@ class SkillsClient:
             try:
                 data = base64.b64decode(blob, validate=True)
             except (binascii.Error, ValueError):
-                raise ServerError(
+                raise InvalidResponse(
                     f"resources/read of {uri} returned a blob that is not base64", origin=self.origin
                 ) from None
             return ResourceContent(uri, mime, data, False, meta)
-        raise ServerError(f"resources/read of {uri} returned neither text nor blob", origin=self.origin)
+        raise InvalidResponse(f"resources/read of {uri} returned neither text nor blob", origin=self.origin)
 
     # -- resources/directory/read -------------------------------------------------------------------------
 
@@ -265,10 +410,16 @@ class SkillsClient:
             result = await self._call(read_directory_request(uri, cursor), "resources/directory/read", uri)
             raw_items = result.get("resources")
             if not isinstance(raw_items, list):
-                raise ServerError(f"directory read of {uri} has no 'resources' array", origin=self.origin)
+                raise InvalidResponse(f"directory read of {uri} has no 'resources' array", origin=self.origin)
+            if len(raw_items) > self.limits.max_page_entries or len(items) + len(raw_items) > self.limits.max_entries:
+                raise ResponseTooLarge(
+                    f"directory read of {uri} passed its cap ({self.limits.max_page_entries:,} items a page, "
+                    f"{self.limits.max_entries:,} in all)",
+                    origin=self.origin,
+                )
             for raw in raw_items:
                 if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str):
-                    raise ServerError(f"directory read of {uri} returned an item without a uri", origin=self.origin)
+                    raise InvalidResponse(f"directory read of {uri} returned an item without a uri", origin=self.origin)
                 mime = raw.get("mimeType")
                 size = raw.get("size")
                 items.append(

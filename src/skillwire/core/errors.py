@@ -118,6 +118,22 @@ class ServerError(SkillwireError):
         self.origin = origin
 
 
+class RequestTimeout(ServerError):
+    """A server did not answer a request within the client's timeout (`ClientLimits.timeout`)."""
+
+
+class ResponseTooLarge(ServerError):
+    """A server's answer passed its byte bound (a file's manifest size, or `ClientLimits`); refused unparsed."""
+
+
+class ConnectionLost(ServerError):
+    """The connection to a server broke (or could not be made) before the answer to a request arrived."""
+
+
+class InvalidResponse(ServerError):
+    """A server's answer is not a valid MCP result for the request (the protocol's own shape rules)."""
+
+
 class InvalidServerEntry(ServerError, InvalidEntry):
     """A server sent a skill entry that breaks the wire rules (no `resources`, malformed files, ...)."""
 

@@ -20,7 +20,7 @@ from __future__ import annotations
 import contextlib
 import logging
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
 from typing import Self
@@ -31,10 +31,12 @@ from mcp.client import Client
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot, scan_root
 from skillwire.catalog.snapshot import CatalogFile, FileChanged
-from skillwire.client.skills import DirectoryItem, EntryProblem, SkillsClient
+from skillwire.client.limits import ClientLimits
+from skillwire.client.skills import DirectoryItem, EntryProblem, Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
     ApprovalDenied,
+    ConnectionLost,
     CrossOriginReadDenied,
     DigestMismatch,
     DynamicSkillDeclined,
@@ -42,8 +44,10 @@ from skillwire.core.errors import (
     FrontmatterMismatch,
     LimitExceeded,
     NotASkill,
+    ServerError,
     SizeMismatch,
     SkillNotFound,
+    SkillwireError,
     UnknownOrigin,
     UnlistedFile,
     VerificationFailed,
@@ -61,6 +65,14 @@ from skillwire.host.policy import ApprovalRequest, CrossOriginRead, DenyAll, Pol
 from skillwire.host.registry import Collision, RegisteredSkill, Registry
 
 logger = logging.getLogger("skillwire.host")
+
+
+def _first_cause(exc: BaseException) -> str:
+    """The innermost first error of (nested) exception groups, on one line."""
+    while isinstance(exc, BaseExceptionGroup) and exc.exceptions:
+        exc = exc.exceptions[0]
+    text = " ".join(str(exc).split())[:300]
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
 
 
 def _differing_fields(expected: Mapping[str, JSONValue], actual: Mapping[str, JSONValue]) -> list[str]:
@@ -146,16 +158,30 @@ class SkillHost:
         *,
         headers: Mapping[str, str] | None = None,
         env: Mapping[str, str] | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109 (a setting of the connection, not a deadline of this call)
+        limits: ClientLimits | None = None,
     ) -> SkillsClient:
-        """Connect to an MCP server under a host-assigned label. Connecting sends no skills request."""
-        return await self.add_origin(server_origin(label, target, headers=headers, env=env))
+        """Connect to an MCP server under a host-assigned label. Connecting sends no skills request.
+
+        `timeout` is the seconds to wait for each answer (default `ClientLimits.timeout`, 30 s);
+        `limits` sets every bound at once (bytes of an answer, pages and entries of a listing).
+        A server that cannot be reached raises `ConnectionLost`; the host and its other origins go on.
+        """
+        chosen = limits if limits is not None else ClientLimits()
+        if timeout is not None:
+            chosen = replace(chosen, timeout=timeout)
+        return await self.add_origin(server_origin(label, target, headers=headers, env=env, limits=chosen))
 
     async def add_origin(self, origin: ServerOrigin) -> SkillsClient:
         if origin.label in self._servers or origin.label in self._local:
             raise ValueError(f"an origin labelled {origin.label!r} already exists")
-        client = await self._stack.enter_async_context(origin.client())
-        skills = SkillsClient(client, origin=origin.label)
-        self._servers[origin.label] = _Connection(origin, client, skills)
+        try:
+            skills = await self._stack.enter_async_context(origin.connect())
+        except (SkillwireError, ValueError):
+            raise
+        except Exception as exc:  # the SDK's task groups wrap the real cause; name it on one line
+            raise ConnectionLost(f"cannot connect: {_first_cause(exc)}", origin=origin.label) from exc
+        self._servers[origin.label] = _Connection(origin, skills.client, skills)
         return skills
 
     async def attach_client(self, label: str, client: Client) -> SkillsClient:
@@ -223,15 +249,33 @@ class SkillHost:
         self.registry.set_origin(label, "local", entries, problems=problems, local_dirs=dirs)
 
     async def list_skills(self, *, refresh: bool = False) -> list[RegisteredSkill]:
-        """Every skill of every origin (skills/list on each server; reads no file)."""
-        for label, connection in self._servers.items():
-            if not connection.skills.declared:
+        """Every skill of every origin (skills/list on each server; reads no file).
+
+        The servers are listed concurrently, each within its own limits (timeout per request, caps
+        on the whole listing): a server that hangs, breaks or lies costs its own listing only. Its
+        failure is in `registry.problems[label]`, and the skills it listed before stay registered.
+        """
+        outcomes: dict[str, Listing | ServerError] = {}
+
+        async def list_one(label: str, skills: SkillsClient) -> None:
+            try:
+                outcomes[label] = await skills.list_skills(use_cache=not refresh)
+            except ServerError as exc:
+                outcomes[label] = exc
+
+        async with anyio.create_task_group() as group:
+            for label, connection in self._servers.items():
+                if connection.skills.declared:
+                    group.start_soon(list_one, label, connection.skills)
+        for label, outcome in outcomes.items():
+            if isinstance(outcome, ServerError):
+                logger.warning("%s: listing failed: %s", label, outcome)
+                self.registry.problems[label] = (EntryProblem(0, -1, None, f"listing failed: {outcome}"),)
                 continue
-            listing = await connection.skills.list_skills(use_cache=not refresh)
-            problems = list(listing.problems)
-            if listing.stopped_early:
-                problems.append(EntryProblem(listing.pages, -1, None, listing.stopped_early))
-            self.registry.set_origin(label, "mcp", listing.entries, problems=problems)
+            problems = list(outcome.problems)
+            if outcome.stopped_early:
+                problems.append(EntryProblem(outcome.pages, -1, None, outcome.stopped_early))
+            self.registry.set_origin(label, "mcp", outcome.entries, problems=problems)
         if refresh:
             for label in self._local:
                 self._scan_local(label)
@@ -408,7 +452,7 @@ class SkillHost:
                 cached = self.cache.get(origin, listed.uri, listed)
                 if cached is not None:
                     return cached
-            content = await self._server(origin).skills.read_skill_uri(listed.uri)
+            content = await self._server(origin).skills.read_skill_uri(listed.uri, size=listed.size)
             data = content.data
         if len(data) != listed.size:
             raise SizeMismatch(listed.uri, listed.size, len(data))

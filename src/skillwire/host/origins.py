@@ -8,26 +8,29 @@ model-facing tool.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcp.client import Client
-from mcp.client.stdio import StdioServerParameters
-from mcp.client.streamable_http import streamable_http_client
-from mcp.shared._httpx_utils import create_mcp_http_client
-
+from skillwire.client.connection import ResponseHook, open_skills_client
+from skillwire.client.limits import ClientLimits
+from skillwire.client.skills import SkillsClient
 from skillwire.host.identity import validate_origin_label
 
 
 @dataclass(frozen=True)
 class ServerOrigin:
-    """An MCP server: `url` (Streamable HTTP) or `command` (stdio), with optional HTTP headers."""
+    """An MCP server: `url` (Streamable HTTP) or `command` (stdio), with optional HTTP headers.
+
+    `limits` bound every request to it (its timeout, the bytes of each answer, the size of a listing).
+    """
 
     label: str
     url: str | None = None
     command: tuple[str, ...] | None = None
     headers: tuple[tuple[str, str], ...] = ()
     env: tuple[tuple[str, str], ...] = ()
+    limits: ClientLimits = field(default_factory=ClientLimits)
 
     def __post_init__(self) -> None:
         validate_origin_label(self.label)
@@ -36,17 +39,17 @@ class ServerOrigin:
         if self.command is not None and not self.command:
             raise ValueError(f"origin {self.label!r}: the command is empty")
 
-    def client(self) -> Client:
-        if self.url is not None:
-            if self.headers:
-                http = create_mcp_http_client(headers=dict(self.headers))
-                return Client(streamable_http_client(self.url, http_client=http))
-            return Client(self.url)
-        assert self.command is not None
-        params = StdioServerParameters(
-            command=self.command[0], args=list(self.command[1:]), env=dict(self.env) if self.env else None
+    def connect(self, *, on_http_response: ResponseHook | None = None) -> AbstractAsyncContextManager[SkillsClient]:
+        """A connected `SkillsClient` over the guarded transports (`skillwire.client.connection`)."""
+        return open_skills_client(
+            url=self.url,
+            command=self.command,
+            headers=dict(self.headers) or None,
+            env=dict(self.env) or None,
+            limits=self.limits,
+            origin=self.label,
+            on_http_response=on_http_response,
         )
-        return Client(params)
 
 
 def server_origin(
@@ -55,12 +58,14 @@ def server_origin(
     *,
     headers: Mapping[str, str] | None = None,
     env: Mapping[str, str] | None = None,
+    limits: ClientLimits | None = None,
 ) -> ServerOrigin:
     """`target` is an `http(s)://` URL or a command line (a list, or a string split on spaces)."""
+    chosen = limits if limits is not None else ClientLimits()
     if isinstance(target, str) and target.startswith(("http://", "https://")):
-        return ServerOrigin(label, url=target, headers=tuple((headers or {}).items()))
+        return ServerOrigin(label, url=target, headers=tuple((headers or {}).items()), limits=chosen)
     command = tuple(target.split()) if isinstance(target, str) else tuple(target)
-    return ServerOrigin(label, command=command, env=tuple((env or {}).items()))
+    return ServerOrigin(label, command=command, env=tuple((env or {}).items()), limits=chosen)
 
 
 @dataclass(frozen=True)

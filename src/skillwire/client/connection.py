@@ -1,0 +1,62 @@
+"""Opening a `SkillsClient` on a server (a Streamable HTTP URL or a stdio command) with every bound on.
+
+    async with open_skills_client(url="https://skills.example.com/mcp", limits=ClientLimits(timeout=10)) as skills:
+        listing = await skills.list_skills()
+
+The SDK's `Client` runs over the guarded transports of `skillwire.client.transport`, with the
+per-request deadline of `ClientLimits.timeout` (the handshake included), so a server that never
+answers, answers without end, or breaks mid-answer costs one bounded request and a `ServerError`.
+Errors while connecting (refused, not MCP, a command that does not start) propagate as they come,
+for the caller to explain.
+"""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from contextlib import asynccontextmanager
+
+import httpx2
+from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+
+from skillwire.client.limits import ClientLimits, ResponseBudget
+from skillwire.client.skills import SkillsClient
+from skillwire.client.transport import bounded_stdio_client, guarded_http_client
+
+ResponseHook = Callable[[httpx2.Response], Awaitable[None]]
+
+
+@asynccontextmanager
+async def open_skills_client(
+    *,
+    url: str | None = None,
+    command: Sequence[str] | None = None,
+    headers: Mapping[str, str] | None = None,
+    env: Mapping[str, str] | None = None,
+    limits: ClientLimits | None = None,
+    origin: str | None = None,
+    on_http_response: ResponseHook | None = None,
+) -> AsyncIterator[SkillsClient]:
+    """A connected `SkillsClient`: give exactly one of `url` and `command`.
+
+    `on_http_response` sees every HTTP response (e.g. to tell "HTTP 401" from a generic error).
+    """
+    if (url is None) == (command is None):
+        raise ValueError("give exactly one of url and command")
+    budget = ResponseBudget(limits if limits is not None else ClientLimits())
+    if url is not None:
+        async with guarded_http_client(budget, headers) as http:
+            if on_http_response is not None:
+                http.event_hooks["response"].append(on_http_response)
+            transport = streamable_http_client(url, http_client=http, max_sse_event_size=budget.limits.largest_answer)
+            async with Client(transport, read_timeout_seconds=budget.limits.timeout) as client:
+                budget.connected = True
+                yield SkillsClient(client, origin=origin, budget=budget)
+        return
+    assert command is not None
+    if not command:
+        raise ValueError("the server command is empty")
+    stdio = bounded_stdio_client(command, budget, env=env)
+    async with Client(stdio, read_timeout_seconds=budget.limits.timeout) as client:
+        budget.connected = True
+        yield SkillsClient(client, origin=origin, budget=budget)
