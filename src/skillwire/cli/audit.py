@@ -480,7 +480,8 @@ class Auditor:
                 with anyio.fail_after(self.timeout):
                     result = await self._send(request)
             except MCPError as exc:
-                reply = Reply(None, exc.code, exc.message)
+                # One line, cut: the SDK's own messages can quote the server's bytes over several lines.
+                reply = Reply(None, exc.code, " ".join(exc.message.split())[:300])
             except TimeoutError:
                 reply = Reply(None, None, f"nothing within {self.timeout:g} s")
             except ValidationError as exc:

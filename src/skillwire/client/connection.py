@@ -15,6 +15,7 @@ from __future__ import annotations
 from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
+import anyio
 import httpx2
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -49,7 +50,7 @@ async def open_skills_client(
             if on_http_response is not None:
                 http.event_hooks["response"].append(on_http_response)
             transport = streamable_http_client(url, http_client=http, max_sse_event_size=budget.limits.largest_answer)
-            async with Client(transport, read_timeout_seconds=budget.limits.timeout) as client:
+            async with _closing_quietly(), Client(transport, read_timeout_seconds=budget.limits.timeout) as client:
                 budget.connected = True
                 yield SkillsClient(client, origin=origin, budget=budget)
         return
@@ -57,6 +58,19 @@ async def open_skills_client(
     if not command:
         raise ValueError("the server command is empty")
     stdio = bounded_stdio_client(command, budget, env=env)
-    async with Client(stdio, read_timeout_seconds=budget.limits.timeout) as client:
+    async with _closing_quietly(), Client(stdio, read_timeout_seconds=budget.limits.timeout) as client:
         budget.connected = True
         yield SkillsClient(client, origin=origin, budget=budget)
+
+
+@asynccontextmanager
+async def _closing_quietly() -> AsyncIterator[None]:
+    """Drop the SDK's teardown noise: an answer that arrives after its request timed out finds the session's
+    stream closed, and the SDK's HTTP task fails the whole task group with `BrokenResourceError` on the way
+    out. Nobody waits for that answer any more; any other error still propagates."""
+    try:
+        yield
+    except BaseExceptionGroup as group:
+        _, rest = group.split((anyio.BrokenResourceError, anyio.ClosedResourceError))
+        if rest is not None:
+            raise rest from group.__cause__
