@@ -251,14 +251,14 @@ class Upstreams:
         ready = anyio.Event()
         done = anyio.Event()
         scope = anyio.CancelScope()
-        connected: list[Client] = []
+        connected: list[SkillsClient] = []
         failure: list[BaseException] = []
 
         async def own() -> None:
             # The connection's whole life, in this one task; any failure ends only this upstream.
             try:
                 with scope:
-                    async with origin.client() as client:
+                    async with origin.connect() as client:  # guarded transports, the origin's limits
                         connected.append(client)
                         ready.set()
                         await anyio.sleep_forever()

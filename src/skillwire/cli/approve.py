@@ -31,7 +31,6 @@ from skillwire.cli.common import (
     human_size,
     printable,
 )
-from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillwireError
 from skillwire.core.manifest import manifest_hash
@@ -79,8 +78,7 @@ def add_approvals_parser(commands: Any) -> None:
 
 def _fetch_entry(origin: ServerOrigin, uri: str) -> SkillEntry:
     async def fetch() -> SkillEntry:
-        async with origin.client() as client:
-            skills = SkillsClient(client, origin=origin.label)
+        async with origin.connect() as skills:
             return await skills.get_skill(uri)
 
     target = ServerTarget(origin.url, origin.command, origin.headers)

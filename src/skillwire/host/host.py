@@ -184,12 +184,13 @@ class SkillHost:
         self._servers[origin.label] = _Connection(origin, skills.client, skills)
         return skills
 
-    async def attach_client(self, label: str, client: Client) -> SkillsClient:
-        """Use an already-connected `mcp` client (in-process servers, custom transports)."""
+    async def attach_client(self, label: str, client: Client | SkillsClient) -> SkillsClient:
+        """Use an already-connected `mcp` client (in-process servers, custom transports), or a `SkillsClient`
+        opened with `skillwire.client.connection` (which keeps its limits and guarded transports)."""
         if label in self._servers or label in self._local:
             raise ValueError(f"an origin labelled {label!r} already exists")
-        skills = SkillsClient(client, origin=label)
-        self._servers[label] = _Connection(ServerOrigin(label, url="inproc://" + label), client, skills)
+        skills = client if isinstance(client, SkillsClient) else SkillsClient(client, origin=label)
+        self._servers[label] = _Connection(ServerOrigin(label, url="inproc://" + label), skills.client, skills)
         return skills
 
     def add_local(self, label: str = "local", paths: Sequence[Path] | None = None) -> None:
