@@ -396,3 +396,24 @@ async def test_relative_and_absolute_reads_with_a_nested_skill_active(server: Ho
         assert missing.is_error
         assert missing.text.startswith("No such file in this skill")
         assert "inner" in missing.text
+
+
+@pytest.mark.parametrize("shape", ["mcp", "anthropic", "openai"])
+async def test_a_call_with_each_shapes_documented_arguments_works(
+    server: HostileServer, tmp_path: Path, shape: str
+) -> None:
+    schemas = _input_schemas(shape)
+    calls: list[tuple[str, dict[str, Any]]] = [
+        ("list_skills", {}),
+        ("list_skills", {"query": "honest skill"}),
+        ("read_skill", {"server": ORIGIN, "uri": uri("honest")}),
+        ("read_resource", {"server": ORIGIN, "uri": "references/guide.md"}),
+    ]
+    async with tools_for(server, tmp_path) as t:
+        for name, arguments in calls:
+            Draft202012Validator(schemas[name]).validate(arguments)  # what the model may send, per the schema
+            result = await t.call(name, **arguments)
+            assert not result.is_error, (name, result.text)
+        first = await t.call("list_skills")
+        assert first.structured is not None
+        Draft202012Validator(tool_definitions("mcp")[0]["outputSchema"]).validate(first.structured)
