@@ -16,6 +16,7 @@ import re
 import sqlite3
 import threading
 
+from skillwire.core.errors import HostError
 from skillwire.host.registry import RegisteredSkill, Registry
 
 # Words of a query: letters and digits of any script (what unicode61 keeps as token characters).
@@ -72,10 +73,17 @@ class SkillSearch:
         if self._db is not None:
             self._db.close()
         db = sqlite3.connect(":memory:", check_same_thread=False)
-        db.execute(
-            "CREATE VIRTUAL TABLE skills USING fts5(name, description, origin, "
-            "tokenize = 'porter unicode61 remove_diacritics 2')"
-        )
+        try:
+            db.execute(
+                "CREATE VIRTUAL TABLE skills USING fts5(name, description, origin, "
+                "tokenize = 'porter unicode61 remove_diacritics 2')"
+            )
+        except sqlite3.OperationalError as exc:  # "no such module: fts5": an SQLite built without it
+            db.close()
+            raise HostError(
+                f"searching skills needs SQLite with FTS5, which this Python's sqlite3 ({sqlite3.sqlite_version}) "
+                f"lacks ({exc}); list_skills without a query still pages through every skill"
+            ) from exc
         # Sorted by identity, so equal scores come back in one stable order (rowid breaks ties).
         skills = sorted(registry, key=lambda s: (s.ref.origin, s.ref.uri))
         db.executemany(
