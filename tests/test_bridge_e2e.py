@@ -254,6 +254,15 @@ async def test_changed_file_after_approval_is_refused(upstreams: Upstreams, tmp_
         assert again.is_error
         assert "needs re-approval" in text_of(again)
         assert "changed skill://mutable-skill/notes.md" in text_of(again)
+    # With a client that can ask, the prompt says what changed; approving it binds the new file set.
+    elicitor = Elicitor()
+    async with bridge_client(upstreams.args(approvals), mode="legacy", elicitor=elicitor) as client:
+        reapproved = await client.call_tool("read_skill", {"server": "a", "uri": MUTABLE})
+        assert not reapproved.is_error, text_of(reapproved)
+        (prompt,) = elicitor.messages
+        assert "changed since: changed skill://mutable-skill/notes.md" in prompt
+        notes_now = await client.call_tool("read_resource", {"server": "a", "uri": "notes.md"})
+        assert "v2: changed after approval" in text_of(notes_now)
 
 
 async def test_killed_upstream_gives_a_clear_error_and_the_other_keeps_working(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import pty
 import shlex
 import signal
 import subprocess
@@ -18,7 +19,9 @@ import pytest
 from mcp.client import Client
 
 from fixtures import free_port, running_http_server
-from support.bridge import BRIDGE, Elicitor, bridge_client, text_of, write_skill
+from skillwire.host.approvals import ApprovalStore
+from skillwire.host.identity import SkillRef
+from support.bridge import BRIDGE, SKILLWIRE, Elicitor, bridge_client, text_of, write_skill
 from support.conformance import ConformanceToolsMissingError, node_binary, tools_dir
 from support.servers import RunningServer, serve_http
 
@@ -190,3 +193,31 @@ async def test_a_hung_upstream_does_not_stall_the_others(web: tuple[RunningServe
         assert "did not answer skills/list within 2 s" in stuck["reason"]
         loaded = await client.call_tool("read_resource", {"server": "web", "uri": "skill://web-skill/guide.md"})
         assert "web guide" in text_of(loaded)
+
+
+@pytest.mark.parametrize(("answer", "approved"), [("n\n", False), ("y\n", True)])
+def test_approve_asks_on_a_terminal(
+    web: tuple[RunningServer, Path], tmp_path: Path, answer: str, approved: bool
+) -> None:
+    server, _ = web
+    store = tmp_path / "approvals.sqlite"
+    uri = "skill://web-skill/SKILL.md"
+    primary, secondary = pty.openpty()  # stdin is a terminal, so the command asks instead of refusing
+    try:
+        os.write(primary, answer.encode())
+        done = subprocess.run(
+            [*SKILLWIRE, "approve", "--approvals", str(store), "--server", f"web={server.url}", "web", uri],
+            stdin=secondary,
+            capture_output=True,
+            text=True,
+            timeout=60,
+            check=False,
+        )
+    finally:
+        os.close(primary)
+        os.close(secondary)
+    assert "Approve loading this skill through skillwire bridge? [y/N]" in done.stderr
+    assert "skill://web-skill/guide.md" in done.stdout  # what is approved is shown first
+    assert done.returncode == (0 if approved else 1), done.stderr
+    with ApprovalStore(store) as approvals:
+        assert (approvals.get(SkillRef("web", uri)) is not None) is approved

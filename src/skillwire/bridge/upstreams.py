@@ -36,6 +36,7 @@ logger = logging.getLogger("skillwire.bridge")
 
 REQUEST_TIMEOUT_SECONDS = 30.0  # connecting, one listing, or one tool call's upstream work
 PROBE_TIMEOUT_SECONDS = 5.0
+CONNECT_FLOOR_SECONDS = 15.0
 FIRST_BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 10.0  # a restarted upstream is noticed within this
 
@@ -111,6 +112,9 @@ class Upstreams:
         self.host = host
         self._upstreams = {o.label: _Upstream(o) for o in origins}
         self.timeout = timeout
+        # Connecting may start a process (a stdio upstream imports its whole stack first), so it gets at
+        # least CONNECT_FLOOR_SECONDS even when requests are held to less.
+        self.connect_timeout = max(timeout, CONNECT_FLOOR_SECONDS)
         self.probe_timeout = min(PROBE_TIMEOUT_SECONDS, timeout)
         self._group: anyio.abc.TaskGroup | None = None
         self._stack = contextlib.AsyncExitStack()
@@ -271,7 +275,7 @@ class Upstreams:
                 ready.set()
 
         self._group.start_soon(own)
-        with anyio.move_on_after(self.timeout):
+        with anyio.move_on_after(self.connect_timeout):
             await ready.wait()
         if not connected:
             scope.cancel()
@@ -279,7 +283,7 @@ class Upstreams:
                 await done.wait()
             if failure:
                 raise UpstreamUnavailable(origin.label, describe_failure(origin, failure[0]))
-            raise UpstreamUnavailable(origin.label, f"no answer within {self.timeout:g} s")
+            raise UpstreamUnavailable(origin.label, f"it did not connect within {self.connect_timeout:g} s")
         client = connected[0]
         self.host.detach(origin.label)
         skills = await self.host.attach_client(origin.label, client)

@@ -90,7 +90,7 @@ def add_parser(commands: Any) -> None:
         type=float,
         default=30.0,
         metavar="SECONDS",
-        help="how long an upstream may take to connect, list or serve one tool call (default 30)",
+        help="how long an upstream may take to list or serve one tool call, and to connect (at least 15) (default 30)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     p.set_defaults(run=run)
