@@ -347,7 +347,7 @@ def test_check_reports_what_changed_and_pull_catches_up(tmp_path: Path) -> None:
     assert cli("pull", "--to", str(out), *server).code == 0
     same = cli("pull", "--check", "--to", str(out), *server)
     assert same.code == 0, same.err
-    assert same.text.splitlines()[-1] == "up to date: all 5 skills in skills.lock match the server"
+    assert same.text.splitlines()[-1] == "up to date: all 5 skills in skills.lock match the server and the disk"
 
     pdf = source / "pdf-processing"
     (pdf / "references" / "FORMS.md").write_text("# Forms, rewritten\n")

@@ -5,8 +5,11 @@ For each chosen skill (every listed skill when none is named): its entry (from t
 before anything else of the skill is read, then each supporting file, checked for size and digest.
 Verified files go into a temporary directory inside DIR; only when the whole skill verified does it
 replace `DIR/<skill-path>` (rename the old copy aside, rename the new one in, delete the old one).
-A skill that fails is reported and skipped, nothing of it is written, and the others are still
-pulled; the exit code is then 1.
+The old copy goes aside into `DIR/.skillwire-old-*` with a synced note of where it belongs, so a crash
+between the two renames is repaired by the next `pull` (the old copy is put back before anything
+else), which also deletes every other `.skillwire-*` leftover of an interrupted run. A skill that
+fails is reported and skipped, nothing of it is written, and the others are still pulled; the exit
+code is then 1.
 
 Layout: `DIR/<skill-path segments, decoded>/<file path>`, so `skill://acme/billing/refunds/SKILL.md`
 lands in `DIR/acme/billing/refunds/SKILL.md`, and `skillwire serve DIR` publishes the same URIs
@@ -16,9 +19,10 @@ Refused, per skill: dynamic skills (no digests: nothing to verify or lock; skipp
 when pulling everything, an error when named), skills over the limits, paths that would leave DIR
 (through a symlink too), and replacing a directory holding files the lock does not account for.
 
-`pull --check --to DIR SERVER` reads no file: it compares the lock with the server's entries and
-prints what changed (files added, removed, changed; skills removed or new), exit code 1 when anything
-did.
+`pull --check --to DIR SERVER` reads no file from the server: it compares the lock with the server's
+entries and prints what changed (files added, removed, changed; skills removed or new), and checks
+the copies on disk against the lock (a skill whose folder or files are missing or altered, e.g. by an
+interrupted pull, is `damaged`), exit code 1 when anything differs. It writes nothing.
 """
 
 from __future__ import annotations
@@ -242,29 +246,112 @@ def _write_file(root: Path, relative: str, data: bytes) -> None:
         os.fsync(stream.fileno())
 
 
+ASIDE_PREFIX = TEMP_PREFIX + "old-"  # DIR/.skillwire-old-XXXX/{target,old}: a copy being replaced
+STAGING_PREFIX = TEMP_PREFIX + "pull-"  # DIR/.skillwire-pull-XXXX/: a skill being downloaded
+ASIDE_TARGET = "target"  # inside an aside directory: the folder (relative to DIR, "/"-separated) moved aside
+
+
+def _crash_point(name: str) -> None:
+    """For the crash tests only: die here, as a power cut would, when SKILLWIRE_TEST_CRASH_AT names this point."""
+    if os.environ.get("SKILLWIRE_TEST_CRASH_AT") == name:
+        os._exit(75)
+
+
+def _fsync_directory(path: Path) -> None:
+    """Make renames inside `path` durable (best effort: not every file system can fsync a directory)."""
+    with contextlib.suppress(OSError):
+        fd = os.open(path, os.O_RDONLY | os.O_DIRECTORY)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+
+
 def _swap_in(staged: Path, target: Path, dest: Path) -> None:
-    """Put the staged directory at `target`, replacing what was there with two renames."""
+    """Put the staged directory at `target`, replacing what was there with two renames.
+
+    Between the renames `target` does not exist. So the old copy is moved into an aside directory that
+    first records, in a synced file, where it came from: a crash in that window leaves a journal that
+    the next `pull` (`recover_interrupted`) uses to put the old copy back, and that `pull --check` reports.
+    """
     if not _within(target.parent, dest):
         raise OSError(f"{target.parent} leads outside {dest} (through a symlink)")
     target.parent.mkdir(parents=True, exist_ok=True)
     if not os.path.lexists(target):
         os.rename(staged, target)
+        _fsync_directory(target.parent)
         return
-    aside = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "old-", dir=dest)) / "old"
+    aside_dir = Path(tempfile.mkdtemp(prefix=ASIDE_PREFIX, dir=dest))
+    _write_file(aside_dir, ASIDE_TARGET, target.relative_to(dest).as_posix().encode("utf-8"))
+    _fsync_directory(aside_dir)
+    aside = aside_dir / "old"
     os.rename(target, aside)
+    _crash_point("between-renames")
     try:
         os.rename(staged, target)
     except BaseException:
         os.rename(aside, target)
         raise
-    finally:
-        with contextlib.suppress(FileNotFoundError):
-            shutil.rmtree(aside.parent)
+    _fsync_directory(target.parent)
+    shutil.rmtree(aside_dir, ignore_errors=True)
+
+
+@dataclass(frozen=True)
+class Interrupted:
+    """What an interrupted pull left in DIR: copies moved aside (by the folder they belong at) and debris."""
+
+    aside: dict[str, Path]  # relative folder -> the aside directory holding its previous copy as `old`
+    debris: list[Path]  # staging directories, finished asides, temporary lock files
+
+
+def find_interrupted(dest: Path) -> Interrupted:
+    aside: dict[str, Path] = {}
+    debris: list[Path] = []
+    if not dest.is_dir():
+        return Interrupted(aside, debris)
+    for child in sorted(dest.iterdir()):
+        if not child.name.startswith(TEMP_PREFIX):
+            continue
+        if child.name.startswith(ASIDE_PREFIX) and child.is_dir() and not child.is_symlink():
+            try:
+                relative = (child / ASIDE_TARGET).read_text("utf-8")
+            except (OSError, UnicodeDecodeError):
+                relative = ""
+            parts = relative.split("/")
+            valid = bool(relative) and all(p not in ("", ".", "..") for p in parts)
+            if valid and (child / "old").is_dir() and not (child / "old").is_symlink():
+                aside[relative] = child
+                continue
+        debris.append(child)
+    return Interrupted(aside, debris)
+
+
+def recover_interrupted(dest: Path) -> list[str]:
+    """Repair what an interrupted pull left: put back every copy moved aside whose folder is missing, then
+    delete the debris. Returns one note per folder put back."""
+    found = find_interrupted(dest)
+    notes: list[str] = []
+    for relative, aside_dir in found.aside.items():
+        target = dest.joinpath(*relative.split("/"))
+        if not os.path.lexists(target) and _within(target.parent, dest):
+            target.parent.mkdir(parents=True, exist_ok=True)
+            os.rename(aside_dir / "old", target)
+            notes.append(f"restored {relative} (an earlier pull was interrupted while replacing it)")
+        shutil.rmtree(aside_dir, ignore_errors=True)
+    for path in found.debris:
+        if path.is_dir() and not path.is_symlink():
+            shutil.rmtree(path, ignore_errors=True)
+        else:
+            with contextlib.suppress(FileNotFoundError):
+                path.unlink()
+    if notes or found.debris:
+        _fsync_directory(dest)
+    return notes
 
 
 def _staging_directory(dest: Path) -> Path:
     """A fresh hidden directory inside DIR (same file system, so the final rename is atomic)."""
-    staged = Path(tempfile.mkdtemp(prefix=TEMP_PREFIX + "pull-", dir=dest))
+    staged = Path(tempfile.mkdtemp(prefix=STAGING_PREFIX, dir=dest))
     staged.chmod(0o777 & ~umask())  # mkdtemp makes 0700; the skill directory is an ordinary one
     return staged
 
@@ -336,6 +423,7 @@ class Puller:
                 else:
                     data = await fetch_verified(self.client, item)
                 _write_file(staged, relative, data)
+                _crash_point("staging")
                 done += 1
                 self._advance()
             _swap_in(staged, target, self.dest)
@@ -436,6 +524,8 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     lock = lock or Lock(target.label)
     if not refs:
         lock.selection = "all"
+    for note in recover_interrupted(dest):
+        out.warn(f"note: {printable(note)}")
     warning = _discovery_warning(dest, shown_dest)
     if warning:
         out.warn(warning)
@@ -579,7 +669,7 @@ def report(out: Output, outcomes: list[Outcome], shown_dest: str, origin: str) -
 @dataclass
 class Change:
     uri: str
-    status: Literal["unchanged", "changed", "removed", "new", "invalid"]
+    status: Literal["unchanged", "changed", "removed", "new", "invalid", "damaged"]
     added: list[str] = field(default_factory=list)
     removed: list[str] = field(default_factory=list)
     changed: list[str] = field(default_factory=list)
@@ -638,6 +728,57 @@ async def _changes(client: SkillsClient, lock: Lock) -> list[Change]:
     return changes
 
 
+def _disk_problem(dest: Path, skill: LockedSkill) -> str | None:
+    """How the copy of a locked skill on disk differs from `skills.lock`, or None when every file matches."""
+    root = dest.joinpath(*skill.segments)
+    if not root.is_dir() or root.is_symlink():
+        return "is missing"
+    missing: list[str] = []
+    differ: list[str] = []
+    for item in skill.files:
+        path = root.joinpath(*item.path.split("/"))
+        try:
+            data = path.read_bytes() if not path.is_symlink() else None
+        except FileNotFoundError:
+            missing.append(item.path)
+            continue
+        except OSError:
+            data = None
+        if data is None or len(data) != item.size or sha256_digest(data) != item.digest:
+            differ.append(item.path)
+
+    def some(paths: list[str]) -> str:
+        return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+    parts = [f"lacks {some(missing)}"] if missing else []
+    parts += [f"has other bytes in {some(differ)}"] if differ else []
+    return "; ".join(parts) or None
+
+
+def check_disk(dest: Path, shown_dest: str, lock: Lock, changes: list[Change]) -> list[str]:
+    """Mark every skill whose copy on disk no longer matches the lock as `damaged`; warnings about debris."""
+    interrupted = find_interrupted(dest)
+    for change in changes:
+        locked = lock.skills.get(change.uri)
+        if locked is None or change.status not in ("unchanged", "changed"):
+            continue
+        problem = _disk_problem(dest, locked)
+        if problem is None:
+            continue
+        remedy = (
+            "an interrupted pull moved its previous copy aside; `skillwire pull` puts it back"
+            if locked.path in interrupted.aside
+            else "`skillwire pull` writes it again"
+        )
+        note = f"{shown_dest.rstrip('/')}/{locked.path} {problem}; {remedy}"
+        change.status = "damaged"
+        change.note = note + (f"; {change.note}" if change.note else "")
+    leftover = len(interrupted.debris) + len(interrupted.aside)
+    if not leftover:
+        return []
+    return [f"note: {leftover} temporary {TEMP_PREFIX}* entries in {shown_dest} (the next pull removes them)"]
+
+
 def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     if refs:
         raise UsageError("--check compares every skill in skills.lock; drop the URIs")
@@ -656,6 +797,8 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         changes = run_client(target, body)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
+    for note in check_disk(dest, str(args.to), lock, changes):  # the lock is only honest if the disk agrees
+        out.warn(note)
     differ = [c for c in changes if c.status != "unchanged"]
     if out.json_mode:
         data = {
@@ -683,7 +826,7 @@ def check_lines(changes: list[Change], locked: int) -> list[str]:
     if differ:
         lines.append(f"{differ} of {len(changes)} skills differ from {LOCK_NAME}")
     else:
-        lines.append(f"up to date: all {locked} skills in {LOCK_NAME} match the server")
+        lines.append(f"up to date: all {locked} skills in {LOCK_NAME} match the server and the disk")
     return lines
 
 
