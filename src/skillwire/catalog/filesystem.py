@@ -43,6 +43,7 @@ logger = logging.getLogger(__name__)
 IGNORED_NAMES = frozenset(
     {
         ".git",
+        ".skillwire-signatures.json",  # catalog/signatures.py: a catalog's publisher signatures, never served
         ".hg",
         ".svn",
         ".DS_Store",

@@ -13,7 +13,21 @@ from collections.abc import Sequence
 from skillwire import __version__
 from skillwire.cli.common import UsageError, split_command
 
-COMMANDS = ("serve", "publish", "ls", "get", "cat", "pull", "lint", "check", "bridge", "approve", "approvals")
+COMMANDS = (
+    "serve",
+    "publish",
+    "sign",
+    "ls",
+    "get",
+    "cat",
+    "pull",
+    "lint",
+    "check",
+    "bridge",
+    "approve",
+    "approvals",
+    "trust",
+)
 INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 

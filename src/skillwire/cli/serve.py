@@ -18,6 +18,7 @@ import platformdirs
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook, SigningError
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
 from skillwire.cli.common import UsageError
@@ -71,6 +72,14 @@ def add_parser(commands: Any) -> None:
         help="serve even when a folder holds no SKILL.md (skills added later appear through the watcher)",
     )
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    p.add_argument(
+        "--signatures",
+        type=Path,
+        action="append",
+        default=[],
+        metavar="FILE",
+        help=f"publisher signatures to attach (default: each folder's {SIGNATURES_FILE}, from `skillwire sign`)",
+    )
     store = p.add_argument_group("serving a published catalog (PATH is s3://BUCKET/PREFIX or file://DIR)")
     store.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="look for a new index every SECONDS")
     p.add_argument(
@@ -136,6 +145,17 @@ def summary(snapshot: CatalogSnapshot) -> str:
     if snapshot.ignored:
         lines.append(f"skillwire: ignored {len(snapshot.ignored)} paths:")
         lines += [f"  - {path}: {why}" for path, why in snapshot.ignored]
+    return "\n".join(lines)
+
+
+def signature_summary(signatures: SignatureBook, snapshot: CatalogSnapshot) -> str:
+    entries = [skill.entry for skill in snapshot.skill_by_uri.values()]
+    signed = sum(signatures.signature_for(entry) is not None for entry in entries)
+    lines = [f"skillwire: {signed} of {len(entries)} skills carry a publisher signature"]
+    stale = signatures.stale(entries)
+    if stale:
+        lines.append(f"skillwire: {len(stale)} changed since they were signed and are served unsigned (sign again):")
+        lines += [f"  - {uri}" for uri in stale]
     return "\n".join(lines)
 
 
@@ -221,12 +241,17 @@ def serve(
         else:
             cache = DigestCache(args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite")
         catalog = SkillCatalog(roots, digest_cache=cache, enforce_limits=not args.no_limits, cursor_secret=secret)
+    try:
+        signatures = SignatureBook.load([*(root.path / SIGNATURES_FILE for root in roots), *args.signatures])
+    except SigningError as exc:
+        raise UsageError(str(exc)) from None
     skills = SkillsExtension(
         catalog,
         directory_read=not args.no_directory_read,
         page_size=args.page_size,
         ttl_ms=args.ttl_ms,
         cache_scope=args.cache_scope,
+        signatures=signatures or None,
     )
     snapshot = catalog.snapshot
     problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
@@ -238,6 +263,8 @@ def serve(
         raise UsageError(problem)
     if not args.quiet:
         print(summary(snapshot), file=sys.stderr, flush=True)
+        if signatures:
+            print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
     server = build_server(skills)
     watch = not args.no_watch
     if address is None:

@@ -9,7 +9,7 @@ over-long description, metadata that is not a map of strings, ...) is an `Invali
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any, Literal, cast
 
@@ -26,6 +26,9 @@ class SkillEntry:
     uri: str
     frontmatter: dict[str, JSONValue]
     resources: tuple[ManifestFile, ...] | Literal["dynamic"]
+    # The entry's `_meta` annotations (e.g. a publisher signature, core/signing.py), passed through as sent.
+    # Not part of the entry's identity: two entries with the same manifest are the same skill.
+    meta: Mapping[str, JSONValue] | None = field(default=None, compare=False)
 
     @cached_property
     def path(self) -> SkillPath:
@@ -69,7 +72,10 @@ class SkillEntry:
         resources: object = (
             DYNAMIC if self.is_dynamic else [{"uri": f.uri, "digest": f.digest, "size": f.size} for f in self.files]
         )
-        return {"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources}
+        wire = {"uri": self.uri, "frontmatter": self.frontmatter, "resources": resources}
+        if self.meta:
+            wire["_meta"] = self.meta
+        return wire
 
     @classmethod
     def from_wire(cls, data: object, *, allow_unicode_names: bool = True) -> SkillEntry:
@@ -83,11 +89,13 @@ class SkillEntry:
             raise InvalidEntry(f"{uri}: {problem.message}")
         raw = cast(Mapping[str, Any], data)
         fm = cast(dict[str, JSONValue], dict(raw["frontmatter"]))
+        meta = raw.get("_meta")
+        kept = cast(dict[str, JSONValue], dict(meta)) if isinstance(meta, Mapping) else None
         if raw["resources"] == DYNAMIC:
-            return cls(raw["uri"], fm, DYNAMIC)
+            return cls(raw["uri"], fm, DYNAMIC, meta=kept)
         items = cast(list[dict[str, Any]], raw["resources"])
         files = tuple(ManifestFile(item["uri"], item["digest"], item["size"]) for item in items)
-        return cls(raw["uri"], fm, files)
+        return cls(raw["uri"], fm, files, meta=kept)
 
 
 # The entry itself is what is wrong: there is no URI to name it by.

@@ -108,6 +108,34 @@ class UnlistedFile(VerificationFailed):
         self.skill_uri = skill_uri
 
 
+class SignatureError(SkillError):
+    """A skill's publisher signature is missing, does not verify, or is by a key the host does not trust.
+
+    Raised before the approval is asked, when the host's trust policy requires a signature. The digest
+    check says the bytes match what this server listed; a signature says the publisher meant them.
+    """
+
+    def __init__(self, uri: str, message: str) -> None:
+        super().__init__(f"{uri}: {message}")
+        self.uri = uri
+
+
+class SignatureMissing(SignatureError):
+    """The entry carries no publisher signature (or its annotation is malformed)."""
+
+
+class SignatureInvalid(SignatureError):
+    """The signature does not verify over the entry: the skill or its manifest changed after signing."""
+
+
+class UntrustedSigner(SignatureError):
+    """The signature verifies, but by a key that is not trusted for this origin or URI prefix."""
+
+    def __init__(self, uri: str, message: str, *, fingerprint: str) -> None:
+        super().__init__(uri, message)
+        self.fingerprint = fingerprint
+
+
 class ServerError(SkillwireError):
     """A skills server answered a request with an error, or with something that is not a valid answer."""
 

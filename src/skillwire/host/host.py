@@ -63,6 +63,7 @@ from skillwire.host.identity import SkillRef
 from skillwire.host.origins import LocalOrigin, ServerOrigin, server_origin
 from skillwire.host.policy import ApprovalRequest, CrossOriginRead, DenyAll, Policy
 from skillwire.host.registry import Collision, RegisteredSkill, Registry
+from skillwire.host.trust import SignatureCheck, TrustPolicy, bound_files
 
 logger = logging.getLogger("skillwire.host")
 
@@ -121,8 +122,11 @@ class SkillHost:
         approvals: ApprovalStore | None = None,
         cache: ContentCache | None = None,
         use_cache: bool = True,
+        trust: TrustPolicy | None = None,
     ) -> None:
         self.policy: Policy = policy if policy is not None else DenyAll()
+        # Publisher signatures (host/trust.py): off unless the application sets a policy.
+        self.trust = trust if trust is not None else TrustPolicy()
         # No store given: approvals live in memory with this host. The user-wide file (or any other) is
         # the embedding application's explicit choice, never a side effect of constructing a host.
         self._owns_approvals = approvals is None
@@ -345,13 +349,16 @@ class SkillHost:
         problem = entry.limit_problem()
         if problem is not None:
             raise LimitExceeded(f"{ref}: not loading; the skill {problem}", files=len(entry.files))
-        allowed_tools, new_approval = await self._approve(ref, entry)
+        # Before the approval is asked: under `require`, an unsigned, broken or untrusted signature refuses here.
+        signature = self.trust.check(ref, entry)
+        bound = bound_files(entry, signature)
+        allowed_tools, new_approval = await self._approve(ref, entry, bound, signature)
         skill_md = await self._fetch_skill_md(ref, entry)
         if new_approval and getattr(self.policy, "asks_a_person", False) is True:
             # Persisted only now that SKILL.md verified: an approval given to an entry whose SKILL.md then
             # failed (its frontmatter, say) must not survive to cover that digest under another entry.
             # And only a person's: an automatic yes covers this load alone (see host/policy.py).
-            self.approvals.approve(ref, entry.files, allowed_tools=allowed_tools)
+            self.approvals.approve(ref, bound, allowed_tools=allowed_tools)
         active = ActiveSkill(self, ref, entry, skill_md, kind="mcp", allowed_tools=allowed_tools)
         if registered is None:
             # Confirmed by skills/get and loaded: now the registry (and the catalog) knows it too.
@@ -359,19 +366,21 @@ class SkillHost:
         self.active.append(active)
         return active
 
-    async def _approve(self, ref: SkillRef, entry: SkillEntry) -> tuple[str | None, bool]:
+    async def _approve(
+        self, ref: SkillRef, entry: SkillEntry, bound: Sequence[ManifestFile], signature: SignatureCheck
+    ) -> tuple[str | None, bool]:
         """Ask (or reuse a bound approval): the approved `allowed-tools` grant, if any, and whether it is a
         new approval to persist once SKILL.md has been verified."""
         requested_tools = entry.frontmatter.get("allowed-tools")
         if entry.is_dynamic:
             # A persisted approval must never cover dynamic content: ask every time, store nothing.
-            if not await self.policy.approve_skill(ApprovalRequest(ref, entry)):
+            if not await self.policy.approve_skill(ApprovalRequest(ref, entry, signature=signature)):
                 raise ApprovalDenied(f"{ref}: loading was not approved")
             return None, False
-        check = self.approvals.check(ref, entry.files)
+        check = self.approvals.check(ref, bound)
         if check.status != "approved":
             diff = check.diff if check.status == "changed" else None
-            if not await self.policy.approve_skill(ApprovalRequest(ref, entry, diff)):
+            if not await self.policy.approve_skill(ApprovalRequest(ref, entry, diff, signature)):
                 raise ApprovalDenied(
                     f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else ""),
                     changed=check.status == "changed",
@@ -471,7 +480,8 @@ class SkillHost:
         return await self._server(origin).skills.read_directory(uri)
 
     def _revoke(self, ref: SkillRef, new_entry: SkillEntry) -> None:
-        self.approvals.check(ref, new_entry.files)  # a different set revokes the stored approval
+        # A different set revokes the stored approval (the signer is part of the set: host/trust.py).
+        self.approvals.check(ref, bound_files(new_entry, self.trust.inspect(ref, new_entry)))
         self.registry.add(RegisteredSkill(ref, "mcp", new_entry))
 
     # -- ordinary reads (not loads) ---------------------------------------------------------------

@@ -24,6 +24,7 @@ from typing import Any, Protocol
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestDiff
 from skillwire.host.identity import SkillRef
+from skillwire.host.trust import SignatureCheck
 
 
 @dataclass(frozen=True)
@@ -33,6 +34,7 @@ class ApprovalRequest:
     ref: SkillRef
     entry: SkillEntry
     diff: ManifestDiff | None = None  # set when an earlier approval was revoked because files changed
+    signature: SignatureCheck | None = None  # who signed it, when the host's trust policy looked (host/trust.py)
 
     @property
     def is_change(self) -> bool:
@@ -41,6 +43,8 @@ class ApprovalRequest:
     def describe(self) -> str:
         files = "dynamic content" if self.entry.is_dynamic else f"{len(self.entry.files)} files"
         head = f"Load skill {self.entry.name!r} from server {self.ref.origin!r} ({self.ref.uri}, {files})"
+        if self.signature is not None and self.signature.status != "not checked":
+            head += f"; {self.signature.describe()}"
         return head + (f"; it changed since you approved it: {self.diff.describe()}" if self.diff else "")
 
 

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import logging
+import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -27,11 +28,14 @@ from mcp_types import PaginatedRequestParams, ReadResourceRequestParams, Request
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import FileChanged
 from skillwire.catalog.store import BlobUnavailable, StoredFile
 from skillwire.core.cursor import decode_cursor, encode_cursor
+from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import FrontmatterError, InvalidCursor, InvalidSkillURI, NotASkill
 from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
 from skillwire.server.content import dynamic_contents, file_contents
 from skillwire.server.notify import ListChangedNotifier
@@ -75,6 +79,7 @@ class SkillsExtension(Extension):
         directory_page_size: int = 500,
         ttl_ms: int = 60_000,
         cache_scope: CacheScope = "private",
+        signatures: SignatureBook | None = None,
     ) -> None:
         if page_size < 1 or directory_page_size < 1:
             raise ValueError("page sizes must be at least 1")
@@ -88,6 +93,10 @@ class SkillsExtension(Extension):
         self.directory_page_size = directory_page_size
         self.ttl_ms = ttl_ms
         self.cache_scope: CacheScope = cache_scope
+        # Publisher signatures added to entries' `_meta` (core/signing.py); matched once per entry object:
+        # an entry never changes, and a refresh that changes a skill makes a new one.
+        self.signatures = signatures
+        self._signature_meta: dict[int, tuple[weakref.ref[SkillEntry], dict[str, Any] | None]] = {}
 
     # -- Extension contract ----------------------------------------------------------------------------
 
@@ -144,6 +153,32 @@ class SkillsExtension(Extension):
 
     notifier: ListChangedNotifier | None = None
 
+    def _wire(self, skill: Any) -> dict[str, Any]:
+        """A catalog skill's entry as sent, with its publisher signature when one matches it."""
+        wire: dict[str, Any] = skill.wire
+        if self.signatures:
+            meta = self._signature_for(skill.entry)
+            if meta is not None:
+                wire["_meta"] = {**(wire.get("_meta") or {}), SIGNATURE_META_KEY: meta}
+        return wire
+
+    def _signature_for(self, entry: SkillEntry) -> dict[str, Any] | None:
+        key = id(entry)
+        hit = self._signature_meta.get(key)
+        if hit is not None and hit[0]() is entry:
+            return hit[1]
+        assert self.signatures is not None
+        signature = self.signatures.signature_for(entry)
+        meta = signature.to_meta() if signature is not None else None
+        cache = self._signature_meta
+
+        def forget(_: weakref.ref[SkillEntry]) -> None:
+            # Runs when the entry is collected, before its id can be reused.
+            cache.pop(key, None)
+
+        cache[key] = (weakref.ref(entry, forget), meta)
+        return meta
+
     def _cache_fields(self) -> dict[str, Any]:
         return {"ttlMs": self.ttl_ms, "cacheScope": self.cache_scope}
 
@@ -155,7 +190,7 @@ class SkillsExtension(Extension):
             page, next_cursor = snapshot.list_page(params.cursor, self.page_size)
         except InvalidCursor as exc:
             raise invalid_params(str(exc)) from None
-        result: dict[str, Any] = {"resultType": "complete", "skills": [s.wire for s in page]}
+        result: dict[str, Any] = {"resultType": "complete", "skills": [self._wire(s) for s in page]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         result.update(self._cache_fields())
@@ -176,7 +211,7 @@ class SkillsExtension(Extension):
         if skill is None:
             hint = "" if uri.endswith("/" + SKILL_MD) else f" (a skill is named by its {SKILL_MD} URI)"
             raise invalid_params(f"Unknown skill: this server serves no skill at {params.uri}{hint}", params.uri)
-        return {"resultType": "complete", "skill": skill.wire, **self._cache_fields()}
+        return {"resultType": "complete", "skill": self._wire(skill), **self._cache_fields()}
 
     # -- resources/directory/read ----------------------------------------------------------------------------
 
