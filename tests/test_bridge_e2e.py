@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp.client import Client
 
@@ -156,6 +157,21 @@ async def test_tools_paging_query_and_load(upstreams: Upstreams, tmp_path: Path,
         again = await client.call_tool("read_skill", {"server": "a", "uri": PDF})
         assert not again.is_error
         assert len(elicitor.messages) == 1
+
+        # How the question travels: on 2026-07-28 as an input-required tool result (seen here by driving the
+        # retry loop by hand), on 2025-11-25 as elicitation/create in the middle of the call.
+        raw = await client.session.call_tool("read_skill", {"server": "b", "uri": ZEBRA}, allow_input_required=True)
+        if mode == "auto":
+            assert isinstance(raw, types.InputRequiredResult)
+            assert raw.input_requests is not None
+            (request,) = raw.input_requests.values()
+            assert isinstance(request, types.ElicitRequest)
+            assert "'zebra-care'" in request.params.message
+            assert len(elicitor.messages) == 1  # not asked through the callback: the client must retry
+        else:
+            assert isinstance(raw, types.CallToolResult)
+            assert not raw.is_error
+            assert "'zebra-care'" in elicitor.messages[-1]
 
 
 @pytest.mark.parametrize("mode", ERAS)
