@@ -29,6 +29,7 @@ from skillwire.core.errors import (
     ServerError,
 )
 from skillwire.host.host import SkillHost
+from skillwire.host.policy import ApproveAll
 
 pytestmark = pytest.mark.anyio
 
@@ -223,3 +224,23 @@ async def test_host_add_server_that_cannot_be_reached_is_a_skillwire_error() -> 
         with pytest.raises(ServerError, match=r"^gone: cannot connect"):
             await host.add_server("gone", [sys.executable, "-c", "pass"], timeout=2)
         assert host.origins() == []
+
+
+@pytest.mark.parametrize("kind", TRANSPORTS)
+async def test_host_load_isolates_a_bad_answer_to_its_skill(kind: str, tmp_path: Path) -> None:
+    """`SkillHost.load` of a skill whose answers are broken fails with a skillwire error for that skill;
+    the next load on the same connection works, and the Go SDK's empty file is read (verified) as b""."""
+    with faulty(kind, tmp_path) as target:
+        server = target.get("url") or target["command"]
+        async with SkillHost(policy=ApproveAll(), use_cache=False) as host:
+            await host.add_server("faulty", server, timeout=2)
+            await host.list_skills()
+            for name, error in [("bad-block", InvalidResponse), ("huge-read", ResponseTooLarge)]:
+                with pytest.raises(error):
+                    await host.load("faulty", uri(name))
+            with pytest.raises(RequestTimeout):
+                await host.load("faulty", uri("hang-read"))
+            empty = await host.load("faulty", uri("empty-file"))
+            assert await empty.read_bytes("empty.txt") == b""
+            good = await host.load("faulty", uri("good"))
+            assert (await good.read("references/guide.md")).text.startswith("# Guide")
