@@ -11,6 +11,8 @@ from urllib.request import urlopen
 import anyio
 import mcp_types
 from mcp.client import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel, ConfigDict
 
@@ -25,9 +27,15 @@ class RawResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
-async def call_async(url: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+async def call_async(
+    url: str, method: str, params: dict[str, Any] | None = None, token: str | None = None
+) -> dict[str, Any]:
     failure: MCPError | None = None
-    async with Client(url) as client:
+    headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+    async with (
+        create_mcp_http_client(headers=headers) as http,
+        Client(streamable_http_client(url, http_client=http)) as client,
+    ):
         try:
             result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
         except MCPError as exc:  # re-raised outside the client's task group, which would wrap it in a group
@@ -37,24 +45,24 @@ async def call_async(url: str, method: str, params: dict[str, Any] | None = None
     return result.model_dump()
 
 
-def call(url: str, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    return anyio.run(call_async, url, method, params)
+def call(url: str, method: str, params: dict[str, Any] | None = None, *, token: str | None = None) -> dict[str, Any]:
+    return anyio.run(call_async, url, method, params, token)
 
 
-def call_error(url: str, method: str, params: dict[str, Any] | None = None) -> MCPError:
+def call_error(url: str, method: str, params: dict[str, Any] | None = None, *, token: str | None = None) -> MCPError:
     try:
-        call(url, method, params)
+        call(url, method, params, token=token)
     except MCPError as exc:
         return exc
     raise AssertionError(f"{method} {params} succeeded; an error was expected")
 
 
-def list_uris(url: str) -> list[str]:
+def list_uris(url: str, *, token: str | None = None) -> list[str]:
     """Every skill URI of `skills/list`, page by page."""
     uris: list[str] = []
     cursor: str | None = None
     while True:
-        page = call(url, "skills/list", {"cursor": cursor} if cursor else None)
+        page = call(url, "skills/list", {"cursor": cursor} if cursor else None, token=token)
         uris += [s["uri"] for s in page["skills"]]
         cursor = page.get("nextCursor")
         if not cursor:

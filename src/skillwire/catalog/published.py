@@ -40,6 +40,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import obstore
 
+from skillwire.catalog.audiences import AudienceRules, audience_rules
 from skillwire.catalog.catalog import SkillCatalog, _same_published
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
@@ -88,8 +89,17 @@ def canonical_json(value: object) -> bytes:
     return json.dumps(value, ensure_ascii=False, sort_keys=True, separators=(",", ":"), allow_nan=False).encode()
 
 
-def build_index(snapshot: CatalogSnapshot) -> dict[str, Any]:
-    """The index document of a snapshot (every skill, listed or not, and the skip report)."""
+class PublishedSnapshot(CatalogSnapshot):
+    """A snapshot loaded from an index: also which index, and the audience rules it declares."""
+
+    def __init__(self, *args: Any, index_id: str = "", rules: AudienceRules = (), **options: Any) -> None:
+        super().__init__(*args, **options)
+        self.index_id = index_id
+        self.audience_rules = rules
+
+
+def build_index(snapshot: CatalogSnapshot, audiences: AudienceRules = ()) -> dict[str, Any]:
+    """The index document of a snapshot (every skill, listed or not, the skip report, audience rules)."""
     skills: list[dict[str, Any]] = []
     for uri in sorted(snapshot.skill_by_uri):
         skill = snapshot.skill_by_uri[uri]
@@ -105,12 +115,15 @@ def build_index(snapshot: CatalogSnapshot) -> dict[str, Any]:
         if not skill.listed:
             record["listed"] = False
         skills.append(record)
-    return {
+    index: dict[str, Any] = {
         "format": INDEX_FORMAT,
         "skills": skills,
         "skipped": [{"location": s.location, "reason": s.reason} for s in snapshot.skipped],
         "ignored": [{"path": path, "reason": why} for path, why in snapshot.ignored],
     }
+    if audiences:
+        index["audiences"] = [{"prefix": prefix, "audiences": sorted(names)} for prefix, names in audiences]
+    return index
 
 
 @dataclass(frozen=True)
@@ -144,12 +157,16 @@ def scan_for_publish(roots: Sequence[SkillRoot], *, enforce_limits: bool = True)
 
 
 async def publish(
-    snapshot: CatalogSnapshot, location: StoreLocation, store: ObjectStore | None = None
+    snapshot: CatalogSnapshot,
+    location: StoreLocation,
+    store: ObjectStore | None = None,
+    *,
+    audiences: AudienceRules = (),
 ) -> PublishResult:
     """Upload what is missing, write the index, then switch the pointer (see the module docstring)."""
     if store is None:
         store = open_store(location, create=True)
-    index = build_index(snapshot)
+    index = build_index(snapshot, audiences)
     body = canonical_json(index)
     index_id = hashlib.sha256(body).hexdigest()
     unique: dict[str, CatalogFile] = {}
@@ -290,7 +307,19 @@ def snapshot_from_index(
         skills.append(_skill_from_index(position, raw, files, blobs))
     skipped = [_skipped(i, s) for i, s in enumerate(_list_of(index, "skipped"))]
     ignored = [_ignored(i, s) for i, s in enumerate(_list_of(index, "ignored"))]
-    return CatalogSnapshot(skills, files.values(), skipped, ignored=ignored, cursor_secret=cursor_secret)
+    rules = audience_rules(_rule(i, r) for i, r in enumerate(_list_of(index, "audiences")))
+    return PublishedSnapshot(
+        skills, files.values(), skipped, ignored=ignored, cursor_secret=cursor_secret, index_id=index_id, rules=rules
+    )
+
+
+def _rule(position: int, raw: object) -> tuple[str, list[str]]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("prefix"), str) or "://" not in raw["prefix"]:
+        raise _field_error(f"audiences[{position}]", "must be {prefix: a URI prefix, audiences: [...]}")
+    names = raw.get("audiences")
+    if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
+        raise _field_error(f"audiences[{position}]", "audiences must be a non-empty list of strings")
+    return raw["prefix"], names
 
 
 def _list_of(index: Mapping[str, object], key: str) -> list[object]:

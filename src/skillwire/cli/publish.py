@@ -30,11 +30,19 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="skill folders, then the target")
     p.add_argument("--no-limits", action="store_true", help="publish skills over 512 files / 16 MiB anyway")
+    p.add_argument(
+        "--audience",
+        action="append",
+        default=[],
+        metavar="PREFIX=AUD[,AUD]",
+        help="only callers with one of these audiences see skills under PREFIX (repeatable; see serve --tokens)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
+    from skillwire.catalog.audiences import audience_rules, parse_audience_rule
     from skillwire.catalog.filesystem import SkillRoot
     from skillwire.catalog.published import publish, scan_for_publish
     from skillwire.catalog.store import is_store_url, parse_location
@@ -42,9 +50,10 @@ def run(args: argparse.Namespace) -> int:
     if len(args.paths) < 2 or not is_store_url(args.paths[-1]):
         raise UsageError("publish wants PATH... TARGET, the target last: s3://BUCKET/PREFIX or file://DIR")
     location = parse_location(args.paths[-1])
+    rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
     roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
     snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
-    result = anyio.run(publish, snapshot, location)
+    result = anyio.run(lambda: publish(snapshot, location, audiences=rules))
     if not args.quiet:
         print(result.summary(), file=sys.stderr, flush=True)
         for skipped in result.skipped:

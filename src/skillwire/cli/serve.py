@@ -83,6 +83,19 @@ def add_parser(commands: Any) -> None:
     store = p.add_argument_group("serving a published catalog (PATH is s3://BUCKET/PREFIX or file://DIR)")
     store.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="look for a new index every SECONDS")
     p.add_argument(
+        "--tokens",
+        type=Path,
+        metavar="FILE",
+        help="require a bearer token listed in FILE (JSON); each caller sees what its audiences allow",
+    )
+    p.add_argument(
+        "--audience",
+        action="append",
+        default=[],
+        metavar="PREFIX=AUD[,AUD]",
+        help="only callers with one of these audiences see skills under PREFIX (repeatable)",
+    )
+    p.add_argument(
         "--workers", type=int, default=1, metavar="N", help="N server processes on one port (HTTP; default 1)"
     )
     store.add_argument("--blob-cache-mb", type=int, default=64, metavar="MB", help="memory for cached file bytes")
@@ -181,6 +194,38 @@ def fix_malloc_mmap_threshold(threshold: int = 128 * 1024) -> bool:
 _M_MMAP_THRESHOLD = -3  # from glibc's <malloc.h>
 
 
+def per_caller(
+    args: argparse.Namespace,
+    catalog: SkillCatalog,
+    snapshot: CatalogSnapshot,
+    address: tuple[str, int] | None,
+    options: dict[str, Any],
+) -> tuple[SkillsExtension, Any, Any]:
+    """The extension, and the SDK auth settings when `--tokens` asks for bearer tokens. Per-caller
+    views are on when tokens or audience rules (given here or declared by a published index) exist."""
+    from skillwire.catalog.audiences import audience_rules, parse_audience_rule
+
+    rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
+    if not (args.tokens or rules or getattr(snapshot, "audience_rules", ())):
+        return SkillsExtension(catalog, **options), None, None
+    from mcp.server.auth.settings import AuthSettings
+
+    from skillwire.server.visibility import PerCallerSkills, StaticTokens
+
+    skills = PerCallerSkills(catalog, rules=rules or None, **options)
+    if args.tokens is None:
+        return skills, None, None
+    if address is None:
+        raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
+    host, port = address
+    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
+    # A resource server only: tokens are verified here, issued elsewhere (or listed in the file).
+    auth = AuthSettings.model_validate(
+        {"issuer_url": base, "resource_server_url": f"{base}/mcp", "validate_token_resource": False}
+    )
+    return skills, StaticTokens.from_file(args.tokens), auth
+
+
 def published_catalog(args: argparse.Namespace, paths: list[str], secret: bytes) -> SkillCatalog:
     from skillwire.catalog.published import PublishedCatalog
 
@@ -245,15 +290,15 @@ def serve(
         signatures = SignatureBook.load([*(root.path / SIGNATURES_FILE for root in roots), *args.signatures])
     except SigningError as exc:
         raise UsageError(str(exc)) from None
-    skills = SkillsExtension(
-        catalog,
-        directory_read=not args.no_directory_read,
-        page_size=args.page_size,
-        ttl_ms=args.ttl_ms,
-        cache_scope=args.cache_scope,
-        signatures=signatures or None,
-    )
     snapshot = catalog.snapshot
+    options: dict[str, Any] = {
+        "directory_read": not args.no_directory_read,
+        "page_size": args.page_size,
+        "ttl_ms": args.ttl_ms,
+        "cache_scope": args.cache_scope,
+        "signatures": signatures or None,
+    }
+    skills, verifier, auth = per_caller(args, catalog, snapshot, address, options)
     problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
     if problem is not None:
         if sock is not None:
@@ -265,7 +310,7 @@ def serve(
         print(summary(snapshot), file=sys.stderr, flush=True)
         if signatures:
             print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
-    server = build_server(skills)
+    server = build_server(skills, token_verifier=verifier, auth=auth)
     watch = not args.no_watch
     if address is None:
         anyio.run(lambda: serve_stdio(server, skills, watch=watch))

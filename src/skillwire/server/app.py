@@ -15,6 +15,8 @@ from typing import Any
 
 import anyio
 import uvicorn
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
@@ -26,9 +28,18 @@ logger = logging.getLogger("skillwire.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
 
-def build_server(skills: SkillsExtension, *, name: str = "skillwire") -> MCPServer:
-    """An MCP server that publishes `skills` (and nothing else until you add tools or resources)."""
-    server = MCPServer(name, version=__version__, instructions=None)
+def build_server(
+    skills: SkillsExtension,
+    *,
+    name: str = "skillwire",
+    token_verifier: TokenVerifier | None = None,
+    auth: AuthSettings | None = None,
+) -> MCPServer:
+    """An MCP server that publishes `skills` (and nothing else until you add tools or resources).
+
+    With `token_verifier` and `auth` (the SDK's own bearer-token support) every request to `/mcp`
+    must carry a valid token (401 otherwise); see `server.visibility` for per-caller catalogs."""
+    server = MCPServer(name, version=__version__, instructions=None, token_verifier=token_verifier, auth=auth)
     skills.attach(server)
     return server
 

@@ -29,7 +29,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.signatures import SignatureBook
-from skillwire.catalog.snapshot import FileChanged
+from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
 from skillwire.catalog.store import BlobUnavailable, StoredFile
 from skillwire.core.cursor import decode_cursor, encode_cursor
 from skillwire.core.entry import SkillEntry
@@ -179,13 +179,18 @@ class SkillsExtension(Extension):
         cache[key] = (weakref.ref(entry, forget), meta)
         return meta
 
+    def snapshot_for(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot:
+        """The snapshot this request is answered from: the catalog's, or a caller's view of it
+        (`server.visibility.PerCallerSkills`), so every method sees one and the same catalog."""
+        return self.catalog.snapshot
+
     def _cache_fields(self) -> dict[str, Any]:
         return {"ttlMs": self.ttl_ms, "cacheScope": self.cache_scope}
 
     # -- skills/list, skills/get -------------------------------------------------------------------------
 
     async def handle_list(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> HandlerResult:
-        snapshot = self.catalog.snapshot
+        snapshot = self.snapshot_for(ctx)
         try:
             page, next_cursor = snapshot.list_page(params.cursor, self.page_size)
         except InvalidCursor as exc:
@@ -197,7 +202,7 @@ class SkillsExtension(Extension):
         return result
 
     async def handle_get(self, ctx: ServerRequestContext[Any, Any], params: GetSkillParams) -> HandlerResult:
-        skills = self.catalog.snapshot.skill_by_uri
+        skills = self.snapshot_for(ctx).skill_by_uri
         # Published URIs are canonical, so a URI sent exactly as listed is found without parsing it (parsing
         # was most of this handler's time); any other spelling is parsed, to resolve or to say what is wrong.
         skill = skills.get(params.uri)
@@ -222,7 +227,7 @@ class SkillsExtension(Extension):
             uri = canonical_uri(params.uri)
         except InvalidSkillURI as exc:
             raise invalid_params(str(exc), params.uri) from None
-        snapshot = self.catalog.snapshot
+        snapshot = self.snapshot_for(ctx)
         try:
             page = snapshot.directory_page(uri, params.cursor, self.directory_page_size)
         except InvalidCursor as exc:
@@ -245,7 +250,7 @@ class SkillsExtension(Extension):
     ) -> HandlerResult:
         """Serve a skill file; any other URI goes to `previous`, the server's own handler (if any)."""
         raw = str(params.uri)
-        snapshot = self.catalog.snapshot
+        snapshot = self.snapshot_for(ctx)
         # As in handle_get: a file URI exactly as published needs no parsing.
         uri: str | None = raw if raw in snapshot.files else None
         if uri is None:
@@ -320,7 +325,7 @@ class SkillsExtension(Extension):
     ) -> HandlerResult:
         # Phase-tagged cursor: the server's own resources first (its cursor carried inside ours), then
         # every listed SKILL.md. Both halves are keyset-paged, so no phase costs more than a page.
-        snapshot = self.catalog.snapshot
+        snapshot = self.snapshot_for(ctx)
         phase, key = ("own", None) if previous is not None else ("skills", None)
         if params.cursor is not None:
             try:

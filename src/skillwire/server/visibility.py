@@ -1,0 +1,152 @@
+"""Per-caller catalogs: who may see which skills, applied to every method by construction.
+
+A caller's *audiences* come from its bearer token (the `mcp` SDK's own auth: a `TokenVerifier`
+turns the token into an `AccessToken`, whose scopes are the audiences by default). Audience rules
+map URI prefixes to the audiences that may see the skills under them; the longest matching prefix
+decides, and a skill no rule covers is visible to everyone. A published catalog carries its rules
+in its index (`skillwire publish --audience PREFIX=AUD,AUD`); embedders can add a Python predicate.
+
+`PerCallerSkills` answers each request from a *view*: a `CatalogSnapshot` holding only the skills
+the caller may see and only their files, built once per (snapshot, audience set) and kept in a small
+LRU. Every method (skills/list and its cursors, skills/get, resources/read, resources/directory/read,
+resources/list) then runs unchanged on that view, so a hidden skill is not filtered in five places
+and possibly forgotten in a sixth: it is absent, and every answer is the one an unknown skill gets.
+Results say `cacheScope: "private"`, because they depend on who asked.
+"""
+
+from __future__ import annotations
+
+import hmac
+import json
+import threading
+from collections import OrderedDict
+from collections.abc import Callable, Mapping, Sequence
+from hashlib import sha256
+from pathlib import Path
+from typing import Any
+
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import AccessToken
+from mcp.server.context import ServerRequestContext
+
+from skillwire.catalog.audiences import AudienceRules, InvalidAudienceRule, visible_to
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
+from skillwire.server.extension import SkillsExtension
+
+Visible = Callable[[CatalogSkill, frozenset[str]], bool]
+_VIEWS_KEPT = 32
+
+
+def view_of(snapshot: CatalogSnapshot, keep: Callable[[CatalogSkill], bool]) -> CatalogSnapshot:
+    """The snapshot with only the skills `keep` accepts and only files a kept skill lists."""
+    skills = [s for s in snapshot.skill_by_uri.values() if keep(s)]
+    wanted = {f.uri for s in skills for f in s.entry.files}
+    files = [f for uri, f in snapshot.files.items() if uri in wanted]
+    # No skip report in a view: where skipped folders were is not every caller's business.
+    return CatalogSnapshot(skills, files, cursor_secret=snapshot.cursor_secret)
+
+
+def token_audiences(token: AccessToken | None) -> frozenset[str]:
+    """The default: a token's scopes are its audiences; no token, no audience."""
+    return frozenset(token.scopes) if token is not None else frozenset()
+
+
+def caller_token(ctx: ServerRequestContext[Any, Any]) -> AccessToken | None:
+    token = get_access_token()
+    if token is not None:
+        return token
+    request = getattr(ctx, "request", None)
+    user = getattr(request, "scope", {}).get("user") if request is not None else None
+    found = getattr(user, "access_token", None)
+    return found if isinstance(found, AccessToken) else None
+
+
+class PerCallerSkills(SkillsExtension):
+    """`SkillsExtension` answering each caller from its own view of the catalog (see module docstring).
+
+    `rules`: audience rules; None takes them from the snapshot (a published index declares them).
+    `audiences_of`: the caller's audiences from its token. `visible`: an extra predicate, called once
+    per skill per (snapshot, audience set) when a view is built, never per request.
+    """
+
+    def __init__(
+        self,
+        catalog: SkillCatalog | None = None,
+        *,
+        rules: AudienceRules | None = None,
+        audiences_of: Callable[[AccessToken | None], frozenset[str]] = token_audiences,
+        visible: Visible | None = None,
+        **options: Any,
+    ) -> None:
+        options["cache_scope"] = "private"
+        super().__init__(catalog, **options)
+        self.rules = rules
+        self.audiences_of = audiences_of
+        self.visible = visible
+        self._views: OrderedDict[tuple[int, frozenset[str]], tuple[CatalogSnapshot, CatalogSnapshot]] = OrderedDict()
+        self._lock = threading.Lock()
+
+    def snapshot_for(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot:
+        snapshot = self.catalog.snapshot
+        audiences = self.audiences_of(caller_token(ctx))
+        key = (id(snapshot), audiences)
+        with self._lock:
+            kept = self._views.get(key)
+            if kept is not None and kept[0] is snapshot:  # the snapshot is held, so its id is not reused
+                self._views.move_to_end(key)
+                return kept[1]
+        rules = self.rules if self.rules is not None else getattr(snapshot, "audience_rules", ())
+        extra = self.visible
+
+        def keep(skill: CatalogSkill) -> bool:
+            return visible_to(rules, skill.uri, audiences) and (extra is None or extra(skill, audiences))
+
+        view = view_of(snapshot, keep)
+        with self._lock:
+            self._views[key] = (snapshot, view)
+            while len(self._views) > _VIEWS_KEPT:
+                self._views.popitem(last=False)
+        return view
+
+
+class StaticTokens:
+    """A `TokenVerifier` over a JSON file of API tokens, for `skillwire serve --tokens FILE`:
+
+        {"tokens": [{"client": "ci", "sha256": "<hex of the token>", "audiences": ["acme"]},
+                    {"client": "dev", "token": "<the token itself>", "audiences": []}]}
+
+    Prefer `sha256` (the file then holds no secret). Any other verifier (JWT, introspection) can be
+    given to `build_server` instead; the audiences then come from its `AccessToken.scopes`.
+    """
+
+    def __init__(self, entries: Sequence[Mapping[str, Any]]) -> None:
+        self._by_digest: dict[str, AccessToken] = {}
+        for position, entry in enumerate(entries):
+            client = entry.get("client")
+            audiences = entry.get("audiences", [])
+            digest = entry.get("sha256")
+            if digest is None and isinstance(entry.get("token"), str):
+                digest = sha256(entry["token"].encode()).hexdigest()
+            if not isinstance(client, str) or not isinstance(digest, str) or len(digest) != 64:
+                raise InvalidAudienceRule(f"tokens[{position}]: needs a 'client' and a 'token' or 'sha256'")
+            if not isinstance(audiences, list) or not all(isinstance(a, str) for a in audiences):
+                raise InvalidAudienceRule(f"tokens[{position}]: 'audiences' must be a list of strings")
+            self._by_digest[digest.lower()] = AccessToken(token="", client_id=client, scopes=list(audiences))
+
+    @classmethod
+    def from_file(cls, path: Path) -> StaticTokens:
+        try:
+            data = json.loads(path.read_text(encoding="utf-8"))
+        except (OSError, ValueError) as exc:
+            raise InvalidAudienceRule(f"cannot read the tokens file {path}: {exc}") from None
+        if not isinstance(data, dict) or not isinstance(data.get("tokens"), list):
+            raise InvalidAudienceRule(f'{path}: expected {{"tokens": [...]}}')
+        return cls(data["tokens"])
+
+    async def verify_token(self, token: str) -> AccessToken | None:
+        digest = sha256(token.encode()).hexdigest()
+        for known, access in self._by_digest.items():
+            if hmac.compare_digest(known, digest):
+                return access.model_copy(update={"token": token})
+        return None
