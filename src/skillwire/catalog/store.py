@@ -231,7 +231,7 @@ class BlobReader:
 
 # Published files hold no bytes of their own: `content` is this shared empty marker, and reads go
 # through the file's `BlobReader`.
-_IN_STORE = MemoryContent(b"")
+IN_STORE = MemoryContent(b"")
 
 
 @dataclass(frozen=True, slots=True)
@@ -248,4 +248,4 @@ class StoredFile(CatalogFile):
 
 
 def stored_file(uri: str, digest: str, size: int, mime_type: str, is_text: bool, blobs: BlobReader) -> StoredFile:
-    return StoredFile(uri, digest, size, mime_type, is_text, _IN_STORE, blobs)
+    return StoredFile(uri, digest, size, mime_type, is_text, IN_STORE, blobs)
