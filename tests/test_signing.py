@@ -6,8 +6,10 @@ Keys are made with OpenSSH's own `ssh-keygen` in a temporary folder; nothing her
 
 from __future__ import annotations
 
+import hashlib
 import json
 import logging
+import os
 import shutil
 import subprocess
 import sys
@@ -263,12 +265,12 @@ def test_the_statement_covers_path_frontmatter_and_every_file(signed_root: Path,
 def test_trust_store_round_trip_and_refuses_a_broken_key(tmp_path: Path, keys: dict[str, Key]) -> None:
     store = TrustStore(tmp_path / "trust.json")
     store.add(TrustedKey("acme", keys["publisher"].public_line, ("work",), ("skill://acme/",)))
-    assert store.keys() == [TrustedKey("acme", keys["publisher"].public_line, ("work",), ("skill://acme/",))]
+    assert store.trusted_keys() == [TrustedKey("acme", keys["publisher"].public_line, ("work",), ("skill://acme/",))]
     assert (tmp_path / "trust.json").stat().st_mode & 0o077 == 0
     with pytest.raises(ValueError, match="not an OpenSSH public key"):
         store.add(TrustedKey("broken", "ssh-ed25519 not-base64"))
     assert store.remove("acme") is True
-    assert store.keys() == []
+    assert store.trusted_keys() == []
 
 
 @pytest.mark.skipif(missing_tools_reason() is not None, reason=str(missing_tools_reason()))
@@ -312,3 +314,42 @@ def test_the_inspector_verifies_every_signed_skill(signed_server: RunningServer,
     assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
     reports: list[Any] = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("{")]
     assert len(reports) == len(served_uris(EXAMPLES))
+
+
+def run_skillwire(*args: str, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([*SKILLWIRE, *args], capture_output=True, text=True, env=env, timeout=120, check=False)
+
+
+def test_pull_keeps_the_signature_and_check_verifies_it_against_the_publisher(
+    signed_server: RunningServer, keys: dict[str, Key], tmp_path: Path
+) -> None:
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    dest = tmp_path / "vendor"
+    pulled = run_skillwire("pull", "--to", str(dest), signed_server.url, env=env)
+    assert pulled.returncode == 0, pulled.stderr
+    lock = json.loads((dest / "skills.lock").read_text())
+    assert all(skill["signature"]["format"] == "sshsig" for skill in lock["skills"])
+
+    checked = run_skillwire("pull", "--check", "--to", str(dest), signed_server.url, env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert checked.stdout.count("(not in your trust file)") == len(lock["skills"])
+    trust = run_skillwire("trust", "add", "acme-publisher", str(keys["publisher"].private) + ".pub", env=env)
+    assert trust.returncode == 0, trust.stderr
+    checked = run_skillwire("pull", "--check", "--to", str(dest), signed_server.url, env=env)
+    assert checked.stdout.count("signed by acme-publisher (SHA256:") == len(lock["skills"])
+
+    # Rewrite a pulled SKILL.md and its lock entry together (digest and size consistent): only the
+    # publisher's signature can tell.
+    skill_md = dest / "pdf-processing" / "SKILL.md"
+    data = skill_md.read_bytes() + b"\nInjected line.\n"
+    skill_md.write_bytes(data)
+    for skill in lock["skills"]:
+        for item in skill["files"]:
+            if item["uri"] == "skill://pdf-processing/SKILL.md":
+                item["digest"], item["size"] = "sha256:" + hashlib.sha256(data).hexdigest(), len(data)
+    (dest / "skills.lock").write_text(json.dumps(lock, indent=2) + "\n")
+    checked = run_skillwire("pull", "--check", "--to", str(dest), signed_server.url, env=env)
+    assert checked.returncode == 1
+    line = next(line for line in checked.stdout.splitlines() if "skill://pdf-processing/SKILL.md" in line)
+    assert line.startswith("invalid")
+    assert "does not verify" in line

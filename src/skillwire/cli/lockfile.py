@@ -25,7 +25,9 @@ path, two-space indentation and a final newline, so the same pull always writes 
 spaces); one directory holds skills from one origin. `selection` is `all` once any pull into the
 directory named no skill (then `pull --check` also reports skills that are new on the server), else
 `named`. `path` is the skill's directory relative to the lock (its decoded skill-path segments); a
-file's `path` is relative to that directory.
+file's `path` is relative to that directory. A skill whose entry carried a publisher signature keeps it under
+`signature`, exactly as served (core/signing.py); `pull --check` verifies it over the locked manifest
+and the pulled SKILL.md.
 """
 
 from __future__ import annotations
@@ -71,18 +73,24 @@ class LockedSkill:
     name: str
     path: str
     files: tuple[LockedFile, ...]
+    # The publisher signature the entry carried (core/signing.py), kept as received so `pull --check`
+    # can verify the copy against the publisher, not only against this server.
+    signature: dict[str, Any] | None = None
 
     @property
     def segments(self) -> tuple[str, ...]:
         return tuple(self.path.split("/"))
 
     def to_json(self) -> dict[str, Any]:
-        return {
+        data: dict[str, Any] = {
             "uri": self.uri,
             "name": self.name,
             "path": self.path,
             "files": [f.to_json() for f in sorted(self.files)],
         }
+        if self.signature is not None:
+            data["signature"] = self.signature
+        return data
 
 
 @dataclass
@@ -189,7 +197,10 @@ def _skill(raw: object, where: str, bad: Any) -> LockedSkill:
         if isinstance(size, bool) or not isinstance(size, int) or size < 0:
             raise bad(f"{at}.size is not a non-negative integer")
         files.append(LockedFile(file_path, file_uri, digest, size))
-    return LockedSkill(uri, name, path, tuple(sorted(files)))
+    signature = raw.get("signature")
+    if signature is not None and not isinstance(signature, dict):
+        raise bad(f"{where}.signature is not an object")
+    return LockedSkill(uri, name, path, tuple(sorted(files)), signature)
 
 
 def lock_path(directory: Path) -> Path:

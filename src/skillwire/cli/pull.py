@@ -69,9 +69,12 @@ from skillwire.cli.lockfile import (
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServerError, SkillNotFound, SkillwireError, VerificationFailed
+from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.manifest import ManifestFile, sha256_digest
+from skillwire.core.signing import SIGNATURE_META_KEY, verify_entry
 from skillwire.core.uri import SKILL_MD
 from skillwire.host.discovery import is_inside_discovery_path
+from skillwire.host.trust import TrustStore
 
 MAX_NAME_BYTES = 255  # a file name on the common file systems
 
@@ -437,11 +440,13 @@ class Puller:
             return Outcome(entry.uri, "failed", error=reason)
         finally:
             shutil.rmtree(staged, ignore_errors=True)
+        signature = (entry.meta or {}).get(SIGNATURE_META_KEY)
         self.lock.skills[entry.uri] = LockedSkill(
             entry.uri,
             entry.name,
             plan.path,
             locked_files((relative, item.uri, item.digest, item.size) for relative, item in plan.files),
+            dict(signature) if isinstance(signature, dict) else None,
         )
         for other in self.lock.overlapping(plan.segments):
             if other.uri != entry.uri and not _disk_matches(self.dest, other):
@@ -779,6 +784,38 @@ def check_disk(dest: Path, shown_dest: str, lock: Lock, changes: list[Change]) -
     return [f"note: {leftover} temporary {TEMP_PREFIX}* entries in {shown_dest} (the next pull removes them)"]
 
 
+def check_signatures(dest: Path, lock: Lock, changes: list[Change]) -> None:
+    """For each locked skill that carried a publisher signature, verify it over the locked manifest and the
+    SKILL.md on disk (whose bytes `check_disk` already held to the lock); name the signer, or mark the
+    copy `invalid` when the signature no longer verifies. Whether the signer is trusted is said too, from
+    the user's trust file (`skillwire trust`)."""
+    try:
+        trusted = {key.fingerprint: key.name for key in TrustStore().trusted_keys()}
+    except ValueError:
+        trusted = {}
+    for change in changes:
+        locked = lock.skills.get(change.uri)
+        if locked is None or locked.signature is None or change.status == "damaged":
+            continue
+        files = tuple(ManifestFile(f.uri, f.digest, f.size) for f in locked.files)
+        note: str
+        try:
+            document = parse_skill_md((dest / locked.path / SKILL_MD).read_bytes())
+            entry = SkillEntry(locked.uri, document.frontmatter, files, meta={SIGNATURE_META_KEY: locked.signature})
+            signer = verify_entry(entry)
+        except (OSError, SkillwireError) as exc:
+            change.status = "invalid"
+            note = f"the publisher signature in {LOCK_NAME} does not verify: {printable(str(exc))}"
+        else:
+            name = trusted.get(signer.fingerprint)
+            note = (
+                f"signed by {name} ({signer.fingerprint})"
+                if name
+                else f"signed by {signer.fingerprint} (not in your trust file)"
+            )
+        change.note = note + (f"; {change.note}" if change.note else "")
+
+
 def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     if refs:
         raise UsageError("--check compares every skill in skills.lock; drop the URIs")
@@ -799,6 +836,7 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         return report_failure(out, args, exc)
     for note in check_disk(dest, str(args.to), lock, changes):  # the lock is only honest if the disk agrees
         out.warn(note)
+    check_signatures(dest, lock, changes)
     differ = [c for c in changes if c.status != "unchanged"]
     if out.json_mode:
         data = {

@@ -50,7 +50,7 @@ def run(args: argparse.Namespace) -> int:
             store.add(key)
             print(f"trusted {key.describe()}")
         elif args.action == "list":
-            keys = store.keys()
+            keys = store.trusted_keys()
             for key in keys:
                 print(key.describe())
             if not keys:

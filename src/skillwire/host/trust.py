@@ -148,7 +148,7 @@ class TrustStore:
     def __init__(self, path: Path | None = None) -> None:
         self.path = path if path is not None else default_trust_path()
 
-    def keys(self) -> list[TrustedKey]:
+    def trusted_keys(self) -> list[TrustedKey]:
         try:
             raw = json.loads(self.path.read_text(encoding="utf-8"))
         except FileNotFoundError:
@@ -174,15 +174,15 @@ class TrustStore:
         return out
 
     def policy(self, mode: TrustMode) -> TrustPolicy:
-        return TrustPolicy(mode, tuple(self.keys()))
+        return TrustPolicy(mode, tuple(self.trusted_keys()))
 
     def add(self, key: TrustedKey) -> None:
         public_key_of(key.public_key)
-        keys = [k for k in self.keys() if k.name != key.name] + [key]
+        keys = [k for k in self.trusted_keys() if k.name != key.name] + [key]
         self._write(keys)
 
     def remove(self, name: str) -> bool:
-        keys = self.keys()
+        keys = self.trusted_keys()
         kept = [k for k in keys if k.name != name]
         if len(kept) == len(keys):
             return False
