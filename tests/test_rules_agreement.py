@@ -28,6 +28,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from skillwire.catalog import lint
 from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.filesystem import Ignored
 from skillwire.cli import audit as check
 from skillwire.client.requests import send_raw
 from skillwire.core import fields
@@ -222,3 +223,9 @@ def test_severities_follow_the_weight_of_each_rule() -> None:
 
 
 FIELD_PREFIXES = {"name", "description", "compatibility", "license", "allowed", "metadata", "unknown"}
+
+
+def test_every_reason_the_walk_leaves_a_path_out_has_a_lint_rule() -> None:
+    """Lint maps the walk's reasons by kind (an enum), never by the wording of the sentence."""
+    assert set(lint.IGNORED_RULES) == set(Ignored)
+    assert all(rule in lint.RULES for rule, _ in lint.IGNORED_RULES.values())

@@ -23,6 +23,7 @@ import re
 import stat
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 
 import pathspec
@@ -100,6 +101,19 @@ class SkillRoot:
         return cls(Path(path), prefix)
 
 
+class Ignored(StrEnum):
+    """Why the walk left a path out (what `skillwire lint` turns into a rule id)."""
+
+    UNREADABLE_DIRECTORY = "unreadable-directory"
+    UNUSABLE_SKILLIGNORE = "unusable-skillignore"  # fail closed: its whole folder is left out
+    CANNOT_STAT = "cannot-stat"
+    SYMLINK_OUTSIDE = "symlink-outside"
+    SYMLINK_TO_IGNORED = "symlink-to-ignored"
+    DANGLING_SYMLINK = "dangling-symlink"
+    SYMLINKED_DIRECTORY = "symlinked-directory"
+    SPECIAL_FILE = "special-file"
+
+
 @dataclass(slots=True)
 class _Found:
     rel: RelPath
@@ -123,6 +137,7 @@ class _Walker:
         self.result = result
         self.files: list[_Found] = []
         self.skill_dirs: list[RelPath] = []
+        self.kinds: dict[str, Ignored] = {}  # reported path -> why, as data (the sentence is for people)
 
     def _inside(self, real: str) -> bool:
         return real == self.base or real.startswith(self.base + os.sep)
@@ -140,7 +155,7 @@ class _Walker:
         try:
             entries = list(os.scandir(directory))  # order does not matter: files are sorted once, later
         except OSError as exc:
-            self.result.ignored.append((directory, f"unreadable directory: {exc.strerror}"))
+            self._report(directory, Ignored.UNREADABLE_DIRECTORY, f"unreadable directory: {exc.strerror}")
             return
         names = {e.name for e in entries}
         if SKILLIGNORE in names:
@@ -148,7 +163,7 @@ class _Walker:
             if isinstance(spec_or_problem, str):
                 # Fail closed: what the file meant to hide cannot be known, so nothing here is published.
                 shown = os.path.join(str(self.root.path), *rel, SKILLIGNORE)
-                self.result.ignored.append((shown, f"{spec_or_problem}; its folder is not published"))
+                self._report(shown, Ignored.UNUSABLE_SKILLIGNORE, f"{spec_or_problem}; its folder is not published")
                 return
             specs = (*specs, (rel, spec_or_problem))
         for entry in entries:
@@ -187,9 +202,13 @@ class _Walker:
                 return verdict
         return False
 
-    def _ignore(self, rel: RelPath, why: str) -> None:
+    def _ignore(self, rel: RelPath, kind: Ignored, why: str) -> None:
         # The display path is built only for what is reported, not for every entry walked.
-        self.result.ignored.append((os.path.join(str(self.root.path), *rel), why))
+        self._report(os.path.join(str(self.root.path), *rel), kind, why)
+
+    def _report(self, shown: str, kind: Ignored, why: str) -> None:
+        self.result.ignored.append((shown, why))
+        self.kinds[shown] = kind
 
     def _visit(
         self, entry: os.DirEntry[str], rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
@@ -199,33 +218,33 @@ class _Walker:
         try:
             lst = entry.stat(follow_symlinks=False)
         except OSError as exc:
-            self._ignore(rel, f"cannot stat: {exc.strerror}")
+            self._ignore(rel, Ignored.CANNOT_STAT, f"cannot stat: {exc.strerror}")
             return
         real = entry.path
         st = lst
         if stat.S_ISLNK(lst.st_mode):
             real = os.path.realpath(entry.path)
             if not self._inside(real):
-                self._ignore(rel, "symlink whose target is outside the root")
+                self._ignore(rel, Ignored.SYMLINK_OUTSIDE, "symlink whose target is outside the root")
                 return
             # A link must not republish what the ignore list hides (`notes.txt -> .env`).
             if any(is_ignored_name(part) for part in os.path.relpath(real, self.base).split(os.sep)):
-                self._ignore(rel, "symlink whose target is on the ignore list")
+                self._ignore(rel, Ignored.SYMLINK_TO_IGNORED, "symlink whose target is on the ignore list")
                 return
             try:
                 st = os.stat(real)
             except OSError:
-                self._ignore(rel, "dangling symlink")
+                self._ignore(rel, Ignored.DANGLING_SYMLINK, "dangling symlink")
                 return
             if stat.S_ISDIR(st.st_mode):
-                self._ignore(rel, "symlinked directory (not followed)")
+                self._ignore(rel, Ignored.SYMLINKED_DIRECTORY, "symlinked directory (not followed)")
                 return
         if stat.S_ISDIR(st.st_mode):
             if not self._excluded(rel, True, specs):
                 self._walk(real, rel, specs)
             return
         if not stat.S_ISREG(st.st_mode):
-            self._ignore(rel, "not a regular file (FIFO, socket or device)")
+            self._ignore(rel, Ignored.SPECIAL_FILE, "not a regular file (FIFO, socket or device)")
             return
         if self._excluded(rel, False, specs):
             return
@@ -238,11 +257,13 @@ class _Walker:
 class WalkResult:
     """What `scan_root` would consider serving under a root, found without opening any file but
     `.skillignore`s: `files` are `(relative path, real path, size in bytes)` of every regular
-    file that passes the ignore rules, sorted; `skill_dirs` hold a `SKILL.md`; `ignored` is `(path, why)`."""
+    file that passes the ignore rules, sorted; `skill_dirs` hold a `SKILL.md`; `ignored` is `(path, why)`,
+    and `kinds` says, for each of those paths, which rule left it out."""
 
     files: list[tuple[RelPath, str, int]]
     skill_dirs: list[RelPath]
     ignored: list[tuple[str, str]]
+    kinds: dict[str, Ignored]
 
 
 def walk_root(root: SkillRoot) -> WalkResult:
@@ -251,7 +272,7 @@ def walk_root(root: SkillRoot) -> WalkResult:
     walker = _Walker(root, result)
     walker.walk()
     files = sorted(((f.rel, f.real, f.size) for f in walker.files), key=lambda item: item[0])
-    return WalkResult(files, sorted(walker.skill_dirs), result.ignored)
+    return WalkResult(files, sorted(walker.skill_dirs), result.ignored, walker.kinds)
 
 
 def scan_root(

@@ -36,7 +36,7 @@ from ruamel.yaml.events import (
     SequenceStartEvent,
 )
 
-from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, SkillRoot, walk_root
+from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, walk_root
 from skillwire.catalog.safe_open import read_regular
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
@@ -654,31 +654,26 @@ class LintReport:
     findings: list[Finding] = field(default_factory=list)
 
 
-_IGNORED_RULES = (
-    ("symlink whose target is outside the root", "symlink-outside", "copy the file into the skill folder"),
-    ("symlink whose target is on the ignore list", "symlink-to-ignored", "link to a file that is served, or drop it"),
-    ("dangling symlink", "dangling-symlink", "fix or remove the symlink"),
-    ("symlinked directory", "symlinked-directory", "copy the folder into the skill instead of linking it"),
-    ("not a regular file", "special-file", "remove it from the skill folder"),
-    ("cannot stat", "unreadable", "fix its permissions"),
-    ("unreadable directory", "unreadable", "fix its permissions"),
-)
+#: The lint rule and the advice for each reason the walk leaves a path out (the reason is data, the
+#: sentence only what people read).
+IGNORED_RULES: dict[Ignored, tuple[str, str]] = {
+    Ignored.SYMLINK_OUTSIDE: ("symlink-outside", "copy the file into the skill folder"),
+    Ignored.SYMLINK_TO_IGNORED: ("symlink-to-ignored", "link to a file that is served, or drop it"),
+    Ignored.DANGLING_SYMLINK: ("dangling-symlink", "fix or remove the symlink"),
+    Ignored.SYMLINKED_DIRECTORY: ("symlinked-directory", "copy the folder into the skill instead of linking it"),
+    Ignored.SPECIAL_FILE: ("special-file", "remove it from the skill folder"),
+    Ignored.CANNOT_STAT: ("unreadable", "fix its permissions"),
+    Ignored.UNREADABLE_DIRECTORY: ("unreadable", "fix its permissions"),
+    Ignored.UNUSABLE_SKILLIGNORE: (
+        "unusable-skillignore",
+        "make it a readable UTF-8 regular file inside the folder with valid gitignore patterns",
+    ),
+}
 
 
-def _ignored_finding(shown: str, why: str, skill: str | None) -> Finding:
-    if why.endswith("its folder is not published"):
-        return _finding(
-            "unusable-skillignore",
-            shown,
-            None,
-            f"not served: {why}",
-            "make it a readable UTF-8 regular file inside the folder with valid gitignore patterns",
-            skill,
-        )
-    for prefix, rule, suggestion in _IGNORED_RULES:
-        if why.startswith(prefix):
-            return _finding(rule, shown, None, f"not served: {why}", suggestion, skill)
-    return _finding("unreadable", shown, None, f"not served: {why}", "fix or remove it", skill)
+def _ignored_finding(shown: str, why: str, kind: Ignored, skill: str | None) -> Finding:
+    rule, suggestion = IGNORED_RULES[kind]
+    return _finding(rule, shown, None, f"not served: {why}", suggestion, skill)
 
 
 def _read_regular(path: str, limit: int) -> bytes:
@@ -767,13 +762,13 @@ def lint_path(spec: str) -> LintReport:
                 if where is not None:
                     bad_names.setdefault(where, []).append((rel, exc.reason))
                 break
-    ignored_by_owner: dict[RelPath | None, list[tuple[str, str]]] = {}
+    ignored_by_owner: dict[RelPath | None, list[tuple[str, str, Ignored]]] = {}
     ignored_reason: dict[RelPath, str] = {}
     for reported, why in walked.ignored:
         rel_or_none = _rel_of(reported, display_root, real_root)
         where = owner(rel_or_none) if rel_or_none is not None else None
         shown_path = shown(rel_or_none) if rel_or_none is not None else reported
-        ignored_by_owner.setdefault(where, []).append((shown_path, why))
+        ignored_by_owner.setdefault(where, []).append((shown_path, why, walked.kinds[reported]))
         if rel_or_none is not None:
             ignored_reason[rel_or_none] = why
 
@@ -828,8 +823,8 @@ def lint_path(spec: str) -> LintReport:
                 "and every skill enclosing it",
                 "rename it: no control characters, no '\\', valid UTF-8",
             )
-        for shown_path, why in ignored_by_owner.get(skill_dir, []):
-            report.findings.append(_ignored_finding(shown_path, why, skill_key))
+        for shown_path, why, kind in ignored_by_owner.get(skill_dir, []):
+            report.findings.append(_ignored_finding(shown_path, why, kind, skill_key))
 
         outer = next((skill_dir[:cut] for cut in range(n - 1, -1, -1) if skill_dir[:cut] in skill_set), None)
         if outer is not None:
@@ -910,9 +905,9 @@ def lint_path(spec: str) -> LintReport:
                 )
 
     # Outside every skill: only what hides skills (or would have been one) matters.
-    for shown_path, why in ignored_by_owner.get(None, []):
-        if why.endswith("its folder is not published") or os.path.basename(shown_path) == SKILL_MD:
-            report.findings.append(_ignored_finding(shown_path, why, None))
+    for shown_path, why, kind in ignored_by_owner.get(None, []):
+        if kind is Ignored.UNUSABLE_SKILLIGNORE or os.path.basename(shown_path) == SKILL_MD:
+            report.findings.append(_ignored_finding(shown_path, why, kind, None))
     for rel, _real, _st in files:
         if rel[-1] != SKILL_MD and rel[-1].lower() == SKILL_MD.lower() and rel[:-1] not in skill_set:
             report.findings.append(
