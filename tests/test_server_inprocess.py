@@ -22,6 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.snapshot import DIRECTORY_MIME_TYPE, META_PREFIX
+from skillwire.core.frontmatter import JSONValue
 from skillwire.server.extension import EXTENSION_ID, SkillsExtension
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
@@ -451,6 +452,26 @@ async def test_dynamic_skill_over_the_wire(tmp_path: Path, mode: str) -> None:
         with pytest.raises(MCPError) as info:
             await call(client, "resources/read", {"uri": "skill://reports/daily/SKILL.md"})
         assert "frontmatter" in info.value.error.message
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize(
+    ("declared", "written"),
+    [(True, "1"), (1, "true"), (0, "false"), (1.5, "'1.5'")],
+    ids=["true-vs-1", "1-vs-true", "0-vs-false", "number-vs-string"],
+)
+async def test_generated_skill_md_is_compared_with_json_equality(declared: JSONValue, written: str) -> None:
+    """A host compares as JavaScript does (`true` is not `1`); the server must refuse what a host would."""
+    skill_md = f"---\nname: flagged\ndescription: d\nflag: {written}\n---\n"
+    catalog = SkillCatalog()
+    catalog.add_dynamic("flagged", description="d", frontmatter={"flag": declared}, read=lambda path: skill_md)
+    async with Client(make_server("mcpserver", SkillsExtension(catalog))) as client:
+        with pytest.raises(MCPError) as info:
+            await call(client, "resources/read", {"uri": "skill://flagged/SKILL.md"})
+        assert (
+            info.value.error.message
+            == "generated skill://flagged/SKILL.md does not carry the frontmatter its entry declares"
+        )
 
 
 # -- attaching ----------------------------------------------------------------------------------------------

@@ -36,8 +36,9 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillError
 from skillwire.core.fields import publish_problem
 from skillwire.core.frontmatter import parse_skill_md
-from skillwire.core.manifest import limit_problem, sha256_digest
+from skillwire.core.manifest import limit_problem
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
+from skillwire.core.verify import file_mismatches
 
 logger = logging.getLogger(__name__)
 
@@ -492,7 +493,7 @@ def _check_skill(
             # The very file the walk found, opened without blocking: a FIFO or symlink swapped in since
             # the walk is refused (issue 11: a blocking open() here hung `serve`).
             data = read_regular(skill_md.real, skill_md.size, identity=stat_identity(skill_md.stat))
-            if len(data) != skill_md.size or sha256_digest(data) != digest:
+            if file_mismatches(SKILL_MD, skill_md.size, digest, data):
                 raise SkillError("SKILL.md changed while it was being read; it will be picked up on the next scan")
             fm = parse_skill_md(data).frontmatter  # NotASkill / FrontmatterError carry the precise reason
             cache.remember_frontmatter(digest, fm)

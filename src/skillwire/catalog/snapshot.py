@@ -25,8 +25,9 @@ from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, decode_cursor, encode_c
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.frontmatter import JSONValue
-from skillwire.core.manifest import ManifestFile, sha256_digest
+from skillwire.core.manifest import ManifestFile
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, parse_uri
+from skillwire.core.verify import file_matches
 
 META_PREFIX = "io.modelcontextprotocol.skills/"
 DIRECTORY_MIME_TYPE = "inode/directory"
@@ -72,7 +73,7 @@ class CatalogFile(ManifestFile):
     def read(self) -> bytes:
         content = self.content
         data = read_disk(content, self.size) if isinstance(content, str) else content.data
-        if len(data) != self.size or sha256_digest(data) != self.digest:
+        if not file_matches(self, data):
             raise FileChanged(f"{self.uri} changed since it was published; fetch the entry again")
         return data
 

@@ -45,13 +45,13 @@ from pydantic import ValidationError
 
 from skillwire.catalog.filesystem import is_ignored_name
 from skillwire.client.requests import get_skill_request, list_skills_request, read_directory_request
-from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
+from skillwire.core.errors import InvalidSkillURI, SizeMismatch
 from skillwire.core.fields import Problem, entry_problems
 from skillwire.core.fields import Rule as FieldRule
-from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md
-from skillwire.core.manifest import sha256_digest
+from skillwire.core.frontmatter import JSONValue
 from skillwire.core.names import REG_NAME_RE
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, canonical_uri, format_uri, parse_uri
+from skillwire.core.verify import file_mismatches, skill_md_mismatch
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 SERVER = "server"
@@ -956,22 +956,17 @@ class Auditor:
                 self.add(rule, skill.label, f"{uri}: {detail}", uri)
             return
         data = read.data
-        actual = sha256_digest(data) if any(i is not None and i.digest for _, i in owners) else ""
         for skill, item in owners:
-            if item is not None and item.size is not None and item.size != len(data):
-                self.add(
-                    "file.size-mismatch",
-                    skill.label,
-                    f"{uri}: the manifest says {item.size} bytes, {len(data)} bytes were served",
-                    uri,
-                )
-            if item is not None and item.digest is not None and item.digest != actual:
-                self.add(
-                    "file.digest-mismatch",
-                    skill.label,
-                    f"{uri}: the manifest says {item.digest}, the bytes served hash to {actual}",
-                    uri,
-                )
+            mismatches = file_mismatches(uri, item.size, item.digest, data) if item is not None else []
+            for mismatch in mismatches:
+                if isinstance(mismatch, SizeMismatch):
+                    message = f"{uri}: the manifest says {mismatch.expected} bytes, {mismatch.actual} bytes were served"
+                    self.add("file.size-mismatch", skill.label, message, uri)
+                else:
+                    message = (
+                        f"{uri}: the manifest says {mismatch.expected}, the bytes served hash to {mismatch.actual}"
+                    )
+                    self.add("file.digest-mismatch", skill.label, message, uri)
             if _canon(uri) == skill.canon:
                 self._check_skill_md(skill, uri, read)
 
@@ -986,19 +981,14 @@ class Auditor:
                 f"{uri} is served with mimeType {_show(read.mime_type)}; SKILL.md should be text/markdown",
                 uri,
             )
-        try:
-            document = parse_skill_md(read.data)
-        except (NotASkill, FrontmatterError) as exc:
-            self.add("file.frontmatter-invalid", skill.label, f"{uri}: {exc}", uri)
-            return
-        if skill.frontmatter is None:
-            return
-        differences = frontmatter_differences(cast(dict[str, JSONValue], skill.frontmatter), document.frontmatter)
-        if differences:
+        _, mismatch = skill_md_mismatch(cast(dict[str, JSONValue], skill.frontmatter or {}), read.data)
+        if mismatch is not None and mismatch.parse_error is not None:
+            self.add("file.frontmatter-invalid", skill.label, f"{uri}: {mismatch.parse_error}", uri)
+        elif mismatch is not None and skill.frontmatter is not None:
             self.add(
                 "file.frontmatter-mismatch",
                 skill.label,
-                f"the entry's frontmatter differs from {uri} (read as YAML 1.2): " + "; ".join(differences),
+                f"the entry's frontmatter differs from {uri} (read as YAML 1.2): " + "; ".join(mismatch.details),
                 uri,
             )
 

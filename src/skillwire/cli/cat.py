@@ -24,21 +24,16 @@ from skillwire.cli.common import (
 )
 from skillwire.cli.get import did_you_mean, is_uri, resolve_entry
 from skillwire.client.skills import SkillsClient
+from skillwire.core import verify
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
-    DigestMismatch,
-    FrontmatterError,
-    FrontmatterMismatch,
     InvalidSkillURI,
-    NotASkill,
-    SizeMismatch,
     SkillNotFound,
     SkillwireError,
     UnlistedFile,
     VerificationFailed,
 )
-from skillwire.core.frontmatter import frontmatter_differences, parse_skill_md
-from skillwire.core.manifest import ManifestFile, sha256_digest
+from skillwire.core.manifest import ManifestFile
 from skillwire.core.uri import SKILL_MD, canonical_uri, format_uri, parse_uri
 
 
@@ -70,24 +65,12 @@ def add_parser(commands: Any) -> None:
 
 async def fetch_verified(client: SkillsClient, listed: ManifestFile) -> bytes:
     """`resources/read` of a listed file; its bytes only when their length and digest match the manifest."""
-    data = (await client.read_skill_uri(listed.uri, size=listed.size)).data
-    if len(data) != listed.size:
-        raise SizeMismatch(listed.uri, listed.size, len(data))
-    digest = sha256_digest(data)
-    if digest != listed.digest:
-        raise DigestMismatch(listed.uri, listed.digest, digest)
-    return data
+    return verify.verify_file(listed, (await client.read_skill_uri(listed.uri, size=listed.size)).data)
 
 
 def verify_skill_md(entry: SkillEntry, data: bytes) -> None:
     """The served SKILL.md's frontmatter must equal the entry's, field by field (`FrontmatterMismatch`)."""
-    try:
-        document = parse_skill_md(data)
-    except (NotASkill, FrontmatterError) as exc:
-        raise FrontmatterMismatch(entry.uri, [f"the served SKILL.md has no valid frontmatter ({exc})"]) from None
-    differences = frontmatter_differences(entry.frontmatter, document.frontmatter)
-    if differences:
-        raise FrontmatterMismatch(entry.uri, differences)
+    verify.verify_skill_md(entry.uri, entry.frontmatter, data, quote=True)  # a terminal may quote the served words
 
 
 async def fetch_skill_md(client: SkillsClient, entry: SkillEntry) -> bytes:

@@ -73,6 +73,7 @@ from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.manifest import ManifestFile, sha256_digest
 from skillwire.core.signing import SIGNATURE_META_KEY, verify_entry
 from skillwire.core.uri import SKILL_MD
+from skillwire.core.verify import file_mismatches
 from skillwire.host.discovery import is_inside_discovery_path
 from skillwire.host.trust import TrustStore
 
@@ -371,7 +372,7 @@ def _disk_matches(dest: Path, skill: LockedSkill) -> bool:
             data = path.read_bytes()
         except OSError:
             return False
-        if len(data) != item.size or sha256_digest(data) != item.digest:
+        if file_mismatches(item.uri, item.size, item.digest, data):
             return False
     return True
 

@@ -39,9 +39,10 @@ from urllib.parse import unquote
 
 import platformdirs
 
-from skillwire.core.errors import DigestMismatch, InvalidSkillURI, SizeMismatch, UnsafeCacheLocation
-from skillwire.core.manifest import DIGEST_PREFIX, DIGEST_RE, ManifestFile, sha256_digest
+from skillwire.core.errors import InvalidSkillURI, SizeMismatch, UnsafeCacheLocation
+from skillwire.core.manifest import DIGEST_PREFIX, DIGEST_RE, ManifestFile
 from skillwire.core.uri import format_uri, parse_uri
+from skillwire.core.verify import file_problem, verify_file
 from skillwire.host.discovery import is_inside_discovery_path, path_is_within, skills_discovery_paths
 from skillwire.host.identity import validate_origin_label
 
@@ -342,9 +343,10 @@ class ContentCache:
                 # Read one byte more than expected, so a grown file is caught without reading it all.
                 data = handle.read(expected.size + 1)
                 problem = None
-        if problem is None and len(data) != expected.size:
+        mismatch = file_problem(expected, data) if problem is None else None
+        if isinstance(mismatch, SizeMismatch):
             problem = f"its size differs from the manifest's {expected.size} bytes"
-        if problem is None and sha256_digest(data) != expected.digest:
+        elif mismatch is not None:
             problem = f"does not hash to {expected.digest}"
         if problem is not None:
             self._discard([*components, name], problem)
@@ -392,11 +394,7 @@ class ContentCache:
         into place, so a reader never sees a partial file.
         """
         name = self._check_expected(uri, expected)
-        if len(data) != expected.size:
-            raise SizeMismatch(uri, expected.size, len(data))
-        actual = sha256_digest(data)
-        if actual != expected.digest:
-            raise DigestMismatch(uri, expected.digest, actual)
+        verify_file(expected, data)
         components = uri_components(origin, uri)
         try:
             with self._directory(components, create=True) as directory_fd:

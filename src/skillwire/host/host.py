@@ -38,22 +38,18 @@ from skillwire.core.errors import (
     ApprovalDenied,
     ConnectionLost,
     CrossOriginReadDenied,
-    DigestMismatch,
     DynamicSkillDeclined,
-    FrontmatterError,
     FrontmatterMismatch,
     LimitExceeded,
-    NotASkill,
     ServerError,
-    SizeMismatch,
     SkillNotFound,
     SkillwireError,
     UnknownOrigin,
     UnlistedFile,
     VerificationFailed,
 )
-from skillwire.core.frontmatter import JSONValue, frontmatter_differences, parse_skill_md
-from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestFile, sha256_digest
+from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestFile
+from skillwire.core.verify import skill_md_mismatch, verify_file
 from skillwire.host.active import ActiveSkill
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache
@@ -74,24 +70,6 @@ def _first_cause(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = " ".join(str(exc).split())[:300]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _differing_fields(expected: Mapping[str, JSONValue], actual: Mapping[str, JSONValue]) -> list[str]:
-    """The entry's fields the served SKILL.md disagrees with, without quoting anything from the file."""
-    out: list[str] = []
-    extra = 0
-    for key in [*expected, *(k for k in actual if k not in expected)]:
-        before = {key: expected[key]} if key in expected else {}
-        after = {key: actual[key]} if key in actual else {}
-        if not frontmatter_differences(before, after):
-            continue
-        if key in expected:
-            out.append(f"{key}: the served SKILL.md does not match the entry")
-        else:
-            extra += 1
-    if extra:
-        out.append(f"the served SKILL.md has {extra} field(s) the entry does not declare")
-    return out
 
 
 @dataclass
@@ -407,17 +385,11 @@ class SkillHost:
             data = await self._fetch_verified(ref.origin, listed, store=False)
         # The served file's own words (values, parse errors quoting it) stay out of the exception, which
         # may reach the model unframed; they are logged for the operator instead.
-        try:
-            # Off the event loop: decoding is linear and bounded, but other servers' requests must not wait on it.
-            document = await anyio.to_thread.run_sync(parse_skill_md, data)
-        except (NotASkill, FrontmatterError) as exc:
-            logger.warning("%s: the served SKILL.md cannot be parsed: %s", ref, exc)
-            line = f" (line {exc.line})" if isinstance(exc, FrontmatterError) and exc.line is not None else ""
-            raise FrontmatterMismatch(ref.uri, [f"the served SKILL.md has no valid frontmatter{line}"]) from None
-        differences = frontmatter_differences(entry.frontmatter, document.frontmatter)
-        if differences:
-            logger.warning("%s: the served frontmatter differs from the entry: %s", ref, "; ".join(differences))
-            raise FrontmatterMismatch(ref.uri, _differing_fields(entry.frontmatter, document.frontmatter))
+        # Off the event loop: decoding is linear and bounded, but other servers' requests must not wait on it.
+        _, mismatch = await anyio.to_thread.run_sync(skill_md_mismatch, entry.frontmatter, data)
+        if mismatch is not None:
+            logger.warning("%s: the served SKILL.md does not match the entry: %s", ref, "; ".join(mismatch.details))
+            raise FrontmatterMismatch(ref.uri, mismatch.fields)
         if listed is not None and self.cache is not None and ref.origin in self._servers:
             self.cache.put(ref.origin, listed.uri, data, listed)
         return data.decode("utf-8")
@@ -464,11 +436,7 @@ class SkillHost:
                     return cached
             content = await self._server(origin).skills.read_skill_uri(listed.uri, size=listed.size)
             data = content.data
-        if len(data) != listed.size:
-            raise SizeMismatch(listed.uri, listed.size, len(data))
-        digest = sha256_digest(data)
-        if digest != listed.digest:
-            raise DigestMismatch(listed.uri, listed.digest, digest)
+        verify_file(listed, data)
         if store and self.cache is not None and origin in self._servers:
             self.cache.put(origin, listed.uri, data, listed)
         return data

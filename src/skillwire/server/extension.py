@@ -33,10 +33,10 @@ from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
 from skillwire.catalog.store import BlobUnavailable, StoredFile
 from skillwire.core.cursor import decode_cursor, encode_cursor
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import FrontmatterError, InvalidCursor, InvalidSkillURI, NotASkill
-from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.errors import InvalidCursor, InvalidSkillURI
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
+from skillwire.core.verify import skill_md_mismatch
 from skillwire.server.content import dynamic_contents, file_contents
 from skillwire.server.notify import ListChangedNotifier
 
@@ -302,13 +302,12 @@ class SkillsExtension(Extension):
             raise invalid_params(f"Resource not found: {raw}", raw)
         data = produced.encode("utf-8") if isinstance(produced, str) else bytes(produced)
         if file_path == SKILL_MD:
-            try:
-                fm = parse_skill_md(data).frontmatter
-            except (NotASkill, FrontmatterError) as exc:
+            _, mismatch = skill_md_mismatch(skill.entry.frontmatter, data)
+            if mismatch is not None and mismatch.parse_error is not None:
                 raise MCPError(
-                    INTERNAL_ERROR, f"generated {uri} is not a valid SKILL.md: {exc}", {"uri": raw}
-                ) from None
-            if fm != skill.entry.frontmatter:
+                    INTERNAL_ERROR, f"generated {uri} is not a valid SKILL.md: {mismatch.parse_error}", {"uri": raw}
+                )
+            if mismatch is not None:
                 raise MCPError(
                     INTERNAL_ERROR,
                     f"generated {uri} does not carry the frontmatter its entry declares",
