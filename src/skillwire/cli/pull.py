@@ -750,7 +750,7 @@ def _disk_problem(dest: Path, skill: LockedSkill) -> str | None:
             continue
         except OSError:
             data = None
-        if data is None or len(data) != item.size or sha256_digest(data) != item.digest:
+        if data is None or file_mismatches(item.uri, item.size, item.digest, data):
             differ.append(item.path)
 
     def some(paths: list[str]) -> str:
