@@ -70,7 +70,7 @@ from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServerError, SkillNotFound, SkillwireError, VerificationFailed
 from skillwire.core.frontmatter import parse_skill_md
-from skillwire.core.manifest import ManifestFile, sha256_digest
+from skillwire.core.manifest import ManifestFile
 from skillwire.core.signing import SIGNATURE_META_KEY, verify_entry
 from skillwire.core.uri import SKILL_MD
 from skillwire.core.verify import file_mismatches
