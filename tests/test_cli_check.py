@@ -348,6 +348,17 @@ def test_list_rules() -> None:
     as_json = [json.loads(line) for line in cli("check", "--list-rules", "--json").out.splitlines()]
     assert {r["rule"] for r in as_json} == set(RULES)
     assert all(r["severity"] in ("failure", "warning") for r in as_json)
+    # The cache attributes and resultType exist from 2026-07-28 on; a 2025-11-25 session is not held to them.
+    assert {r["rule"] for r in as_json if r["since"] == "2026-07-28"} == {
+        "list.result-type",
+        "list.ttl-invalid",
+        "list.cache-scope-invalid",
+        "get.result-type",
+        "get.ttl-invalid",
+        "get.cache-scope-invalid",
+        "dir.result-type",
+    }
+    assert re.search(r"^list\.ttl-invalid +FAIL .*\(protocol 2026-07-28 and later\)$", result.out, re.M)
 
 
 @pytest.fixture(scope="module")

@@ -207,12 +207,20 @@ def print_rules(out: Output) -> None:
     if out.json_mode:
         out.write(
             "".join(
-                json.dumps({"rule": rid, "severity": r.severity, "section": r.section, "summary": r.summary}) + "\n"
+                json.dumps(
+                    {"rule": rid, "severity": r.severity, "section": r.section, "summary": r.summary, "since": r.since}
+                )
+                + "\n"
                 for rid, r in RULES.items()
             )
         )
         return
     width = max(map(len, RULES))
     out.write(
-        "".join(f"{rid:<{width}}  {_LABEL[r.severity]}  {r.section:<9}  {r.summary}\n" for rid, r in RULES.items())
+        "".join(
+            f"{rid:<{width}}  {_LABEL[r.severity]}  {r.section:<9}  {r.summary}"
+            + (f" (protocol {r.since} and later)" if r.since else "")
+            + "\n"
+            for rid, r in RULES.items()
+        )
     )
