@@ -21,6 +21,7 @@ from fixtures import free_port, running_http_server
 from fixtures.faulty_server import uri
 from skillwire.client.connection import open_skills_client
 from skillwire.client.limits import ClientLimits
+from skillwire.client.transport import _environment_proxy
 from skillwire.core.errors import (
     ConnectionLost,
     InvalidResponse,
@@ -244,3 +245,11 @@ async def test_host_load_isolates_a_bad_answer_to_its_skill(kind: str, tmp_path:
             assert await empty.read_bytes("empty.txt") == b""
             good = await host.load("faulty", uri("good"))
             assert (await good.read("references/guide.md")).text.startswith("# Guide")
+
+
+def test_the_guarded_http_client_keeps_the_environment_proxy(monkeypatch: pytest.MonkeyPatch) -> None:
+    """An explicit httpx2 transport gets no proxy from the environment by itself; the guarded one asks for it."""
+    monkeypatch.setenv("HTTPS_PROXY", "http://proxy.invalid:3128")
+    monkeypatch.setenv("NO_PROXY", "localhost,127.0.0.1")
+    assert _environment_proxy("https://skills.example.com/mcp") == "http://proxy.invalid:3128"
+    assert _environment_proxy("http://127.0.0.1:8765/mcp") is None

@@ -46,7 +46,7 @@ async def open_skills_client(
         raise ValueError("give exactly one of url and command")
     budget = ResponseBudget(limits if limits is not None else ClientLimits())
     if url is not None:
-        async with guarded_http_client(budget, headers) as http:
+        async with guarded_http_client(budget, headers, url=url) as http:
             if on_http_response is not None:
                 http.event_hooks["response"].append(on_http_response)
             transport = streamable_http_client(url, http_client=http, max_sse_event_size=budget.limits.largest_answer)

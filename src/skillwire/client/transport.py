@@ -27,6 +27,8 @@ from __future__ import annotations
 import json
 import logging
 import sys
+import urllib.parse
+import urllib.request
 from collections.abc import AsyncIterator, Mapping, Sequence
 from contextlib import asynccontextmanager, suppress
 from typing import Any, TextIO
@@ -211,13 +213,27 @@ class GuardedHTTPTransport(httpx2.AsyncBaseTransport):
         )  # fmt: skip
 
 
-def guarded_http_client(budget: ResponseBudget, headers: Mapping[str, str] | None = None) -> httpx2.AsyncClient:
-    """An `httpx2.AsyncClient` for the SDK's `streamable_http_client`: guarded, with the budget's timeout."""
+def _environment_proxy(url: str) -> str | None:
+    """The proxy the environment (`HTTPS_PROXY`, `NO_PROXY`, ...) names for `url`, as httpx2 would pick it
+    for a client without an explicit transport (an explicit transport, as here, gets none by itself)."""
+    parts = urllib.parse.urlsplit(url)
+    if not parts.hostname or urllib.request.proxy_bypass(parts.hostname):
+        return None
+    proxies = urllib.request.getproxies()
+    return proxies.get(parts.scheme) or proxies.get("all")
+
+
+def guarded_http_client(
+    budget: ResponseBudget, headers: Mapping[str, str] | None = None, *, url: str | None = None
+) -> httpx2.AsyncClient:
+    """An `httpx2.AsyncClient` for the SDK's `streamable_http_client`: guarded, with the budget's timeout
+    and the environment's proxy for `url`."""
     timeout = budget.limits.timeout
+    proxy = _environment_proxy(url) if url is not None else None
     return httpx2.AsyncClient(
         headers=dict(headers) if headers else None,
         timeout=httpx2.Timeout(timeout),
-        transport=GuardedHTTPTransport(budget),
+        transport=GuardedHTTPTransport(budget, httpx2.AsyncHTTPTransport(proxy=proxy)),
     )
 
 
