@@ -43,6 +43,7 @@ from skillwire.bridge.approval import (
 )
 from skillwire.bridge.config import BridgeConfig
 from skillwire.bridge.upstreams import REQUEST_TIMEOUT_SECONDS, Upstreams, UpstreamUnavailable
+from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import ApprovalStoreError
 from skillwire.core.manifest import manifest_hash
 from skillwire.host.approvals import ApprovalStore
@@ -124,20 +125,20 @@ class Bridge:
 
     # -- pre-flight (side-effect free: nothing is revoked, approved or fetched beyond the entry) ------------------
 
-    async def _upstream_error(self, server: str) -> str | None:
+    async def _upstream(self, server: str) -> tuple[SkillsClient | None, str | None]:
+        """The connected upstream `server` (None for a local origin), or the refusal when there is none."""
         if server not in self.upstreams:
             if server in self.config.labels():
-                return None  # a local origin
+                return None, None  # a local origin
             known = ", ".join(repr(label) for label in self.config.labels())
-            return (
+            return None, (
                 f"Refused: unknown server label {server!r} (known: {known}). Use the server exactly as "
                 "list_skills shows it."
             )
         try:
-            await self.upstreams.ensure(server)
+            return await self.upstreams.ensure(server), None
         except UpstreamUnavailable as exc:
-            return self._unavailable_text(server, exc.reason)
-        return None
+            return None, self._unavailable_text(server, exc.reason)
 
     def _unavailable_text(self, server: str, reason: str) -> str:
         others = [label for label in self.config.labels() if label != server]
@@ -145,14 +146,13 @@ class Bridge:
         return f"Failed: server {server!r} is unavailable: {reason}.{rest} Tell the user; try again later."
 
     async def preflight_load(self, server: str, uri: str) -> LoadPreflight:
-        error = await self._upstream_error(server)
-        if error is not None or server not in self.upstreams:
+        skills, error = await self._upstream(server)
+        if skills is None:
             return LoadPreflight(error=error)  # an error, or a local skill (loaded without approval)
         try:
             skill_uri = uri if "://" in uri else self.tools.resolve_skill_uri(server, uri)
             ref = SkillRef(server, skill_uri)
             registered = self.host.registry.get(ref)
-            skills = await self.upstreams.ensure(server)
             entry = registered.entry if registered is not None else await skills.get_skill(skill_uri)
         except Exception:
             return LoadPreflight()  # not a skill of that server: read_skill gives the precise refusal
@@ -167,7 +167,7 @@ class Bridge:
         return LoadPreflight(question=load_question(ref, entry, stored.files if stored is not None else None))
 
     async def preflight_read(self, server: str, uri: str) -> ReadPreflight:
-        error = await self._upstream_error(server)
+        _, error = await self._upstream(server)
         if error is not None:
             return ReadPreflight(error=error)
         acting = next((s for s in reversed(self.host.active) if s.active), None)
