@@ -19,6 +19,7 @@ import pytest
 
 from skillwire.core.errors import FrontmatterError, NotASkill, SkillError
 from skillwire.core.frontmatter import (
+    REFUSALS,
     JSONValue,
     SkillDocument,
     frontmatter_differences,
@@ -363,7 +364,7 @@ EMPTY_ALIAS_BOMB = "e: &e []\nb: &b [" + ", ".join(["*e"] * 2000) + "]\n" + "".j
 def test_alias_bomb_of_empty_collections_fails_fast() -> None:
     # npm yaml does not count aliases of empty collections (their weight is 0), and shares the
     # aliased object; we copy, so we also cap the values that aliases add. (npm yaml accepts this
-    # document, after seconds of its own quadratic alias bookkeeping, so it is not in DIVERGENCES.)
+    # document, after seconds of its own quadratic alias bookkeeping, so it is not in REFUSALS.)
     started = time.perf_counter()
     with pytest.raises(FrontmatterError, match="aliases expand to more than 10000 values"):
         parse_frontmatter(EMPTY_ALIAS_BOMB)
@@ -905,38 +906,7 @@ REFERENCE_CASES: list[str] = [
     "sexa: 1:30\nbin: 0b101\nunder: 1_000",
 ]
 
-# Where skillwire deliberately refuses what npm yaml accepts. Each must still fail here and still
-# succeed in npm yaml (so an entry goes stale loudly if either side changes).
-DIVERGENCES: dict[str, str] = {
-    "&k a: 1\n*k : 2": "two keys with the same JSON name (via an alias): npm keeps the last; we refuse",
-    "1: a\n'1': b": "keys 1 and '1' are the same JSON key: npm keeps the last; we refuse",
-    ".nan: 1\n.nan: 2": "keys NaN and NaN are the same JSON key: npm keeps the last; we refuse",
-    "a: !!binary aGk=": "YAML 1.1 !!binary: npm yields a Buffer, which is not JSON",
-    "a: !<tag:yaml.org,2002:binary> aGk=": "YAML 1.1 !!binary, verbatim tag",
-    "a: !!timestamp 2024-01-01": "YAML 1.1 !!timestamp: npm yields a Date, which JSON turns into a string",
-    "a: !!set\n  ? x": "YAML 1.1 !!set: npm yields a Set, which JSON turns into {}",
-    "a: !!omap\n  - x: 1": "YAML 1.1 !!omap: npm yields a Map, which JSON turns into {}",
-    "a: !!pairs [x: 1]": "YAML 1.1 !!pairs",
-    "!!merge <<: {z: 1}": "explicit !!merge: npm merges; we do not implement YAML 1.1 merge keys",
-    "%YAML 1.1\n---\na: yes": "a %YAML 1.1 directive switches npm to the YAML 1.1 schema; frontmatter is 1.2",
-    "? [a]\n: b": "collection key: npm stringifies it as YAML ('[ a ]'); we refuse",
-    "? - x\n: y": "collection key (block sequence)",
-    "? {x: 1}\n: y": "collection key (flow mapping)",
-    "[a]: b": "collection key (implicit)",
-    "{a: b}: c": "collection key (implicit flow mapping)",
-    "a: &x\n  k: v\nb: *x\n*x : 3": "alias to a mapping used as a key: npm names the key '*x'",
-    "a: " + "[" * 201 + "]" * 201: "nesting deeper than MAX_DEPTH (200)",
-    "a: [: b]": "ruamel's parser cannot read an empty implicit key inside a flow sequence",
-    "a:\r b": "a lone CR right after 'key:' (npm reads it as part of the value)",
-    "a: [:]": "ruamel's parser cannot read an empty implicit key inside a flow sequence",
-    "description: 'It''s''": "npm yaml bug: a single-quoted scalar ending in '' at the very end of input",
-    "name: x\ndescription\n  : 'value'": "npm yaml leniency: an implicit key with its ':' on the next line",
-    "? k\n- x": "npm yaml leniency: an indentless sequence after an explicit key (npm drops it)",
-    "a: [!\x1e\x07]": "control characters right after '!' or '&': npm reads them as separators",
-    "a: &a " + "[" * 150 + "]" * 150 + "\nb: " + "[" * 60 + "*a" + "]" * 60: "an alias nesting past MAX_DEPTH",
-    'a: "x\\\n\n  y"': "an escaped line break, then an empty line: npm yaml folds it to 'x y', YAML 1.2 says 'x\\ny'",
-    'a: "x \\\n\n\n y"': "an escaped line break, then empty lines: npm yaml keeps one line break fewer",
-}
+DIVERGENCES = {refusal.example: refusal.why for refusal in REFUSALS}
 
 
 def _reference_or_skip(texts: list[str]) -> list[Reference | str]:
@@ -1000,7 +970,7 @@ def test_matches_npm_yaml(index: int, references: dict[str, Reference | str]) ->
 @pytest.mark.parametrize("text", list(DIVERGENCES), ids=[f"divergence{i}" for i in range(len(DIVERGENCES))])
 def test_documented_divergences(text: str, references: dict[str, Reference | str]) -> None:
     reference = references[text]
-    assert isinstance(reference, Reference), f"npm yaml now rejects {text!r}; drop it from DIVERGENCES"
+    assert isinstance(reference, Reference), f"npm yaml now rejects {text!r}; drop it from REFUSALS"
     assert not reference.non_finite
     with pytest.raises(FrontmatterError):
         parse_frontmatter(text)

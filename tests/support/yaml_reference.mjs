@@ -1,6 +1,7 @@
 // Reference YAML 1.2 decoder for skillwire's differential tests.
 //
-// Reads a JSON array of YAML texts on stdin and writes a JSON array with one result per text:
+// Reads a JSON array of YAML texts on stdin and writes a JSON array with one result per text (with
+// `--serve` after the package path: one array per line, answered line by line, until stdin closes):
 //   {"ok": value}                      what `yaml.parse(text)` (npm yaml v2, default options) returns
 //   {"ok": value, "nonFinite": true}   same, but the value holds Infinity/NaN (JSON turns them into null)
 //   {"error": message}                 yaml.parse threw (syntax error, duplicate key, alias bomb, ...)
@@ -9,6 +10,7 @@
 // Warnings (unresolved tags, collection keys) are silenced; they do not change the value.
 import { createRequire } from "node:module";
 import { readFileSync } from "node:fs";
+import { createInterface } from "node:readline";
 
 const require = createRequire(import.meta.url);
 const yamlPath = process.argv[2];
@@ -21,8 +23,7 @@ function hasNonFinite(value) {
   return false;
 }
 
-const texts = JSON.parse(readFileSync(0, "utf8"));
-const results = texts.map((text) => {
+function parseOne(text) {
   try {
     const value = YAML.parse(text, { logLevel: "error" });
     const result = { ok: value === undefined ? null : value };
@@ -32,5 +33,15 @@ const results = texts.map((text) => {
   } catch (error) {
     return { error: String(error && error.message ? error.message : error) };
   }
-});
-process.stdout.write(JSON.stringify(results));
+}
+
+if (process.argv[3] === "--serve") {
+  // Persistent mode (for property tests): one JSON array of texts per input line, one JSON array of
+  // results per output line, until stdin closes.
+  const lines = createInterface({ input: process.stdin, crlfDelay: Infinity });
+  for await (const line of lines) {
+    process.stdout.write(JSON.stringify(JSON.parse(line).map(parseOne)) + "\n");
+  }
+} else {
+  process.stdout.write(JSON.stringify(JSON.parse(readFileSync(0, "utf8")).map(parseOne)));
+}

@@ -30,8 +30,8 @@ What that means in practice:
 The YAML itself is read by ruamel.yaml's pure-Python parser, whose scanner (PyYAML's, at heart)
 is corrected here wherever YAML 1.2 and npm ``yaml`` read text differently (tabs, lone CR and NEL/
 LS/PS characters, flow-collection indicators, indentation of continuation lines, ...). Where npm
-``yaml`` silently accepts a malformed document (listed in the tests' ``DIVERGENCES``), this module
-is stricter and raises `FrontmatterError`.
+``yaml`` accepts a malformed document or one that YAML readers disagree on, this module refuses it
+with a `FrontmatterError`; `REFUSALS` lists every such class.
 
 Everything here is sans-IO: callers hand in bytes or text.
 """
@@ -95,6 +95,69 @@ MAX_ALIAS_NODES = 10_000
 MAX_FRONTMATTER_BYTES = 64 * 1024
 
 _MAX_SAFE_INTEGER = 2**53
+
+# --------------------------------------------------------------------------------------------------
+# Deliberate refusals: the one list of what npm yaml accepts and this decoder refuses
+# --------------------------------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Refusal:
+    """A class of frontmatter npm ``yaml`` accepts and we refuse, with one example of it.
+
+    The contract is "equal to npm yaml, or refused": refusing is conformance-safe (a skipped skill is
+    never a mismatch), so it is how we handle what npm reads wrongly, what is not JSON, and the
+    corners where YAML readers disagree. ``tests/test_frontmatter.py`` checks that every example is
+    still accepted by npm yaml and still refused here, so an entry goes stale loudly.
+    """
+
+    example: str
+    why: str
+
+
+REFUSALS: tuple[Refusal, ...] = (
+    Refusal("&k a: 1\n*k : 2", "two keys with the same JSON name (via an alias): npm keeps the last; we refuse"),
+    Refusal("1: a\n'1': b", "keys 1 and '1' are the same JSON key: npm keeps the last; we refuse"),
+    Refusal(".nan: 1\n.nan: 2", "keys NaN and NaN are the same JSON key: npm keeps the last; we refuse"),
+    Refusal("a: !!binary aGk=", "YAML 1.1 !!binary: npm yields a Buffer, which is not JSON"),
+    Refusal("a: !<tag:yaml.org,2002:binary> aGk=", "YAML 1.1 !!binary, verbatim tag"),
+    Refusal("a: !!timestamp 2024-01-01", "YAML 1.1 !!timestamp: npm yields a Date, which JSON turns into a string"),
+    Refusal("a: !!set\n  ? x", "YAML 1.1 !!set: npm yields a Set, which JSON turns into {}"),
+    Refusal("a: !!omap\n  - x: 1", "YAML 1.1 !!omap: npm yields a Map, which JSON turns into {}"),
+    Refusal("a: !!pairs [x: 1]", "YAML 1.1 !!pairs"),
+    Refusal("!!merge <<: {z: 1}", "explicit !!merge: npm merges; we do not implement YAML 1.1 merge keys"),
+    Refusal("%YAML 1.1\n---\na: yes", "a %YAML 1.1 directive switches npm to the YAML 1.1 schema; frontmatter is 1.2"),
+    Refusal("? [a]\n: b", "collection key: npm stringifies it as YAML ('[ a ]'); we refuse"),
+    Refusal("? - x\n: y", "collection key (block sequence)"),
+    Refusal("? {x: 1}\n: y", "collection key (flow mapping)"),
+    Refusal("[a]: b", "collection key (implicit)"),
+    Refusal("{a: b}: c", "collection key (implicit flow mapping)"),
+    Refusal("a: &x\n  k: v\nb: *x\n*x : 3", "alias to a mapping used as a key: npm names the key '*x'"),
+    Refusal("a: " + "[" * 201 + "]" * 201, "nesting deeper than MAX_DEPTH (200)"),
+    Refusal("a: [: b]", "ruamel's parser cannot read an empty implicit key inside a flow sequence"),
+    Refusal("a:\r b", "a lone CR right after 'key:' (npm reads it as part of the value)"),
+    Refusal("a: [:]", "ruamel's parser cannot read an empty implicit key inside a flow sequence"),
+    Refusal("description: 'It''s''", "npm yaml bug: a single-quoted scalar ending in '' at the very end of input"),
+    Refusal("name: x\ndescription\n  : 'value'", "npm yaml leniency: an implicit key with its ':' on the next line"),
+    Refusal("? k\n- x", "npm yaml leniency: an indentless sequence after an explicit key (npm drops it)"),
+    Refusal("a: [!\x1e\x07]", "control characters right after '!' or '&': npm reads them as separators"),
+    Refusal("a: &a " + "[" * 150 + "]" * 150 + "\nb: " + "[" * 60 + "*a" + "]" * 60, "an alias nesting past MAX_DEPTH"),
+    Refusal(
+        'a: "x\\\n\n  y"',
+        "an escaped line break, then an empty line: npm yaml folds it to 'x y', YAML 1.2 says 'x\\ny'",
+    ),
+    Refusal('a: "x \\\n\n\n y"', "an escaped line break, then empty lines: npm yaml keeps one line break fewer"),
+    Refusal(
+        "a: b\rc",
+        "a CR without LF: npm yaml reads it as content in some places, as a blank in others",
+    ),
+    Refusal("a: 'x\ry'", "a lone carriage return, even inside quotes"),
+    Refusal("a: |+\n  ", "a block scalar of blank lines only, ended by a line of spaces without a line break"),
+    Refusal("a: |1\n x\n  \nb: c", "a line of spaces longer than an explicit block indentation: npm reads it as empty"),
+    Refusal("a: \n\t\n", "a blank line starting with a tab where the value of 'key:' may begin"),
+    Refusal("a: !<> b", "an empty verbatim tag (ruamel's scanner needs a URI)"),
+)
+
 
 # --------------------------------------------------------------------------------------------------
 # Splitting SKILL.md
@@ -354,18 +417,47 @@ class _Scanner(Scanner):
     * Leading blank lines of a block scalar may be less indented than its first content line.
     """
 
+    _synthetic_last_break = False  # see `_ScannerEndingInBlanks`
+
     def __init__(self, loader: Any = None) -> None:
         super().__init__(loader=loader)
         self._tab_indented_at = -1  # reader index of a token that only tabs separate from the indentation
         self._explicit_keys: set[int] = set()  # columns of block `? key` entries awaiting their `: value`
         self._json_end = -1  # reader index just after the last quoted scalar or flow collection
+        self._fetched_value = False  # the last token fetched was a block mapping's ':'
+        self._after_value = False  # ... as seen by the scan for the token being fetched now
+        self._block_increment: int | None = None  # the explicit indentation of the block scalar being read
+        self._fetched_indicator = False  # the last token fetched was a block `-` or `?`
+        self._after_indicator = False
 
-    def _blank_from(self, offset: int) -> bool:
-        """Whether the rest of the line, from ``offset`` on, is blanks and maybe a comment."""
+    def fetch_more_tokens(self) -> Any:
+        self._after_value, self._fetched_value = self._fetched_value, False
+        self._after_indicator, self._fetched_indicator = self._fetched_indicator, False
+        return super().fetch_more_tokens()
+
+    def _starts_block_node(self) -> bool:
+        """Whether node properties or a block indicator (``- ``, ``? ``, ``: ``) start at the reader."""
+        ch, after = self.reader.peek(), self.reader.peek(1)
+        return ch in "&!" or (ch in "-?:" and after in "\0 \t" + _BREAKS)
+
+    def fetch_tag(self) -> None:
+        super().fetch_tag()
+        self._fetched_value = self._after_value and not self.flow_level  # `key: !tag` still awaits its value
+
+    def fetch_anchor(self) -> None:
+        super().fetch_anchor()
+        self._fetched_value = self._after_value and not self.flow_level
+
+    def fetch_block_entry(self) -> None:
+        super().fetch_block_entry()
+        self._fetched_indicator = not self.flow_level
+
+    def _blank_from(self, offset: int, *, comment: bool = True) -> bool:
+        """Whether the rest of the line, from ``offset`` on, is blanks and maybe (``comment``) a comment."""
         peek = self.reader.peek
         while peek(offset) in " \t":
             offset += 1
-        return peek(offset) in "#\0" + _BREAKS
+        return peek(offset) in ("#\0" if comment else "\0") + _BREAKS
 
     def _in_indentation(self) -> bool:
         """Whether only blanks precede the reader's position on its line."""
@@ -407,6 +499,9 @@ class _Scanner(Scanner):
         otherwise the tab is indentation, which is an error.
         """
         if self._blank_from(0):
+            if self._after_value and self.reader.column == 0 and self._blank_from(0, comment=False):
+                # npm yaml refuses a tab on a blank line where the value of `key:` may still begin.
+                raise self._tab_error("a blank line after 'key:' starts with a tab")
             while self.reader.peek() in " \t":
                 self.reader.forward()
             return True
@@ -429,6 +524,7 @@ class _Scanner(Scanner):
         if not self.flow_level:
             self._explicit_keys.add(int(self.reader.column))
         super().fetch_key()
+        self._fetched_indicator = not self.flow_level
 
     def fetch_value(self) -> None:
         key = self.possible_simple_keys.get(self.flow_level)
@@ -440,11 +536,14 @@ class _Scanner(Scanner):
                 raise self._tab_error("a mapping key must be indented with spaces")
             self._explicit_keys.discard(int(key.column))
             super().fetch_value()
+            self._fetched_value = True
             return
         column = int(self.reader.column)
         explicit = column in self._explicit_keys
         self._explicit_keys.discard(column)
         super().fetch_value()
+        self._fetched_value = True
+        self._fetched_indicator = True  # a `:` with no key on its line: as `-` and `?` for tabs
         if not explicit:
             # `: value` with an empty implicit key: a compact mapping or sequence may not follow on the
             # same line (YAML 1.2 allows them only after an explicit `? key`).
@@ -457,15 +556,23 @@ class _Scanner(Scanner):
         while True:
             # Asked once per line, not once per blank: asking per tab made `a:` + n tabs cost O(n**2).
             in_indentation = self.flow_level == 0 and self._in_indentation()
+            tab_after_indicator = False
             while True:
                 ch = peek()
                 if ch == " " or (ch == "\t" and not in_indentation):
+                    tab_after_indicator = tab_after_indicator or (ch == "\t" and self._after_indicator)
                     forward()
                 elif ch == "\t":
                     if not self._skip_tab_in_indentation():
                         return
                 else:
                     break
+            if tab_after_indicator:
+                # `-<TAB>&a x`, `?<TAB>- x`, `-<TAB>k: v`: npm yaml counts that tab as the indentation of
+                # a block node (the last `fetch_value` checks, once the key is known to be a key).
+                if self._starts_block_node():
+                    raise self._tab_error("a tab after '-' or '?' before node properties or a block indicator")
+                self._tab_indented_at = int(self.reader.index)
             if peek() == "#":
                 if self.reader.column > 0 and peek(-1) not in " \t\ufeff":
                     raise ScannerError(
@@ -665,6 +772,13 @@ class _Scanner(Scanner):
             handle = None
             forward(2)
             suffix = self.scan_tag_uri("tag", start_mark)
+            if suffix == "!":
+                raise ScannerError(
+                    "while parsing a tag",
+                    start_mark,
+                    "the verbatim tag !<!> is not a tag (npm yaml refuses it)",
+                    start_mark,
+                )
             if peek() != ">":
                 raise ScannerError(
                     "while parsing a tag",
@@ -778,8 +892,13 @@ class _Scanner(Scanner):
         chunks: list[str] = []
         max_indent = 0
         end_mark = self.reader.get_mark()
+        blank_max = 0  # the most spaces on a leading empty line
         while peek() in " " + _BREAKS:
-            if peek() != " ":
+            if self._at_synthetic_last_break():
+                forward()
+                end_mark = self.reader.get_mark()
+            elif peek() != " ":
+                blank_max = max(blank_max, int(self.reader.column))
                 chunks.append(self.scan_line_break())
                 end_mark = self.reader.get_mark()
             else:
@@ -787,7 +906,19 @@ class _Scanner(Scanner):
                 max_indent = max(max_indent, int(self.reader.column))
         if peek() == "\t" and self.reader.column <= self.indent:
             raise self._tab_error("in a block scalar")
+        if peek() != "\0" and blank_max > self.reader.column:
+            raise ScannerError(
+                "while scanning a block scalar",
+                None,
+                "a leading empty line is indented more than the first line after it; "
+                "give the block scalar an explicit indentation indicator (|2, >2)",
+                self.reader.get_mark(),
+            )
         return chunks, max_indent, end_mark
+
+    def _at_synthetic_last_break(self) -> bool:
+        """At the line break added after a last line of spaces, which npm yaml does not count as a line."""
+        return self._synthetic_last_break and self.reader.peek() == "\n" and self.reader.peek(1) == "\0"
 
     def scan_block_scalar_breaks(self, indent: int) -> Any:
         # ruamel's version, plus npm yaml's rule that a tab may not stand in a block scalar's indentation.
@@ -801,8 +932,31 @@ class _Scanner(Scanner):
                 raise self._tab_error("in a block scalar")
             if peek() not in _BREAKS:
                 return chunks, end_mark
+            if self._at_synthetic_last_break():
+                forward()
+                return chunks, end_mark
             chunks.append(self.scan_line_break())
             end_mark = self.reader.get_mark()
+
+    def scan_block_scalar(self, style: Any, rt: bool | None = False) -> Any:
+        start = int(self.reader.pointer)
+        min_indent = max(self.indent + 1, 1)
+        token = super().scan_block_scalar(style, rt)
+        if self._block_increment is not None:
+            # npm yaml reads a line of spaces longer than an explicit indentation as an empty line when
+            # it trails the content (YAML 1.2: a line of content); refused rather than guessed.
+            indent = min_indent + self._block_increment - 1
+            for line in self.reader.buffer[start : int(self.reader.pointer)].split("\n")[1:]:
+                line = line.removesuffix("\r")
+                if len(line) > indent and not line.strip(" "):
+                    raise ScannerError(
+                        "while scanning a block scalar",
+                        token.start_mark,
+                        f"a line of only spaces is longer than the block scalar's indentation ({indent}); YAML "
+                        "readers disagree on whether it is content: remove the spaces",
+                        token.end_mark,
+                    )
+        return token
 
     def scan_block_scalar_indicators(self, start_mark: Any) -> Any:
         peek, forward = self.reader.peek, self.reader.forward
@@ -831,6 +985,7 @@ class _Scanner(Scanner):
                 f"expected chomping or indentation indicators, but found {ch!r}",
                 self.reader.get_mark(),
             )
+        self._block_increment = increment
         return chomping, increment
 
     def scan_block_scalar_ignored_line(self, start_mark: Any) -> Any:
@@ -850,6 +1005,25 @@ class _Scanner(Scanner):
             )
         self.scan_line_break()
         return None
+
+
+class _ScannerEndingInBlanks(_Scanner):
+    """For text whose last line holds only spaces and no line break (one is added before scanning)."""
+
+    _synthetic_last_break = True
+
+    def scan_block_scalar(self, style: Any, rt: bool | None = False) -> Any:
+        token = super().scan_block_scalar(style, rt)
+        if self.reader.peek() == "\0" and not str(token.value).strip(" \n"):
+            # npm yaml reads such a last line differently again when the block scalar has no content.
+            raise ScannerError(
+                "while scanning a block scalar",
+                token.start_mark,
+                "a block scalar of blank lines only ends in a line of spaces; YAML readers disagree on "
+                "its value: remove the spaces",
+                self.reader.get_mark(),
+            )
+        return token
 
 
 class _Reader(Reader):
@@ -893,9 +1067,11 @@ def _events(yaml_text: str) -> tuple[Iterator[Any], dict[str, str]]:
     yaml.version = (1, 2)
     yaml.Reader = _Reader
     yaml.Scanner = _Scanner
-    # npm yaml ends the last line at the end of input (`a: |` + `  x`, no newline, is "x\n") and
-    # ignores a last line of spaces with no line break.
-    yaml_text = _TRAILING_BLANKS.sub("", yaml_text)
+    # npm yaml ends the last line at the end of input (`a: |` + `  x`, no newline, is "x\n"); a last
+    # line of only spaces is content if a block scalar indented less ends there, and ignored otherwise,
+    # which `_ScannerEndingInBlanks` tells apart.
+    if _TRAILING_BLANKS.search(yaml_text):
+        yaml.Scanner = _ScannerEndingInBlanks
     if yaml_text and not yaml_text.endswith(("\n", "\r")):
         yaml_text += "\n"
     return iter(yaml.parse(yaml_text)), restore
@@ -1179,6 +1355,21 @@ def _unexpected(exc: Exception, first_line: int) -> FrontmatterError:
     )
 
 
+_LONE_CR = re.compile("\r(?!\n)")
+
+
+def _refuse_lone_cr(yaml_text: str, first_line: int) -> None:
+    """A CR without LF is never a line end in a SKILL.md (lines are split at LF), and npm yaml reads
+    it as content in some places and as a blank in others: refused (see `REFUSALS`)."""
+    found = _LONE_CR.search(yaml_text)
+    if found is not None:
+        line = first_line + yaml_text.count("\n", 0, found.start())
+        raise FrontmatterError(
+            "a carriage return (CR) not followed by a line feed; YAML readers disagree on it: use LF or CRLF",
+            line=line,
+        )
+
+
 def frontmatter_size_problem(yaml_text: str, max_bytes: int | None = MAX_FRONTMATTER_BYTES) -> str | None:
     """Why ``yaml_text`` is too long to decode (over ``max_bytes`` UTF-8 bytes), or None."""
     if max_bytes is None or len(yaml_text) * 4 <= max_bytes:
@@ -1207,6 +1398,7 @@ def parse_frontmatter(
     if too_long is not None:
         raise FrontmatterError(too_long, line=first_line)
     try:
+        _refuse_lone_cr(yaml_text, first_line)
         return _parse_frontmatter(yaml_text, first_line, fast_path)
     except FrontmatterError:
         raise
@@ -1438,6 +1630,7 @@ def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[i
     if too_long is not None:
         raise FrontmatterError(too_long, line=first_line)
     try:
+        _refuse_lone_cr(yaml_text, first_line)
         return _interop_hazards(yaml_text, first_line)
     except FrontmatterError:
         raise
