@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shlex
 from pathlib import Path
 
@@ -164,3 +165,13 @@ def test_approve_reports_an_unreachable_upstream_in_one_line() -> None:
     assert result.code == 1
     assert "cannot connect" in result.err
     assert "Traceback" not in result.err
+
+
+def test_approvals_reads_the_store_named_by_the_config_file(tmp_path: Path) -> None:
+    config_file = tmp_path / "bridge.toml"
+    config_file.write_text('approvals = "elsewhere.sqlite"\n[servers.work]\nurl = "https://x.example/mcp"\n')
+    listed = run_cli("approvals", "--config", str(config_file))
+    assert listed.code == 0, listed.err
+    assert f"No approvals in {(tmp_path / 'elsewhere.sqlite').resolve()}" in listed.text
+    as_json = run_cli("approvals", "--config", str(config_file), "--json")
+    assert json.loads(as_json.text) == {"store": str((tmp_path / "elsewhere.sqlite").resolve()), "approvals": []}
