@@ -35,3 +35,28 @@ def seaweedfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
         yield store
     finally:
         store.stop()
+
+
+# A test is end to end (`-m e2e`; `-m "not e2e"` is the fast inner loop) when its module starts processes
+# or network services: it holds one of these names. A rule over what a module uses, not a list of files,
+# so a new module is classified by what it does.
+_STARTS_PROCESSES = frozenset(
+    {
+        "subprocess",
+        "serve_http",
+        "running_http_server",
+        "running_lying_server",
+        "run_server_scenario",
+        "run_client_scenario",
+        "seaweedfs",
+        "SeaweedS3",
+    }
+)
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        module = getattr(item, "module", None)
+        uses = set(vars(module)) if module is not None else set()
+        if uses & _STARTS_PROCESSES or "seaweedfs" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.e2e)
