@@ -211,11 +211,12 @@ async def test_one_prompt_names_allowed_tools_and_grants_them_only_when_ticked(
         assert approval.allowed_tools == "Bash(python:*)"
 
 
-async def test_cross_origin_read_needs_its_own_approval(upstreams: Upstreams, tmp_path: Path) -> None:
+@pytest.mark.parametrize("mode", ERAS)
+async def test_cross_origin_read_needs_its_own_approval(upstreams: Upstreams, tmp_path: Path, mode: str) -> None:
     approvals = tmp_path / "approvals.sqlite"
     elicitor = Elicitor(answers={"wants to read": False})
     target = "skill://zebra-care/b.md"
-    async with bridge_client(upstreams.args(approvals), elicitor=elicitor) as client:
+    async with bridge_client(upstreams.args(approvals), mode=mode, elicitor=elicitor) as client:
         loaded = await client.call_tool("read_skill", {"server": "a", "uri": PDF})
         assert not loaded.is_error, text_of(loaded)
         refused = await client.call_tool("read_resource", {"server": "b", "uri": target})
