@@ -1,59 +1,256 @@
 """skillwire: the MCP Skills extension (SEP-2640, `io.modelcontextprotocol/skills`) for Python.
 
-from skillwire import SkillCatalog, SkillsExtension
+The package root is the API: every public class, function and exception is importable from here,
+and shows as `skillwire.X` in reprs and tracebacks.
 
-skills = SkillsExtension(SkillCatalog(["./skills"]))
-skills.attach(mcp)      # any mcp MCPServer or low-level Server
+    from skillwire import SkillCatalog, SkillsExtension
+
+    skills = SkillsExtension(SkillCatalog(["./skills"]))
+    skills.attach(mcp)      # any mcp MCPServer or low-level Server
+
+    from skillwire import ApproveAll, SkillHost, UnlistedFile
+
+    async with SkillHost(policy=ApproveAll()) as host:
+        await host.add_server("work", "http://127.0.0.1:8765/mcp")
+        skill = await host.load("work", "skill://pdf-processing/SKILL.md")
+
+What is public follows one rule (tests/test_public_api.py checks it): every class and function a
+module lists in its `__all__` (outside `skillwire.cli`, the command line), and every
+`SkillwireError` subclass. To make a new name public, add it to its module's `__all__` and here.
 """
-
-from __future__ import annotations
 
 __version__ = "0.1.0"
 
-from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.filesystem import SkillRoot
-from skillwire.core.entry import SkillEntry
+from skillwire.catalog.catalog import (
+    SkillCatalog,
+)
+from skillwire.catalog.digests import (
+    DigestCache,
+)
+from skillwire.catalog.filesystem import (
+    SkillRoot,
+)
+from skillwire.catalog.lint import (
+    Finding,
+    LintedSkill,
+    LintPathError,
+    LintReport,
+    SkillMdCheck,
+    check_links,
+    check_skill_md,
+    lint_path,
+)
+from skillwire.catalog.published import (
+    InvalidIndex,
+)
+from skillwire.catalog.snapshot import (
+    FileChanged,
+)
+from skillwire.catalog.store import (
+    BlobUnavailable,
+    StoreError,
+)
+from skillwire.client.skills import (
+    DirectoryItem,
+    EntryProblem,
+    Listing,
+    ResourceContent,
+    SkillsClient,
+)
+from skillwire.core.entry import (
+    SkillEntry,
+)
 from skillwire.core.errors import (
+    ApprovalDenied,
+    ApprovalStoreError,
+    CodeExecutionDenied,
+    CrossOriginReadDenied,
     DigestMismatch,
+    DynamicSkillDeclined,
+    ExtensionNotDeclared,
     FrontmatterError,
     FrontmatterMismatch,
+    HostError,
     InvalidCursor,
     InvalidEntry,
     InvalidName,
+    InvalidServerEntry,
     InvalidSkillURI,
     LimitExceeded,
     NotASkill,
+    ServerError,
     SizeMismatch,
     SkillChanged,
     SkillError,
+    SkillNotActive,
+    SkillNotFound,
     SkillwireError,
+    UnknownOrigin,
     UnlistedFile,
+    UnsafeCacheLocation,
     VerificationFailed,
 )
-from skillwire.core.manifest import ManifestFile
-from skillwire.server.extension import EXTENSION_ID, SkillsExtension
+from skillwire.core.frontmatter import (
+    SkillDocument,
+    frontmatter_differences,
+    frontmatter_size_problem,
+    parse_frontmatter,
+    parse_skill_md,
+    split_skill_md,
+    yaml_interop_hazards,
+)
+from skillwire.core.manifest import (
+    ManifestDiff,
+    ManifestFile,
+)
+from skillwire.host.active import (
+    ActiveSkill,
+    DirectoryView,
+)
+from skillwire.host.approvals import (
+    ApprovalStore,
+)
+from skillwire.host.cache import (
+    ContentCache,
+)
+from skillwire.host.framing import (
+    TaggedContent,
+)
+from skillwire.host.host import (
+    SkillHost,
+)
+from skillwire.host.identity import (
+    SkillRef,
+)
+from skillwire.host.origins import (
+    LocalOrigin,
+    ServerOrigin,
+)
+from skillwire.host.policy import (
+    ApprovalRequest,
+    ApproveAll,
+    CodeExecution,
+    CrossOriginRead,
+    DenyAll,
+    Policy,
+)
+from skillwire.host.registry import (
+    Collision,
+    RegisteredSkill,
+)
+from skillwire.host.tools import (
+    SkillTools,
+    ToolResult,
+)
+from skillwire.server.app import (
+    BindError,
+    bind_http_socket,
+    build_server,
+    serve_http,
+    serve_stdio,
+)
+from skillwire.server.extension import (
+    EXTENSION_ID,
+    SkillsExtension,
+)
 
 __all__ = [
     "EXTENSION_ID",
+    "ActiveSkill",
+    "ApprovalDenied",
+    "ApprovalRequest",
+    "ApprovalStore",
+    "ApprovalStoreError",
+    "ApproveAll",
+    "BindError",
+    "BlobUnavailable",
+    "CodeExecution",
+    "CodeExecutionDenied",
+    "Collision",
+    "ContentCache",
+    "CrossOriginRead",
+    "CrossOriginReadDenied",
+    "DenyAll",
+    "DigestCache",
     "DigestMismatch",
+    "DirectoryItem",
+    "DirectoryView",
+    "DynamicSkillDeclined",
+    "EntryProblem",
+    "ExtensionNotDeclared",
+    "FileChanged",
+    "Finding",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "HostError",
     "InvalidCursor",
     "InvalidEntry",
+    "InvalidIndex",
     "InvalidName",
+    "InvalidServerEntry",
     "InvalidSkillURI",
     "LimitExceeded",
+    "LintPathError",
+    "LintReport",
+    "LintedSkill",
+    "Listing",
+    "LocalOrigin",
+    "ManifestDiff",
     "ManifestFile",
     "NotASkill",
+    "Policy",
+    "RegisteredSkill",
+    "ResourceContent",
+    "ServerError",
+    "ServerOrigin",
     "SizeMismatch",
     "SkillCatalog",
     "SkillChanged",
+    "SkillDocument",
     "SkillEntry",
     "SkillError",
+    "SkillHost",
+    "SkillMdCheck",
+    "SkillNotActive",
+    "SkillNotFound",
+    "SkillRef",
     "SkillRoot",
+    "SkillTools",
+    "SkillsClient",
     "SkillsExtension",
     "SkillwireError",
+    "StoreError",
+    "TaggedContent",
+    "ToolResult",
+    "UnknownOrigin",
     "UnlistedFile",
+    "UnsafeCacheLocation",
     "VerificationFailed",
     "__version__",
+    "bind_http_socket",
+    "build_server",
+    "check_links",
+    "check_skill_md",
+    "frontmatter_differences",
+    "frontmatter_size_problem",
+    "lint_path",
+    "parse_frontmatter",
+    "parse_skill_md",
+    "serve_http",
+    "serve_stdio",
+    "split_skill_md",
+    "yaml_interop_hazards",
 ]
+
+
+def _publish() -> None:
+    """Show the public names as `skillwire.X` (reprs, tracebacks, docs), as httpx does: where a class
+    is defined inside the package is not part of the API."""
+    for name in __all__:
+        value = globals()[name]
+        if isinstance(value, type) or (callable(value) and hasattr(value, "__code__")):
+            value.__module__ = __name__
+
+
+_publish()
+del _publish

@@ -26,6 +26,8 @@ from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapsho
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.frontmatter import JSONValue
 
+__all__ = ["SkillCatalog"]
+
 logger = logging.getLogger("skillwire.catalog")
 # watchfiles logs every batch of changes at INFO; that is noise in a server's output.
 logging.getLogger("watchfiles").setLevel(logging.WARNING)
@@ -40,6 +42,27 @@ _Rescanned = tuple[tuple[str, ...], set[str | None]]
 
 
 class SkillCatalog:
+    """The skills a server publishes: folders on disk (every folder holding a SKILL.md, at any depth),
+    skills defined in code (`skill`, `add_folder`, `add_files`, `add_dynamic`), held as an immutable
+    snapshot that is swapped atomically when `refresh()` (or the watcher, `watch()`) sees a change.
+    Pass it to `SkillsExtension` to serve it.
+
+    Parameters
+    ----------
+    roots:
+        Folders to publish: paths, or `SkillRoot`s for a URI prefix or another scheme
+        (`SkillRoot.parse("./vendor=github://vendor/pack")`).
+    digest_cache:
+        Where file digests are remembered across restarts (`DigestCache(path)`); by default in memory.
+    enforce_limits:
+        Skip skills over the SEP's limits (512 files, 16 MiB) with a reason (default) instead of
+        serving them.
+    cursor_secret:
+        The HMAC key of pagination cursors; replicas sharing it continue each other's listings.
+    hash_workers:
+        Threads hashing files at a scan (default 1; more only helps catalogs of large files).
+    """
+
     def __init__(
         self,
         roots: Iterable[SkillRoot | str | os.PathLike[str]] = (),

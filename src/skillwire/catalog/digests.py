@@ -25,6 +25,8 @@ from skillwire.catalog.safe_open import open_regular, read_fd
 from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
 
+__all__ = ["DigestCache"]
+
 StatKey = tuple[str, int, int, int, int, int]
 _RACY_SECONDS = 2.0
 _CHUNK = 1 << 20

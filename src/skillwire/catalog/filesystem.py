@@ -40,6 +40,8 @@ from skillwire.core.manifest import limit_problem
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
 from skillwire.core.verify import file_mismatches
 
+__all__ = ["SkillRoot"]
+
 logger = logging.getLogger(__name__)
 
 IGNORED_NAMES = frozenset(

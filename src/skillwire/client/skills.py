@@ -52,6 +52,8 @@ from skillwire.core.errors import (
     SkillwireError,
 )
 
+__all__ = ["DirectoryItem", "EntryProblem", "Listing", "ResourceContent", "SkillsClient"]
+
 EXTENSION_ID = "io.modelcontextprotocol/skills"
 DEFAULT_MAX_PAGES = ClientLimits.max_pages
 DEFAULT_MAX_DIRECTORY_PAGES = 100
@@ -135,6 +137,24 @@ def _cache_ttl(result: dict[str, Any]) -> int:
 
 
 class SkillsClient:
+    """The skills calls over one connected `mcp.client.Client`, one protocol call per method:
+    `list_skills()` (every page, bad entries reported in `Listing.problems` instead of failing),
+    `get_skill(uri)`, `read_skill_uri(uri)`, `read_directory(uri)`. Nothing `skills/*` is sent
+    unless the server declared the extension (`ExtensionNotDeclared`), and no directory read without
+    `directoryRead: true`. It does not verify bytes: `SkillHost` does that.
+
+    Parameters
+    ----------
+    client:
+        A connected `mcp` client (`SkillHost.add_server` makes one for you).
+    origin:
+        The host's label for the server, used in error messages.
+    max_pages:
+        The most `skills/list` pages one listing follows (a guard against endless cursors).
+    clock:
+        The time source for `ttlMs` caching (tests pass a fake one).
+    """
+
     def __init__(
         self,
         client: Client,

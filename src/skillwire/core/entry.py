@@ -20,6 +20,8 @@ from skillwire.core.frontmatter import JSONValue
 from skillwire.core.manifest import ManifestFile, limit_problem
 from skillwire.core.uri import SkillPath
 
+__all__ = ["SkillEntry"]
+
 
 @dataclass(frozen=True)
 class SkillEntry:

@@ -7,6 +7,37 @@ skill catch `VerificationFailed` (and its four precise children) separately.
 
 from __future__ import annotations
 
+__all__ = [
+    "ApprovalDenied",
+    "ApprovalStoreError",
+    "CodeExecutionDenied",
+    "CrossOriginReadDenied",
+    "DigestMismatch",
+    "DynamicSkillDeclined",
+    "ExtensionNotDeclared",
+    "FrontmatterError",
+    "FrontmatterMismatch",
+    "HostError",
+    "InvalidCursor",
+    "InvalidEntry",
+    "InvalidName",
+    "InvalidServerEntry",
+    "InvalidSkillURI",
+    "LimitExceeded",
+    "NotASkill",
+    "ServerError",
+    "SizeMismatch",
+    "SkillChanged",
+    "SkillError",
+    "SkillNotActive",
+    "SkillNotFound",
+    "SkillwireError",
+    "UnknownOrigin",
+    "UnlistedFile",
+    "UnsafeCacheLocation",
+    "VerificationFailed",
+]
+
 
 class SkillwireError(Exception):
     """Root of every exception skillwire raises on purpose."""

@@ -13,6 +13,8 @@ from typing import Literal
 
 from skillwire.core.errors import LimitExceeded
 
+__all__ = ["ManifestDiff", "ManifestFile"]
+
 MAX_FILES_PER_SKILL = 512
 MAX_BYTES_PER_SKILL = 16 * 1024 * 1024  # 16 MiB, as the sum of `size`
 DIGEST_PREFIX = "sha256:"

@@ -33,6 +33,8 @@ from skillwire.host.policy import CodeExecution
 if TYPE_CHECKING:
     from skillwire.host.host import SkillHost
 
+__all__ = ["ActiveSkill", "DirectoryView"]
+
 
 @dataclass(frozen=True)
 class DirectoryView:
@@ -44,6 +46,35 @@ class DirectoryView:
 
 
 class ActiveSkill:
+    """A loaded skill: what `SkillHost.load` returns. It holds the skill's entry for as long as you act
+    on it, and every read is checked against that entry's manifest.
+
+    `instructions` is the verified SKILL.md as a `TaggedContent`; `read(path)` returns another file
+    of the skill (relative to its root, or its absolute URI) as a `TaggedContent`, `read_bytes(path)`
+    its verified bytes. A file the manifest does not list raises `UnlistedFile` without being
+    fetched; bytes that do not match raise `SizeMismatch` or `DigestMismatch`. `refresh()` fetches
+    the entry again and, if the files changed, deactivates the skill (`SkillNotActive` afterwards)
+    until it is loaded and approved again. `allowed_tools` is the skill's `allowed-tools` only if
+    the person approved that grant; call `gate_code_execution(tool)` before running code for it.
+
+    Created by `SkillHost.load`, not directly.
+
+    Parameters
+    ----------
+    host:
+        The `SkillHost` that loaded it (reads go through its connections and cache).
+    ref:
+        Its identity: (origin label, SKILL.md URI).
+    entry:
+        The entry it was approved and verified against.
+    skill_md:
+        The verified text of its SKILL.md.
+    kind:
+        `"mcp"` (from a server) or `"local"` (from a local skills folder).
+    allowed_tools:
+        The approved `allowed-tools` grant, or None.
+    """
+
     def __init__(
         self,
         host: SkillHost,
@@ -148,6 +179,7 @@ class ActiveSkill:
             base_uri=self.root_uri + "/",
             kind="skill-file",
             verified=not self.entry.is_dynamic,
+            raw=data,
         )
 
     # -- directories ----------------------------------------------------------------------------------------
@@ -209,7 +241,9 @@ class ActiveSkill:
             return
         approved = await self._host.policy.approve_code_execution(CodeExecution(self.ref, tool, dict(arguments or {})))
         if not approved:
-            raise CodeExecutionDenied(f"running {tool!r} while acting on {self.ref} was not approved")
+            raise CodeExecutionDenied(
+                self._host._refused(f"running {tool!r} while acting on {self.ref} was not approved")
+            )
 
     def close(self) -> None:
         self.active = False

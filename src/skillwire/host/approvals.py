@@ -42,6 +42,8 @@ from skillwire.core.errors import ApprovalStoreError
 from skillwire.core.manifest import DIGEST_RE, ManifestDiff, ManifestFile, diff_manifests, manifest_hash
 from skillwire.host.identity import SkillRef, validate_origin_label
 
+__all__ = ["ApprovalStore"]
+
 SCHEMA_VERSION = 1
 APPROVALS_FILE_NAME = "approvals.sqlite"
 _BUSY_TIMEOUT_SECONDS = 10.0

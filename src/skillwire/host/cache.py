@@ -46,6 +46,8 @@ from skillwire.core.verify import file_problem, verify_file
 from skillwire.host.discovery import is_inside_discovery_path, path_is_within, skills_discovery_paths
 from skillwire.host.identity import validate_origin_label
 
+__all__ = ["ContentCache"]
+
 logger = logging.getLogger("skillwire.host.cache")
 
 CONTENT_FILE_PREFIX = "sha256="  # `=` is always percent-encoded in components, so no segment can look like this

@@ -61,6 +61,8 @@ from skillwire.host.policy import ApprovalRequest, CrossOriginRead, DenyAll, Pol
 from skillwire.host.registry import Collision, RegisteredSkill, Registry
 from skillwire.host.trust import SignatureCheck, TrustPolicy, bound_files
 
+__all__ = ["SkillHost"]
+
 logger = logging.getLogger("skillwire.host")
 
 
@@ -70,6 +72,17 @@ def _first_cause(exc: BaseException) -> str:
         exc = exc.exceptions[0]
     text = " ".join(str(exc).split())[:300]
     return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _leaves(group: BaseExceptionGroup[BaseException], *, cancellations: bool = False) -> list[BaseException]:
+    """Every exception inside a (nested) exception group, in order; cancellations only if asked."""
+    found: list[BaseException] = []
+    for error in group.exceptions:
+        if isinstance(error, BaseExceptionGroup):
+            found += _leaves(error, cancellations=cancellations)
+        elif cancellations or not isinstance(error, anyio.get_cancelled_exc_class()):
+            found.append(error)
+    return found
 
 
 @dataclass
@@ -85,12 +98,35 @@ class _LocalSkills:
     files: dict[str, CatalogFile] = field(default_factory=dict)  # uri -> the scanned file on disk
 
 
-class SkillHost:
-    """Skills from many origins behind one load path.
+NO_POLICY = (
+    "SkillHost was created without a policy, so it refuses every load; pass one: "
+    "SkillHost(policy=MyPolicy()) asking the person (see skillwire.Policy), or policy=ApproveAll() "
+    "for servers you trust completely"
+)
 
-    `approvals` is the store the embedding application chooses (`ApprovalStore(path)` to remember a
-    person's approvals across runs); without one they are kept in memory for this host only. Only an
-    approval from a policy with `asks_a_person` is written to it (host/policy.py).
+
+class SkillHost:
+    """Skills from many MCP servers and local folders, discovered, approved, verified and loaded
+    through one load path (`load`). Use it as an async context manager: leaving the block closes every
+    connection, and an exception raised inside the block comes out as itself (never wrapped in an
+    `ExceptionGroup` by the SDK's task groups), so `except UnlistedFile:` around the block works.
+
+    Parameters
+    ----------
+    policy:
+        Decides what loads: `approve_skill`, `approve_allowed_tools`, `approve_cross_origin_read`,
+        `approve_code_execution` (see `Policy`). Your application's policy should ask the person.
+        Without one every load is refused with `ApprovalDenied` saying no policy was given.
+        `ApproveAll()` approves everything (tests, fully trusted servers); `DenyAll()` refuses all.
+    approvals:
+        Where approvals are remembered, bound to each skill's exact `{uri, digest}` set:
+        `ApprovalStore(path)` keeps them across runs; without one they are kept in memory for this host
+        only. Only an approval from a policy with `asks_a_person` is written to it.
+    cache:
+        The verified-content cache (`ContentCache(root)`); by default one under the user cache
+        directory. Every hit is re-hashed before it is used.
+    use_cache:
+        False: no content cache at all (every read goes to the server).
     """
 
     def __init__(
@@ -105,6 +141,7 @@ class SkillHost:
         self.policy: Policy = policy if policy is not None else DenyAll()
         # Publisher signatures (host/trust.py): off unless the application sets a policy.
         self.trust = trust if trust is not None else TrustPolicy()
+        self._policy_given = policy is not None  # a refusal then says why: no policy, not the person
         # No store given: approvals live in memory with this host. The user-wide file (or any other) is
         # the embedding application's explicit choice, never a side effect of constructing a host.
         self._owns_approvals = approvals is None
@@ -127,9 +164,25 @@ class SkillHost:
             skill.close()
         try:
             await self._stack.__aexit__(exc_type, exc, tb)
+        except BaseExceptionGroup as group:
+            # The SDK's client task groups wrap whatever crosses them, the block's own exception
+            # included. The caller must see the documented type, not a group of groups.
+            errors = _leaves(group)
+            if exc is not None and any(error is exc for error in _leaves(group, cancellations=True)):
+                others = [error for error in errors if error is not exc]
+                if others:
+                    logger.warning("closing the host's connections also failed: %r", others)
+                return  # `exc` propagates as itself
+            if len(errors) == 1:
+                raise errors[0] from group
+            raise
         finally:
             if self._owns_approvals:
                 self.approvals.close()
+
+    def _refused(self, message: str) -> str:
+        """A refusal's message, saying when the reason is that no policy was given at all."""
+        return message if self._policy_given else f"{message}: {NO_POLICY}"
 
     # -- origins ----------------------------------------------------------------------------------------------
 
@@ -353,14 +406,16 @@ class SkillHost:
         if entry.is_dynamic:
             # A persisted approval must never cover dynamic content: ask every time, store nothing.
             if not await self.policy.approve_skill(ApprovalRequest(ref, entry, signature=signature)):
-                raise ApprovalDenied(f"{ref}: loading was not approved")
+                raise ApprovalDenied(self._refused(f"{ref}: loading was not approved"))
             return None, False
         check = self.approvals.check(ref, bound)
         if check.status != "approved":
             diff = check.diff if check.status == "changed" else None
             if not await self.policy.approve_skill(ApprovalRequest(ref, entry, diff, signature)):
                 raise ApprovalDenied(
-                    f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else ""),
+                    self._refused(
+                        f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else "")
+                    ),
                     changed=check.status == "changed",
                 )
             grant: str | None = None
@@ -463,7 +518,7 @@ class SkillHost:
         if acting is not None and acting.ref.origin != origin:
             request = CrossOriginRead(acting.ref, origin, uri)
             if not await self.policy.approve_cross_origin_read(request):
-                raise CrossOriginReadDenied(request.describe() + "; not approved")
+                raise CrossOriginReadDenied(self._refused(request.describe() + "; not approved"))
         for skill in reversed(self.active):
             if skill.active and skill.ref.origin == origin and uri in {f.uri for f in skill.entry.files}:
                 return await skill.read(uri)
@@ -488,4 +543,4 @@ class SkillHost:
             text = content.data.decode("utf-8")
         except UnicodeDecodeError:
             text = f"[binary resource, {len(content.data)} bytes, {content.mime_type or 'unknown type'}]"
-        return TaggedContent(origin, uri, text, kind="resource", verified=False)
+        return TaggedContent(origin, uri, text, kind="resource", verified=False, raw=content.data)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from skillwire.core.uri import parse_uri
 
+__all__ = ["SkillRef"]
+
 MAX_ORIGIN_LABEL_LENGTH = 64
 # `\Z`, not `$`: Python's `$` also matches before a trailing newline.
 _ORIGIN_LABEL_RE = re.compile(r"^[A-Za-z0-9_-][A-Za-z0-9._-]{0,63}\Z")

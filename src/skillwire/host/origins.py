@@ -17,6 +17,8 @@ from skillwire.client.limits import ClientLimits
 from skillwire.client.skills import SkillsClient
 from skillwire.host.identity import validate_origin_label
 
+__all__ = ["LocalOrigin", "ServerOrigin"]
+
 
 @dataclass(frozen=True)
 class ServerOrigin:

@@ -26,6 +26,8 @@ from skillwire.core.manifest import ManifestDiff
 from skillwire.host.identity import SkillRef
 from skillwire.host.trust import SignatureCheck
 
+__all__ = ["ApprovalRequest", "ApproveAll", "CodeExecution", "CrossOriginRead", "DenyAll", "Policy"]
+
 
 @dataclass(frozen=True)
 class ApprovalRequest:

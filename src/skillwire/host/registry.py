@@ -19,6 +19,8 @@ from skillwire.client.skills import EntryProblem
 from skillwire.core.entry import SkillEntry
 from skillwire.host.identity import SkillRef
 
+__all__ = ["Collision", "RegisteredSkill"]
+
 OriginKind = Literal["mcp", "local"]
 
 

@@ -56,6 +56,8 @@ from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill
 from skillwire.host.search import SkillSearch, query_words
 
+__all__ = ["SkillTools", "ToolResult"]
+
 logger = logging.getLogger("skillwire.host.tools")
 
 ToolShape = Literal["mcp", "anthropic", "openai"]
@@ -322,7 +324,18 @@ def _explain(exc: SkillwireError) -> str:
 
 
 class SkillTools:
-    """The three model tools over one `SkillHost`. `page_size` is how many skills one `list_skills` page holds."""
+    """The three model tools over one `SkillHost`: `list_skills`, `read_skill(server, uri)` and
+    `read_resource(server, uri)`. `tool_definitions(shape)` gives their definitions in the MCP,
+    Anthropic or OpenAI shape; `call(name, arguments)` runs one and returns a `ToolResult` whose
+    content is framed with its origin and an untrusted-content notice (errors are results too).
+
+    Parameters
+    ----------
+    host:
+        The `SkillHost` whose skills the model may list and load (its policy decides loads).
+    page_size:
+        How many skills one `list_skills` page holds.
+    """
 
     def __init__(self, host: SkillHost, *, page_size: int = 50) -> None:
         if page_size < 1:

@@ -21,8 +21,11 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
 from skillwire import __version__
+from skillwire.core.errors import SkillwireError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import health_route
+
+__all__ = ["BindError", "bind_http_socket", "build_server", "serve_http", "serve_stdio"]
 
 logger = logging.getLogger("skillwire.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -51,7 +54,7 @@ def transport_security(host: str, extra_hosts: Sequence[str] = ()) -> TransportS
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
 
 
-class BindError(OSError):
+class BindError(SkillwireError, OSError):
     """The HTTP address cannot be bound (in use, not ours, not permitted); the message is one line."""
 
 

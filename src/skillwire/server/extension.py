@@ -40,6 +40,8 @@ from skillwire.core.verify import skill_md_mismatch
 from skillwire.server.content import dynamic_contents, file_contents
 from skillwire.server.notify import ListChangedNotifier
 
+__all__ = ["EXTENSION_ID", "SkillsExtension"]
+
 logger = logging.getLogger("skillwire.server")
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
@@ -68,6 +70,27 @@ def invalid_params(message: str, uri: str | None = None) -> MCPError:
 
 
 class SkillsExtension(Extension):
+    """The MCP Skills extension (`io.modelcontextprotocol/skills`) for an `mcp` server: `skills/list`,
+    `skills/get`, `resources/directory/read`, and `skill://` files through `resources/read` and
+    `resources/list`. `attach(server)` installs it on an `MCPServer` or a low-level `Server`; the
+    server's own resources keep working (non-skill URIs fall through to its handlers).
+
+    Parameters
+    ----------
+    catalog:
+        The skills to publish (`SkillCatalog`); an empty one by default.
+    directory_read:
+        Offer `resources/directory/read` (declared as `directoryRead: true`).
+    page_size:
+        Skills per `skills/list` page.
+    directory_page_size:
+        Children per `resources/directory/read` page.
+    ttl_ms:
+        `ttlMs` on listings and entries: how long a client may reuse them.
+    cache_scope:
+        `"private"` (default: skill content is often organisation-specific) or `"public"`.
+    """
+
     identifier = EXTENSION_ID
 
     def __init__(
