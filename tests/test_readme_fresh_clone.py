@@ -197,7 +197,8 @@ def plan(readme: str) -> list[tuple[str, str | None]]:
 
 
 def test_the_rule_runs_the_usage_commands_and_skips_servers_and_the_network() -> None:
-    planned = dict(plan((REPO_ROOT / "README.md").read_text(encoding="utf-8")))
+    steps = plan((REPO_ROOT / "README.md").read_text(encoding="utf-8"))
+    planned = dict(steps)
     assert planned["./scripts/serve"] is not None
     assert planned["skillwire ls http://127.0.0.1:8765/mcp"] is None
     assert planned["skillwire lint src/skillwire/examples/skills"] is None
@@ -205,7 +206,7 @@ def test_the_rule_runs_the_usage_commands_and_skips_servers_and_the_network() ->
     assert planned["source .venv/bin/activate"] is None
     assert skip_reason("skillwire ls https://skills.example.com/mcp", after_network=False) == "needs the network"
     assert skip_reason("claude mcp add skills -- skillwire bridge", after_network=False) is not None
-    assert sum(reason is None for reason in planned.values()) >= 10
+    assert sum(reason is None for _, reason in steps) >= 10
 
 
 def _expectation(command: str, clone: Clone) -> tuple[str, bytes | str] | None:
