@@ -16,6 +16,8 @@ from typing import Any
 
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL
 
+__all__ = ["ClientLimits"]
+
 DEFAULT_TIMEOUT = 30.0
 # JSON-RPC envelope, `_meta`, mimeType and the URI around a file's bytes; generous on purpose.
 ENVELOPE_BYTES = 64 * 1024

@@ -150,7 +150,13 @@ class SkillsClient:
     origin:
         The host's label for the server, used in error messages.
     max_pages:
-        The most `skills/list` pages one listing follows (a guard against endless cursors).
+        The most `skills/list` pages one listing follows (a guard against endless cursors); overrides
+        `limits.max_pages`.
+    limits:
+        Timeouts and caps on what the server may send (`ClientLimits`); the defaults otherwise.
+    budget:
+        The connection's response budget, when `skillwire.client.connection` opened it (its guarded
+        transports enforce the byte bounds); without it only the timeouts and entry caps apply.
     clock:
         The time source for `ttlMs` caching (tests pass a fake one).
     """
