@@ -21,6 +21,9 @@ module lists in its `__all__` (outside `skillwire.cli`, the command line), and e
 
 __version__ = "0.1.0"
 
+from skillwire.catalog.audiences import (
+    InvalidAudienceRule,
+)
 from skillwire.catalog.catalog import (
     SkillCatalog,
 )
@@ -43,6 +46,9 @@ from skillwire.catalog.lint import (
 from skillwire.catalog.published import (
     InvalidIndex,
 )
+from skillwire.catalog.signatures import (
+    SigningError,
+)
 from skillwire.catalog.snapshot import (
     FileChanged,
 )
@@ -50,7 +56,9 @@ from skillwire.catalog.store import (
     BlobUnavailable,
     StoreError,
 )
-from skillwire.client.limits import ClientLimits
+from skillwire.client.limits import (
+    ClientLimits,
+)
 from skillwire.client.skills import (
     DirectoryItem,
     EntryProblem,
@@ -84,6 +92,9 @@ from skillwire.core.errors import (
     RequestTimeout,
     ResponseTooLarge,
     ServerError,
+    SignatureError,
+    SignatureInvalid,
+    SignatureMissing,
     SizeMismatch,
     SkillChanged,
     SkillError,
@@ -93,6 +104,7 @@ from skillwire.core.errors import (
     UnknownOrigin,
     UnlistedFile,
     UnsafeCacheLocation,
+    UntrustedSigner,
     VerificationFailed,
 )
 from skillwire.core.frontmatter import (
@@ -147,6 +159,9 @@ from skillwire.host.tools import (
     SkillTools,
     ToolResult,
 )
+from skillwire.host.trust import (
+    TrustPolicy,
+)
 from skillwire.server.app import (
     BindError,
     bind_http_socket,
@@ -190,6 +205,7 @@ __all__ = [
     "FrontmatterError",
     "FrontmatterMismatch",
     "HostError",
+    "InvalidAudienceRule",
     "InvalidCursor",
     "InvalidEntry",
     "InvalidIndex",
@@ -213,6 +229,10 @@ __all__ = [
     "ResponseTooLarge",
     "ServerError",
     "ServerOrigin",
+    "SignatureError",
+    "SignatureInvalid",
+    "SignatureMissing",
+    "SigningError",
     "SizeMismatch",
     "SkillCatalog",
     "SkillChanged",
@@ -232,9 +252,11 @@ __all__ = [
     "StoreError",
     "TaggedContent",
     "ToolResult",
+    "TrustPolicy",
     "UnknownOrigin",
     "UnlistedFile",
     "UnsafeCacheLocation",
+    "UntrustedSigner",
     "VerificationFailed",
     "__version__",
     "bind_http_socket",

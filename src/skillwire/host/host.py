@@ -127,6 +127,9 @@ class SkillHost:
         directory. Every hit is re-hashed before it is used.
     use_cache:
         False: no content cache at all (every read goes to the server).
+    trust:
+        The rule for publisher signatures (`TrustPolicy`: `"off"` by default, `"warn"` or `"require"`
+        with the trusted keys).
     """
 
     def __init__(

@@ -38,6 +38,8 @@ from skillwire.core.manifest import ManifestFile, sha256_digest
 from skillwire.core.signing import fingerprint_of, public_key_of, verify_entry
 from skillwire.host.identity import SkillRef
 
+__all__ = ["TrustPolicy"]
+
 logger = logging.getLogger("skillwire.host")
 
 TrustMode = Literal["off", "warn", "require"]

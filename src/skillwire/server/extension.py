@@ -89,6 +89,9 @@ class SkillsExtension(Extension):
         `ttlMs` on listings and entries: how long a client may reuse them.
     cache_scope:
         `"private"` (default: skill content is often organisation-specific) or `"public"`.
+    signatures:
+        Publisher signatures to add to the entries' `_meta` (a `SignatureBook`, read from a signed
+        catalog's signatures file), or None.
     """
 
     identifier = EXTENSION_ID
