@@ -28,7 +28,7 @@ from skillwire.core.frontmatter import (
     split_skill_md,
     yaml_interop_hazards,
 )
-from support.npm_yaml import Reference, missing_reason, reference_parse_many
+from support.npm_yaml import GOLDEN, Reference, load_golden, missing_reason, reference_parse_many
 
 REPO = Path(__file__).resolve().parents[1]
 CORPUS = REPO.parent / "shared" / "corpora" / "awesome-copilot" / "skills"
@@ -909,6 +909,11 @@ REFERENCE_CASES: list[str] = [
 DIVERGENCES = {refusal.example: refusal.why for refusal in REFUSALS}
 
 
+def differential_cases() -> list[str]:
+    """Every text whose npm yaml answer the tests compare against (and the golden file stores)."""
+    return list(dict.fromkeys(REFERENCE_CASES + list(DIVERGENCES)))
+
+
 def _reference_or_skip(texts: list[str]) -> list[Reference | str]:
     reason = missing_reason()
     if reason is not None:
@@ -950,8 +955,23 @@ def _mismatch(text: str, reference: Reference | str) -> str | None:
 
 @pytest.fixture(scope="module")
 def references() -> dict[str, Reference | str]:
-    texts = list(dict.fromkeys(REFERENCE_CASES + list(DIVERGENCES)))
-    return dict(zip(texts, _reference_or_skip(texts), strict=True))
+    """npm yaml's answers: live where Node 22 is installed, else the checked-in golden file."""
+    texts = differential_cases()
+    if missing_reason() is not None:
+        return load_golden()
+    return dict(zip(texts, reference_parse_many(texts), strict=True))
+
+
+def test_golden_file_covers_every_case_and_matches_npm_yaml() -> None:
+    golden = load_golden()
+    missing = [text for text in differential_cases() if text not in golden]
+    assert not missing, f"{len(missing)} cases are not in {GOLDEN.name}: run scripts/refresh-yaml-reference"
+    reason = missing_reason()
+    if reason is not None:
+        pytest.skip(f"the golden file cannot be checked against npm yaml here: {reason}")
+    texts = list(golden)
+    stale = [text for text, live in zip(texts, reference_parse_many(texts), strict=True) if golden[text] != live]
+    assert not stale, f"npm yaml now answers {stale[:3]!r} differently: run scripts/refresh-yaml-reference"
 
 
 def test_reference_cases_are_many_and_distinct() -> None:

