@@ -27,6 +27,7 @@ import tempfile
 import time
 from pathlib import Path
 from typing import Any
+from urllib.request import urlopen
 
 import anyio
 
@@ -80,8 +81,12 @@ def generated_snapshot(skills: int, files_per_skill: int = 10, *, seed: int = 7)
     return CatalogSnapshot(catalog_skills, files)
 
 
+PAGE_SIZE = 100  # the same page at every catalog size, so page cost can be compared across sizes
+
+
 def replica_argv(url: str, port: int, *, workers: int = 1) -> list[str]:
     argv = [sys.executable, "-m", "skillwire.cli.main", "serve", url, "--http", f"127.0.0.1:{port}", "--no-watch"]
+    argv += ["--page-size", str(PAGE_SIZE)]
     return argv + (["--workers", str(workers)] if workers > 1 else [])
 
 
@@ -134,15 +139,27 @@ async def measure_replica(url: str, skill_uris: list[str], workdir: Path, sample
     return result
 
 
+def wait_for_workers(mcp_url: str, workers: int, *, budget: float) -> None:
+    health = mcp_url.removesuffix("/mcp") + "/healthz"
+    seen: set[int] = set()
+    deadline = time.perf_counter() + budget
+    while len(seen) < workers:
+        if time.perf_counter() > deadline:
+            raise RuntimeError(f"only {len(seen)} of {workers} workers answered within {budget:.0f} s")
+        # A new connection per request, so the kernel may hand it to any worker.
+        with urlopen(health, timeout=30) as response:
+            seen.add(json.loads(response.read())["pid"])
+
+
 async def throughput(url: str, skill_uris: list[str], workdir: Path, workers: int, seconds: float) -> float:
     port = free_port()
     log = workdir / f"workers-{workers}-{port}.log"
     started = await start("skillwire-s3", replica_argv(url, port, workers=workers), port, log, budget=300)
     server = started.server
     try:
-        # Every worker must have its catalog loaded before the clock starts: ask /healthz-free, by
-        # warming up with requests until they stop failing (a worker still loading accepts nothing).
-        await anyio.sleep(1.0 if workers > 1 else 0)
+        # Every worker must have its catalog loaded before the clock starts: a worker accepts
+        # connections only once it has, so wait until /healthz has answered from each of them.
+        await anyio.to_thread.run_sync(lambda: wait_for_workers(server.url, workers, budget=600))
         count = 0
         deadline = time.perf_counter() + seconds
 
