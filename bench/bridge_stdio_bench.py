@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import statistics
 import sys
 import tempfile
@@ -46,7 +47,8 @@ async def timed(client: Client, arguments: dict[str, str]) -> tuple[float, dict[
 
 async def measure(url: str, expected: int, repeats: int, approvals: Path) -> dict[str, Any]:
     argv = ["-m", "skillwire.cli.main", "bridge", "--quiet", "--server", f"big={url}", "--approvals", str(approvals)]
-    async with Client(StdioServerParameters(command=sys.executable, args=argv), read_timeout_seconds=300) as client:
+    params = StdioServerParameters(command=sys.executable, args=argv, env=dict(os.environ))  # its cache dirs too
+    async with Client(params, read_timeout_seconds=300) as client:
         connect_and_list_s, page = await timed(client, {})
         if page["total"] != expected:
             raise RuntimeError(f"list_skills reports {page['total']} skills, not {expected}")

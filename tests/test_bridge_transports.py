@@ -94,7 +94,7 @@ async def test_config_file_with_http_stdio_and_local_upstreams(web: tuple[Runnin
     write_skill(mine, "my-local-skill", "On this machine.")
     config_home = tmp_path / "config"
     (config_home / "skillwire").mkdir(parents=True)
-    command = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--quiet", "--no-watch", str(piped)]
+    command = [*SKILLWIRE, "serve", "--stdio", "--quiet", "--no-watch", "--no-digest-cache", str(piped)]
     (config_home / "skillwire" / "bridge.toml").write_text(
         f"[servers.web]\nurl = {json.dumps(server.url)}\n\n"
         f"[servers.pipe]\ncommand = {json.dumps(command)}\n\n"
@@ -156,7 +156,7 @@ async def test_a_killed_stdio_upstream_is_started_again_on_the_next_call(tmp_pat
     piped = tmp_path / "piped"
     write_skill(piped, "piped-skill", "Served over stdio.")
     pid_file = tmp_path / "upstream.pid"
-    serve = shlex.join([sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--quiet", "--no-watch"])
+    serve = shlex.join([*SKILLWIRE, "serve", "--stdio", "--quiet", "--no-watch", "--no-digest-cache"])
     script = f"echo $$ > {shlex.quote(str(pid_file))}; exec {serve} {shlex.quote(str(piped))}"
     args = ["--server", "pipe", "--approvals", str(tmp_path / "approvals.sqlite"), "--", "sh", "-c", script]
     async with bridge_client(args) as client:

@@ -87,7 +87,9 @@ async def bridge_client(
     env: dict[str, str] | None = None,
 ) -> AsyncIterator[Client]:
     """A connected SDK client on `skillwire bridge ARGS` over stdio; without `elicitor` it cannot elicit."""
-    environment = {**os.environ, **env} if env is not None else None
+    # The whole environment, not the SDK's safe default: the test's XDG directories must reach the bridge,
+    # or its content cache would land in the real user's cache directory.
+    environment = {**os.environ, **(env or {})}
     params = StdioServerParameters(command=BRIDGE[0], args=[*BRIDGE[1:], *args], env=environment)
     extra: dict[str, Any] = {"elicitation_callback": elicitor} if elicitor is not None else {}
     async with Client(params, mode=mode, read_timeout_seconds=60, **extra) as client:
