@@ -7,8 +7,10 @@ and every byte goes through obstore's real S3 client (signed requests, plain HTT
 from __future__ import annotations
 
 import json
+import os
 import secrets
 from pathlib import Path
+from unittest import mock
 
 import anyio
 import obstore
@@ -228,3 +230,35 @@ def test_publish_awesome_copilot_corpus(seaweedfs: SeaweedS3, aws_env: dict[str,
     assert [(s.location, s.reason) for s in served.skipped] == [(s.location, s.reason) for s in source.skipped]
     again = publish_cli(str(CORPUS), seaweedfs.url(prefix), env=aws_env)
     assert " 0 blobs uploaded (0 bytes)" in again
+
+
+def test_credentials_and_endpoint_from_the_aws_shared_files(seaweedfs: SeaweedS3, tmp_path: Path) -> None:
+    credentials = tmp_path / "credentials"
+    credentials.write_text(
+        f"[default]\naws_access_key_id = wrong\naws_secret_access_key = wrong\n\n"
+        f"[skillwire-test]\naws_access_key_id = {seaweedfs.access_key}\n"
+        f"aws_secret_access_key = {seaweedfs.secret_key}\n"
+    )
+    config = tmp_path / "config"
+    config.write_text(f"[profile skillwire-test]\nregion = us-east-1\nendpoint_url = {seaweedfs.endpoint}\n")
+    files_only = {
+        "AWS_SHARED_CREDENTIALS_FILE": str(credentials),
+        "AWS_CONFIG_FILE": str(config),
+        "AWS_PROFILE": "skillwire-test",
+        "AWS_ALLOW_HTTP": "true",
+    }
+    without_aws = {k: v for k, v in os.environ.items() if not k.startswith("AWS_")}
+    prefix = fresh_prefix()
+    with mock.patch.dict(os.environ, {**without_aws, **files_only}, clear=True):
+        line = publish_cli(str(EXAMPLES), seaweedfs.url(prefix), env={})
+        assert "switched to index" in line
+        assert len(PublishedCatalog(seaweedfs.url(prefix), poll_seconds=0).snapshot) == 5
+    # The environment wins over the files: the default profile's wrong keys are never used.
+    with mock.patch.dict(os.environ, {**without_aws, **seaweedfs.env, "AWS_CONFIG_FILE": str(config)}, clear=True):
+        os.environ["AWS_SHARED_CREDENTIALS_FILE"] = str(credentials)
+        assert "already at index" in publish_cli(str(EXAMPLES), seaweedfs.url(prefix), env={})
+    # The wrong keys alone are refused by the store: the files are really what was read above.
+    with mock.patch.dict(os.environ, {**without_aws, **files_only, "AWS_PROFILE": "default"}, clear=True):
+        os.environ["AWS_ENDPOINT_URL"] = seaweedfs.endpoint
+        result = run_cli("publish", str(EXAMPLES), seaweedfs.url(prefix), env={})
+        assert result.code == 1, result.err

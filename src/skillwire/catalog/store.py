@@ -20,10 +20,12 @@ published; a blob that does not match is refused and never cached.
 
 from __future__ import annotations
 
+import configparser
 import hashlib
 import os
 import threading
 from collections import OrderedDict
+from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -101,6 +103,7 @@ def open_store(location: StoreLocation, *, create: bool = False, timeout_seconds
     return S3Store(
         location.bucket,
         prefix=location.prefix or None,
+        config=shared_config(os.environ) or None,  # type: ignore[arg-type]
         # Client options given here replace those obstore read from the environment, so the one
         # environment setting among them is carried over.
         client_options={
@@ -114,6 +117,55 @@ def open_store(location: StoreLocation, *, create: bool = False, timeout_seconds
             "backoff": {"init_backoff": timedelta(milliseconds=100), "max_backoff": timedelta(seconds=1), "base": 2},
         },
     )
+
+
+# The AWS shared files, as the AWS CLI and SDKs read them: what the environment leaves unset.
+# obstore reads the environment itself but not these files, and its `config` overrides the
+# environment, so only keys whose variable is absent are taken from the files.
+_FROM_CREDENTIALS = {
+    "aws_access_key_id": ("access_key_id", "AWS_ACCESS_KEY_ID"),
+    "aws_secret_access_key": ("secret_access_key", "AWS_SECRET_ACCESS_KEY"),
+    "aws_session_token": ("session_token", "AWS_SESSION_TOKEN"),
+}
+_FROM_CONFIG = {
+    "region": ("region", "AWS_REGION"),
+    "endpoint_url": ("endpoint", "AWS_ENDPOINT_URL"),
+}
+
+
+def shared_config(environ: Mapping[str, str]) -> dict[str, str]:
+    """Settings for the profile `AWS_PROFILE` (or `default`) from `~/.aws/credentials` and
+    `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE` / `AWS_CONFIG_FILE`), for keys the environment
+    does not set. Missing or unreadable files give nothing; credentials in `config` count too."""
+    profile = environ.get("AWS_PROFILE") or environ.get("AWS_DEFAULT_PROFILE") or "default"
+    home = Path(environ.get("HOME") or Path.home())
+    credentials_file = Path(environ.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials")
+    config_file = Path(environ.get("AWS_CONFIG_FILE") or home / ".aws" / "config")
+    found: dict[str, str] = {}
+    # In the config file a named profile's section is `[profile NAME]`; the default is `[default]`.
+    config_section = profile if profile == "default" else f"profile {profile}"
+    sources = (
+        (credentials_file, profile, _FROM_CREDENTIALS),
+        (config_file, config_section, {**_FROM_CREDENTIALS, **_FROM_CONFIG}),
+    )
+    for path, section, keys in sources:
+        values = _ini_section(path, section)
+        for name, (key, variable) in keys.items():
+            value = values.get(name, "").strip()
+            if value and not environ.get(variable) and key not in found:
+                found[key] = value
+    if "region" not in found and not environ.get("AWS_REGION") and environ.get("AWS_DEFAULT_REGION"):
+        found["region"] = environ["AWS_DEFAULT_REGION"]
+    return found
+
+
+def _ini_section(path: Path, section: str) -> dict[str, str]:
+    parser = configparser.RawConfigParser()
+    try:
+        parser.read(path, encoding="utf-8")
+    except (OSError, configparser.Error, UnicodeDecodeError):
+        return {}
+    return dict(parser.items(section)) if parser.has_section(section) else {}
 
 
 def describe(exc: BaseException) -> str:
