@@ -71,6 +71,29 @@ def test_conformance_scenarios_pass_from_the_store(examples_on_s3: RunningServer
     assert sum(1 for c in run.checks if c.status == SUCCESS) >= 6, run.summary()
 
 
+@pytest.mark.conformance
+@pytest.mark.parametrize("scenario", SKILLS_SCENARIOS)
+def test_conformance_scenarios_pass_from_the_store_on_the_legacy_wire(
+    examples_on_s3: RunningServer, scenario: str
+) -> None:
+    reason = missing_tools_reason()
+    if reason:
+        pytest.skip(reason)
+    run = run_server_scenario(examples_on_s3.url, scenario, spec_version="2025-11-25", force=True)
+    assert not run.not_applicable, run.summary()
+    assert run.checks, run.summary()
+    assert not run.failures(), run.summary()
+    assert not run.warnings(), run.summary()
+
+
+def test_healthz_of_a_folder_catalog() -> None:
+    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
+        report = healthz(server.url)
+    assert report["ready"] is True
+    assert (report["skills"], report["files"]) == (5, 13)
+    assert "index" not in report  # only a published catalog has one
+
+
 def test_check_passes_from_the_store(examples_on_s3: RunningServer) -> None:
     result = run_cli("check", examples_on_s3.url)
     assert result.code == 0, result.text + result.err
