@@ -33,10 +33,6 @@ logger = logging.getLogger("skillwire.catalog")
 logging.getLogger("watchfiles").setLevel(logging.WARNING)
 
 Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
-# How much the frozen set may grow over its size after the last compaction before a build unfreezes
-# and collects everything once (see `SkillCatalog._build`): amortised, like CPython's own full collections.
-_GC_COMPACT_GROWTH = 1.10
-_GC_COMPACT_EVERY = 16  # builds between compactions at most
 # What an incremental refresh rescanned under one root: its real folder prefixes, and the paths now served there.
 _Rescanned = tuple[tuple[str, ...], set[str | None]]
 
@@ -88,9 +84,7 @@ class SkillCatalog:
         self._root_results: list[ScanResult] = []  # the last scan of each root, for incremental refresh
         self._code_result: ScanResult | None = None
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
-        self._gc_frozen_baseline = 0  # gc.get_freeze_count() after the last build that compacted
-        self._gc_builds_since_compaction = _GC_COMPACT_EVERY  # the first build compacts
-        self._gc_compact_next = False
+        self._gc_frozen_once = False  # the first build freezes what survives it (see `_build`)
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
 
@@ -186,43 +180,31 @@ class SkillCatalog:
     def _build(self, changed: list[str] | None = None) -> CatalogSnapshot:
         # A scan allocates hundreds of thousands of small long-lived objects; the cyclic GC would walk
         # the growing heap again and again (measured: 12 s -> 7 s for a 100,000-file restart), so
-        # collection is off while the snapshot is built. The survivors are then frozen, so that
-        # request-time collections never traverse the catalog (nor the ~90,000 objects of the imported
-        # modules: a full collection of those alone is 40 ms on a busy 2-core machine).
+        # collection is off while the snapshot is built.
         #
-        # `gc.disable()` is process-wide: while the build runs, the request threads' cyclic garbage is
-        # not collected either, and freezing it then would keep it for the life of the process
-        # (issue 11: +34 MB in 300 refreshes under load). So the young generations are collected
-        # *after* the build, with the collector still off, and frozen at once: what is frozen is what
-        # survived a collection. That collection walks only what is not frozen yet (the new
-        # snapshot's objects and the requests' garbage): about 1 ms for a watcher refresh, 140 ms
-        # after a full 100,000-file scan of 3 s. A thread can still slip garbage in between the
-        # collection and the freeze (on a loaded machine, about 1% of what it makes), so every
-        # `_GC_COMPACT_EVERY` builds, or as soon as the frozen set has grown a tenth, a build first
-        # unfreezes everything and its collection reclaims what slipped in: what is frozen by mistake
-        # is bounded and never accumulates, at one full collection (40-140 ms) per 16 builds.
-        compact = self._gc_compact_next or self._gc_builds_since_compaction >= _GC_COMPACT_EVERY
+        # The first build is also frozen (`gc.freeze()`) right after a collection: at start-up that
+        # is the imported modules (~90,000 objects, a 40-120 ms walk per full collection) and the
+        # first catalog, which request-time collections then never traverse. Later builds are not
+        # frozen. `gc.disable()` is process-wide, so while a build runs the request threads' cyclic
+        # garbage piles up uncollected, and a freeze then keeps it for the life of the process: that
+        # was issue 11's leak (+34 MB in 300 refreshes, +12% RSS in 20 s of load). Collecting the
+        # young generations right before each freeze still let garbage slip in between the two calls
+        # under load (+7% in 20 s), and unfreezing everything now and then to reclaim it paused the
+        # event loop for 200 ms a time. Without the freeze a refreshed snapshot is just young and
+        # then old objects, collected as CPython amortises it (a full collection only once
+        # survivors grew by a quarter); measured under tests/test_load_while_reloading.py.
+        freeze = not self._gc_frozen_once
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            if compact:
-                gc.unfreeze()
-            try:
-                snapshot = self._build_snapshot(changed)
-            finally:
+            snapshot = self._build_snapshot(changed)
+            if freeze:
                 gc.collect()
                 gc.freeze()
+                self._gc_frozen_once = True
         finally:
             if was_enabled:
                 gc.enable()
-        frozen = gc.get_freeze_count()
-        if compact:
-            self._gc_frozen_baseline = frozen
-            self._gc_builds_since_compaction = 0
-            self._gc_compact_next = False
-        else:
-            self._gc_builds_since_compaction += 1
-            self._gc_compact_next = frozen > self._gc_frozen_baseline * _GC_COMPACT_GROWTH
         return snapshot
 
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
