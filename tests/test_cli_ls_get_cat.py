@@ -20,7 +20,7 @@ from fixtures import LyingServer, free_port, running_lying_server
 from skillwire.cli.common import human_size, printable
 from skillwire.cli.ls import Row, plain_table
 from skillwire.core.entry import SkillEntry
-from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.skill_md import parse_skill_md
 from support.cli import CliResult as Result
 from support.cli import run_cli as cli
 from support.servers import EXAMPLES, serve_http

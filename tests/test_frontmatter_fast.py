@@ -9,8 +9,10 @@ from pathlib import Path
 import pytest
 
 from skillwire.core.errors import FrontmatterError, NotASkill
-from skillwire.core.frontmatter import JSONValue, parse_frontmatter, split_skill_md
-from skillwire.core.frontmatter_fast import parse_simple_frontmatter
+from skillwire.core.json import JSONValue
+from skillwire.core.skill_md import split_skill_md
+from skillwire.core.yaml import parse_frontmatter
+from skillwire.core.yaml._flat import parse_simple_frontmatter
 
 CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "awesome-copilot" / "skills"
 

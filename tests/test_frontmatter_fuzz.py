@@ -33,7 +33,8 @@ from hypothesis import strategies as st
 from hypothesis.errors import NonInteractiveExampleWarning
 
 from skillwire.core.errors import FrontmatterError
-from skillwire.core.frontmatter import frontmatter_differences, parse_frontmatter, yaml_interop_hazards
+from skillwire.core.json import frontmatter_differences
+from skillwire.core.yaml import parse_frontmatter, yaml_interop_hazards
 from support.npm_yaml import Reference, ReferenceProcess, missing_reason
 
 BATCH = 25

@@ -17,14 +17,9 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.lint import lint_path
 from skillwire.client.requests import list_skills_request, send_raw
-from skillwire.core import frontmatter
 from skillwire.core.errors import FrontmatterError
-from skillwire.core.frontmatter import (
-    MAX_FRONTMATTER_BYTES,
-    parse_frontmatter,
-    parse_skill_md,
-    yaml_interop_hazards,
-)
+from skillwire.core.skill_md import parse_skill_md
+from skillwire.core.yaml import MAX_FRONTMATTER_BYTES, _decode, parse_frontmatter, yaml_interop_hazards
 from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
 
@@ -60,7 +55,7 @@ def test_an_unforeseen_decoder_failure_is_still_a_frontmatter_error(monkeypatch:
     def broken(yaml_text: str, first_line: int) -> None:
         raise IndexError("string index out of range")
 
-    monkeypatch.setattr(frontmatter, "_compose", broken)
+    monkeypatch.setattr(_decode, "_compose", broken)
     with pytest.raises(FrontmatterError, match=r"line 2: the YAML decoder failed .*IndexError: string index"):
         parse_frontmatter("a: [1]", first_line=2)
     with pytest.raises(FrontmatterError, match="IndexError"):

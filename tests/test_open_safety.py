@@ -24,7 +24,7 @@ from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.safe_open import UnsafeFile, read_regular
 from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
 from skillwire.core.errors import VerificationFailed
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.core.manifest import sha256_digest
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache

@@ -34,7 +34,7 @@ from skillwire.client.requests import send_raw
 from skillwire.core import fields
 from skillwire.core.errors import LimitExceeded
 from skillwire.core.fields import Rule
-from skillwire.core.frontmatter import parse_skill_md
+from skillwire.core.skill_md import parse_skill_md
 from skillwire.host.host import SkillHost
 from skillwire.host.policy import ApproveAll
 

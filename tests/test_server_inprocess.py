@@ -22,7 +22,7 @@ from pydantic import BaseModel, ConfigDict
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.snapshot import DIRECTORY_MIME_TYPE, META_PREFIX
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.server.extension import EXTENSION_ID, SkillsExtension
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"

@@ -107,19 +107,13 @@ from skillwire.core.errors import (
     UntrustedSigner,
     VerificationFailed,
 )
-from skillwire.core.frontmatter import (
-    SkillDocument,
-    frontmatter_differences,
-    frontmatter_size_problem,
-    parse_frontmatter,
-    parse_skill_md,
-    split_skill_md,
-    yaml_interop_hazards,
-)
+from skillwire.core.json import frontmatter_differences
 from skillwire.core.manifest import (
     ManifestDiff,
     ManifestFile,
 )
+from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
+from skillwire.core.yaml import frontmatter_size_problem, parse_frontmatter, yaml_interop_hazards
 from skillwire.host.active import (
     ActiveSkill,
     DirectoryView,

@@ -24,7 +24,7 @@ from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root, uri_for
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, DynamicReader, SkippedSkill
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 
 __all__ = ["SkillCatalog"]
 

@@ -30,8 +30,9 @@ from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader,
 from skillwire.core.entry import DYNAMIC, SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.fields import publish_problem
-from skillwire.core.frontmatter import JSONValue, parse_skill_md
+from skillwire.core.json import JSONValue
 from skillwire.core.manifest import limit_problem, sha256_digest
+from skillwire.core.skill_md import parse_skill_md
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, SkillPath, split_relative_path
 
 FolderOrFiles = str | os.PathLike[str] | Mapping[str, bytes | str]

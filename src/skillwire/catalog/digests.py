@@ -22,7 +22,7 @@ from pathlib import Path
 
 from skillwire.catalog.mime import is_utf8_text
 from skillwire.catalog.safe_open import open_regular, read_fd
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
 
 __all__ = ["DigestCache"]

@@ -35,8 +35,8 @@ from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, SkippedSkill
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillError
 from skillwire.core.fields import publish_problem
-from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.manifest import limit_problem
+from skillwire.core.skill_md import parse_skill_md
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
 from skillwire.core.verify import file_mismatches
 

@@ -42,9 +42,11 @@ from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
 from skillwire.core.fields import RULES as FIELD_WEIGHTS
 from skillwire.core.fields import Rule as FieldRule
-from skillwire.core.frontmatter import JSONValue, parse_frontmatter, split_skill_md, yaml_interop_hazards
+from skillwire.core.json import JSONValue
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, over_limit
+from skillwire.core.skill_md import split_skill_md
 from skillwire.core.uri import SKILL_MD, format_uri, validate_segment
+from skillwire.core.yaml import parse_frontmatter, yaml_interop_hazards
 
 __all__ = [
     "RULES",

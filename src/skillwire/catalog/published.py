@@ -63,7 +63,7 @@ from skillwire.catalog.store import (
 )
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.entry import SkillEntry
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.uri import SKILL_MD
 

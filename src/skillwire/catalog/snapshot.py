@@ -24,7 +24,7 @@ from skillwire.catalog.safe_open import read_regular
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, decode_cursor, encode_cursor
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, parse_uri
 from skillwire.core.verify import file_matches

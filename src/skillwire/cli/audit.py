@@ -48,7 +48,7 @@ from skillwire.client.requests import get_skill_request, list_skills_request, re
 from skillwire.core.errors import InvalidSkillURI, SizeMismatch
 from skillwire.core.fields import Problem, entry_problems
 from skillwire.core.fields import Rule as FieldRule
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.core.names import REG_NAME_RE
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, canonical_uri, format_uri, parse_uri
 from skillwire.core.verify import file_mismatches, skill_md_mismatch

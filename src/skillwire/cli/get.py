@@ -29,7 +29,7 @@ from skillwire.cli.common import (
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillNotFound, SkillwireError
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.core.uri import SKILL_MD, SkillPath, parse_uri
 
 

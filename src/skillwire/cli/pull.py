@@ -69,9 +69,9 @@ from skillwire.cli.lockfile import (
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServerError, SkillNotFound, SkillwireError, VerificationFailed
-from skillwire.core.frontmatter import parse_skill_md
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.signing import SIGNATURE_META_KEY, verify_entry
+from skillwire.core.skill_md import parse_skill_md
 from skillwire.core.uri import SKILL_MD
 from skillwire.core.verify import file_mismatches
 from skillwire.host.discovery import is_inside_discovery_path

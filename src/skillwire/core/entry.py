@@ -16,7 +16,7 @@ from typing import Any, Literal, cast
 from skillwire.core.errors import InvalidEntry
 from skillwire.core.fields import DYNAMIC as DYNAMIC  # re-exported: the entry is where callers look
 from skillwire.core.fields import Rule, entry_refusal
-from skillwire.core.frontmatter import JSONValue
+from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile, limit_problem
 from skillwire.core.uri import SkillPath
 

@@ -22,8 +22,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 
 from skillwire.core.errors import DigestMismatch, FrontmatterError, FrontmatterMismatch, NotASkill, SizeMismatch
-from skillwire.core.frontmatter import JSONValue, SkillDocument, frontmatter_differences, parse_skill_md
+from skillwire.core.json import JSONValue, frontmatter_differences
 from skillwire.core.manifest import ManifestFile, sha256_digest
+from skillwire.core.skill_md import SkillDocument, parse_skill_md
 
 
 def file_mismatches(uri: str, size: int | None, digest: str | None, data: bytes) -> list[SizeMismatch | DigestMismatch]:

@@ -1,6 +1,6 @@
 """A fast path for the frontmatter most skills have: `key: scalar` lines and one nested mapping.
 
-The full YAML 1.2 parser (`core.frontmatter`, pure Python on ruamel's scanner) costs milliseconds per
+The full YAML 1.2 parser (`core.yaml`, pure Python on ruamel's scanner) costs milliseconds per
 SKILL.md, which dominates a cold scan of a large catalog. Most frontmatter is a handful of
 `name: x`, `description: ...`, `license: MIT` lines and perhaps a `metadata:` block of `key: value`
 pairs. This module decodes exactly that subset and returns None for anything else: block or flow
@@ -16,7 +16,8 @@ from __future__ import annotations
 import math
 import re
 
-from skillwire.core.frontmatter import JSONValue, _resolve_plain
+from skillwire.core.json import JSONValue
+from skillwire.core.yaml._schema import _resolve_plain
 
 # A plain key: starts with a letter or underscore; what follows is word characters, '-' or '.'.
 _KEY = r"[A-Za-z_][A-Za-z0-9_.\-]*"

@@ -1,0 +1,86 @@
+"""SKILL.md: where the frontmatter block is, and the parsed document.
+
+This module owns one rule: *a skill's frontmatter is the JSON object read from the block between the
+leading ``---`` line and the next ``---`` (or ``...``) line* (the YAML itself is `skillwire.core.yaml`'s).
+Sans-IO: callers hand in bytes or text.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from skillwire.core.errors import NotASkill
+from skillwire.core.json import JSONValue
+from skillwire.core.yaml import parse_frontmatter
+
+__all__ = ["SkillDocument", "parse_skill_md", "split_skill_md"]
+
+_OPENING = re.compile(r"---[ \t]*")
+_CLOSING = re.compile(r"(?:---|\.\.\.)[ \t]*")
+_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+
+
+@dataclass(frozen=True)
+class SkillDocument:
+    """A parsed SKILL.md: its frontmatter as JSON, the raw YAML, and the Markdown body."""
+
+    frontmatter: dict[str, JSONValue]
+    frontmatter_text: str
+    body: str
+    frontmatter_start_line: int
+    body_start_line: int
+
+
+def split_skill_md(text: str) -> tuple[str, str, int, int]:
+    """Split SKILL.md text into ``(frontmatter_text, body, frontmatter_start_line, body_start_line)``.
+
+    A leading BOM is skipped; lines may end in LF or CRLF. The first line must be ``---`` (trailing
+    blanks allowed) and the block ends at the first later line that is ``---`` or ``...``, so a
+    ``---`` inside a value never cuts it. ``frontmatter_text`` excludes the line break before the
+    closing line, as the conformance suite's extractor does (this matters only for a block scalar
+    that ends the frontmatter). Line numbers are 1-based.
+    """
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    lines = _LINE.findall(text)
+    if not lines or _OPENING.fullmatch(lines[0].rstrip("\r\n")) is None:
+        raise NotASkill("SKILL.md does not start with a YAML frontmatter block ('---' on line 1)")
+    start = len(lines[0])
+    offset = start
+    for index, line in enumerate(lines[1:], start=2):
+        if _CLOSING.fullmatch(line.rstrip("\r\n")) is not None:
+            yaml_end = offset
+            if text.endswith("\n", start, yaml_end):
+                yaml_end -= 2 if text.endswith("\r\n", start, yaml_end) else 1
+            frontmatter_text = text[start : max(start, yaml_end)]
+            body = text[offset + len(line) :]
+            return frontmatter_text, body, 2, index + 1
+        offset += len(line)
+    raise NotASkill(
+        "SKILL.md frontmatter opened with '---' on line 1 is never closed (no later line is exactly '---' or '...')"
+    )
+
+
+def parse_skill_md(data: bytes | str) -> SkillDocument:
+    """Decode a whole SKILL.md (UTF-8 bytes or text) into a `SkillDocument`.
+
+    Raises `NotASkill` when the bytes are not UTF-8 or there is no frontmatter block, and
+    `FrontmatterError` (with a line number in the file) when the YAML is not a valid JSON object.
+    """
+    if isinstance(data, bytes):
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise NotASkill(f"SKILL.md is not valid UTF-8 (byte offset {exc.start}: {exc.reason})") from None
+    else:
+        text = data
+    frontmatter_text, body, fm_line, body_line = split_skill_md(text)
+    frontmatter = parse_frontmatter(frontmatter_text, first_line=fm_line)
+    return SkillDocument(
+        frontmatter=frontmatter,
+        frontmatter_text=frontmatter_text,
+        body=body,
+        frontmatter_start_line=fm_line,
+        body_start_line=body_line,
+    )

@@ -1,0 +1,174 @@
+"""Interop hazards (for ``skillwire lint``): plain scalars YAML 1.1 parsers read differently, values
+that silently change meaning, and non-string metadata, each with its file line and key path."""
+
+from __future__ import annotations
+
+import math
+import re
+from dataclasses import dataclass
+
+from ruamel.yaml.error import YAMLError
+from ruamel.yaml.events import (
+    AliasEvent,
+    MappingEndEvent,
+    MappingStartEvent,
+    ScalarEvent,
+    SequenceEndEvent,
+    SequenceStartEvent,
+)
+
+from skillwire.core.errors import FrontmatterError
+from skillwire.core.yaml._decode import _refuse_lone_cr, _unexpected, frontmatter_size_problem
+from skillwire.core.yaml._jsnum import _MAX_SAFE_INTEGER, _js_number_to_string
+from skillwire.core.yaml._scanner import _events, _scalar_text, _syntax_error
+from skillwire.core.yaml._schema import _FLOAT_EXP, _INT_OCT, _resolve_plain
+
+__all__ = ["yaml_interop_hazards"]
+
+_YAML11_BOOL = re.compile(r"yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF")
+_YAML11_BOOL_SPEC_ONLY = re.compile(r"[yYnN]")
+_YAML11_TIMESTAMP = re.compile(
+    r"[0-9]{4}-[0-9]{2}-[0-9]{2}"
+    r"|[0-9]{4}-[0-9]{1,2}-[0-9]{1,2}(?:[Tt]|[ \t]+)[0-9]{1,2}:[0-9]{2}:[0-9]{2}(?:\.[0-9]*)?"
+    r"(?:[ \t]*(?:Z|[-+][0-9]{1,2}(?::[0-9]{2})?))?"
+)
+_LEADING_ZERO_INT = re.compile(r"[-+]?0[0-9]+")
+_YAML11_BINARY = re.compile(r"[-+]?0b[0-1_]+")
+_YAML11_SEXAGESIMAL = re.compile(r"[-+]?[0-9][0-9_]*(?::[0-5]?[0-9])+(?:\.[0-9_]*)?")
+_UNDERSCORE_NUMBER = re.compile(r"[-+]?(?:0x[0-9a-fA-F_]+|[0-9][0-9_]*(?:\.[0-9_]*)?(?:[eE][-+]?[0-9]+)?)")
+# PyYAML's float (YAML 1.1) needs a dot, and a signed exponent.
+_PYYAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\.[0-9_]+(?:[eE][-+][0-9]+)?")
+_TRAILING_ZERO = re.compile(r"[-+]?[0-9]*\.[0-9]*0(?:[eE].*)?|[-+]?[0-9]+\.(?:[eE].*)?")
+
+
+def _plain_hazard(text: str) -> str | None:
+    """Why a plain scalar is read differently by YAML 1.1 parsers, or silently changes, if it does."""
+    shown = repr(text)
+    quote = "; quote it"
+    if _YAML11_BOOL.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a boolean in YAML 1.1 parsers (PyYAML, FastMCP){quote}"
+    if _YAML11_BOOL_SPEC_ONLY.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a boolean in the YAML 1.1 spec (e.g. go-yaml v2){quote}"
+    if _YAML11_TIMESTAMP.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a date (not JSON) in YAML 1.1 parsers (PyYAML){quote}"
+    if text == "=":
+        return f"'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load{quote}"
+    if text == "<<":
+        return f"'<<' is a plain string in YAML 1.2 but a merge key in YAML 1.1 parsers{quote}"
+    if _INT_OCT.fullmatch(text):
+        return f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers{quote}"
+    if _LEADING_ZERO_INT.fullmatch(text):
+        octal = set(text.lstrip("+-")) <= set("01234567")
+        old = f"the octal number {int(text, 8)}" if octal else "a string"
+        return f"{shown} is the integer {int(text, 10)} in YAML 1.2 but {old} in YAML 1.1 parsers{quote}"
+    if _YAML11_BINARY.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers{quote}"
+    if _YAML11_SEXAGESIMAL.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers{quote}"
+    if "_" in text and _UNDERSCORE_NUMBER.fullmatch(text):
+        return f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers{quote}"
+    value = _resolve_plain(text)
+    if isinstance(value, float) and not math.isfinite(value):
+        return f"{shown} is not a finite number, so it cannot be JSON{quote}"
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > _MAX_SAFE_INTEGER:
+        return f"{shown} is beyond JavaScript's exact integers; it reads as {_js_number_to_string(value)}{quote}"
+    if _FLOAT_EXP.fullmatch(text) and not _PYYAML_FLOAT.fullmatch(text):
+        number = _js_number_to_string(float(text))
+        return f"{shown} is the number {number} in YAML 1.2 but a string in YAML 1.1 parsers (PyYAML){quote}"
+    if isinstance(value, float) and _TRAILING_ZERO.fullmatch(text):
+        return (
+            f"{shown} is the number {_js_number_to_string(value)}, not the text as written"
+            f"{quote} if it is a version or an identifier"
+        )
+    return None
+
+
+@dataclass
+class _Frame:
+    path: str
+    is_map: bool
+    in_key: bool  # the collection itself sits in a mapping key
+    index: int = 0
+    expect_key: bool = True
+    key: str = "?"
+
+    def child(self) -> tuple[str, bool]:
+        """The path of the next node in this collection, and whether that node is a mapping key."""
+        if not self.is_map:
+            self.index += 1
+            return f"{self.path}[{self.index - 1}]", False
+        if self.expect_key:
+            return self.path, True
+        return (f"{self.path}.{self.key}" if self.path else self.key), False
+
+    def done(self, was_key: bool, key_text: str) -> None:
+        if self.is_map:
+            self.expect_key = not was_key
+            if was_key:
+                self.key = key_text
+
+
+def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[int, str, str]]:
+    """Plain scalars that YAML 1.1 parsers read differently, or that silently change meaning.
+
+    Returns ``(line, key_path, message)`` for each, in file order: plain ``yes``/``no``/``on``/
+    ``off``/``y``/``n``, unquoted dates, ``0o17``, ``010``, ``0b1``, ``1_000``, ``1:30``, ``1e3``,
+    numbers whose written digits are lost (``1.10``, ``1.0``), non-finite numbers, integers beyond
+    2**53, ``=`` and ``<<``. (Field rules, such as metadata values being strings, are core/fields.py's.)
+    ``line`` is 1-based in the SKILL.md (``first_line`` is where ``yaml_text``
+    starts); ``key_path`` looks like ``metadata.version`` or ``allowed-tools[0]``. Raises
+    `FrontmatterError` when the YAML cannot be parsed.
+    """
+    too_long = frontmatter_size_problem(yaml_text)
+    if too_long is not None:
+        raise FrontmatterError(too_long, line=first_line)
+    try:
+        _refuse_lone_cr(yaml_text, first_line)
+        return _interop_hazards(yaml_text, first_line)
+    except FrontmatterError:
+        raise
+    except Exception as exc:  # as in parse_frontmatter
+        raise _unexpected(exc, first_line) from exc
+
+
+def _interop_hazards(yaml_text: str, first_line: int) -> list[tuple[int, str, str]]:
+    hazards: list[tuple[int, str, str]] = []
+    frames: list[_Frame] = []
+
+    def next_node() -> tuple[str, bool]:
+        return frames[-1].child() if frames else ("", False)
+
+    def finish(is_key: bool, text: str) -> None:
+        if frames:
+            frames[-1].done(is_key, text)
+
+    try:
+        events, restore = _events(yaml_text)
+        previous_end = first_line
+        for event in events:
+            line = first_line + event.start_mark.line if event.start_mark is not None else first_line
+            if isinstance(event, ScalarEvent) and event.style is None and not event.value:
+                line = previous_end  # an empty value: ruamel marks it at the next token
+            if event.end_mark is not None:
+                previous_end = first_line + event.end_mark.line
+            if isinstance(event, ScalarEvent):
+                path, is_key = next_node()
+                text = _scalar_text(event, restore)
+                problem = _plain_hazard(text) if event.style is None and event.tag is None else None
+                if problem is not None:
+                    where = (f"{path}.{text}" if path else text) if is_key else (path or "(top level)")
+                    hazards.append((line, where, ("key " if is_key else "") + problem))
+                finish(is_key, text)
+            elif isinstance(event, AliasEvent):
+                path, is_key = next_node()
+                finish(is_key, f"*{event.anchor}")
+            elif isinstance(event, (SequenceStartEvent, MappingStartEvent)):
+                path, is_key = next_node()
+                is_map = isinstance(event, MappingStartEvent)
+                frames.append(_Frame(f"{path}.?" if is_key else path, is_map, is_key))
+            elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
+                frame = frames.pop()
+                finish(frame.in_key, "?")
+    except YAMLError as exc:
+        raise _syntax_error(exc, yaml_text, first_line) from None
+    return hazards
