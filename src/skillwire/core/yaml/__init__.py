@@ -39,7 +39,7 @@ from __future__ import annotations
 
 from skillwire.core.yaml._compose import MAX_ALIAS_COUNT, MAX_ALIAS_NODES, MAX_DEPTH
 from skillwire.core.yaml._decode import MAX_FRONTMATTER_BYTES, frontmatter_size_problem, parse_frontmatter
-from skillwire.core.yaml._refusals import REFUSALS, Refusal
+from skillwire.core.yaml._refusals import REFUSALS
 from skillwire.core.yaml.hazards import yaml_interop_hazards
 
 __all__ = [
@@ -48,7 +48,6 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FRONTMATTER_BYTES",
     "REFUSALS",
-    "Refusal",
     "frontmatter_size_problem",
     "parse_frontmatter",
     "yaml_interop_hazards",
