@@ -144,6 +144,9 @@ class SeaweedS3:
         if self.process is not None:
             stop_process(self.process, grace=3.0)  # its graceful stop takes 15 s; data is on disk
             self.process = None
+            # weed makes a unix socket per gRPC port in /tmp (fixed there, not $TMPDIR) and leaves it.
+            for kind in ("master", "volume", "filer", "s3"):
+                Path("/tmp", f"seaweedfs-{kind}-grpc-{self.ports[kind + '_grpc']}.sock").unlink(missing_ok=True)
 
     def log_tail(self, lines: int = 30) -> str:
         path = self.root / "weed.log"
