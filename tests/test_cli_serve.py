@@ -143,6 +143,28 @@ def test_ctrl_c_stops_serve_within_a_second(watch: bool) -> None:
         probe.bind(("127.0.0.1", port))
 
 
+@pytest.mark.parametrize("watch", [True, False], ids=["watcher-on", "watcher-off"])
+def test_ctrl_c_stops_a_stdio_server_within_a_second(watch: bool) -> None:
+    """The SDK reads stdin in a thread cancellation cannot stop; without care Ctrl-C waited for the
+    client's next line, forever at a terminal."""
+    argv = [*SERVE, str(EXAMPLES), "--stdio", *([] if watch else ["--no-watch"])]
+    process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    try:
+        assert process.stderr is not None
+        assert b"serving 5 skills" in process.stderr.readline()
+        time.sleep(0.5)  # reading stdin now
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=10)
+        elapsed = time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+    assert elapsed < 1.0, f"serve --stdio took {elapsed:.2f} s to exit after Ctrl-C"
+    assert process.returncode == 130
+
+
 def test_python_dash_m_skillwire_is_the_command() -> None:
     result = subprocess.run(
         [sys.executable, "-m", "skillwire", "--version"], capture_output=True, text=True, timeout=30

@@ -11,6 +11,7 @@ Which README commands run is decided by a rule (`skip_reason`), not a list: ever
   whole test suite / benchmarks, minutes each): the test started the README's server itself;
 - commands that need the network (a URL whose host is not this machine), and the commands after
   one in the same block (they build on it);
+- commands on the reader's own files or keys (a `~/` path, such as a signing key);
 - programs this project does not provide (a host's own CLI such as `claude`).
 The server the README names (`http://127.0.0.1:8765/mcp`) is this test's `./scripts/serve`, on a free
 port; that port is the only change made to any command. Each command that runs must exit 0 and do
@@ -48,8 +49,16 @@ class Clone:
     root: Path
     port: int
     env: dict[str, str]
-    serve_seconds: float
+    serve_seconds: float  # wall clock, from start to listening
+    serve_cpu_seconds: float  # CPU time of the script and everything it ran (venv, pip), to listening
     serve_log: str
+
+
+def _cpu_seconds(pid: int) -> float:
+    """User + system time of a process and of the children it has waited for (Linux /proc)."""
+    fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+    ticks = sum(int(fields[i]) for i in (11, 12, 13, 14))  # utime, stime, cutime, cstime
+    return ticks / os.sysconf("SC_CLK_TCK")
 
 
 def _clean_env() -> dict[str, str]:
@@ -98,14 +107,21 @@ def clone(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Clone]:
         )
     try:
         seconds = _wait_for(log, "listening on", process, timeout=300)
-        print(f"\n./scripts/serve on a fresh clone: listening after {seconds:.1f} s")
-        yield Clone(root, port, env, seconds, log.read_text(errors="replace"))
+        cpu = _cpu_seconds(process.pid) if Path("/proc").is_dir() else 0.0
+        print(f"\n./scripts/serve on a fresh clone: listening after {seconds:.1f} s ({cpu:.1f} s of CPU)")
+        yield Clone(root, port, env, seconds, cpu, log.read_text(errors="replace"))
     finally:
         stop_process(process)
 
 
 def test_scripts_serve_on_a_fresh_clone_listens_within_60_s_saying_what_it_installs(clone: Clone) -> None:
-    assert clone.serve_seconds < SERVE_DEADLINE, f"{clone.serve_seconds:.1f} s:\n{clone.serve_log}"
+    # The work itself (venv, pip from the local index, start-up) must fit well inside the deadline;
+    # the wall clock is held to it unless the machine runs more than twice as many jobs as it has
+    # cores (then the number measures the other jobs, and is only printed).
+    assert clone.serve_cpu_seconds < SERVE_DEADLINE / 2, f"{clone.serve_cpu_seconds:.1f} s of CPU"
+    overloaded = os.getloadavg()[0] > 2 * (os.cpu_count() or 1)
+    if not overloaded:
+        assert clone.serve_seconds < SERVE_DEADLINE, f"{clone.serve_seconds:.1f} s:\n{clone.serve_log}"
     lines = [line for line in clone.serve_log.splitlines() if line.startswith("skillwire")]
     assert lines[0].startswith("skillwire setup: creating ")
     assert lines[1].startswith("skillwire setup: installing skillwire and what serving needs")
@@ -180,6 +196,8 @@ def skip_reason(command: str, *, after_network: bool) -> str | None:
         return "needs the network"
     if after_network:
         return "builds on a command that needs the network"
+    if any(word.startswith("~/") for word in command.split()):
+        return "uses the reader's own files or keys (a ~/ path)"
     if not command.startswith(OUR_PROGRAMS):
         return "a program this project does not provide"
     return None

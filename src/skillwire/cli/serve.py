@@ -3,11 +3,14 @@
 from __future__ import annotations
 
 import argparse
+import contextlib
 import ctypes
 import logging
 import os
+import signal
 import socket
 import sys
+import threading
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,6 +25,7 @@ from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook, Signing
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
 from skillwire.cli.common import UsageError
+from skillwire.cli.main import INTERRUPTED
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import SkillwireError
 from skillwire.server.app import BindError, bind_http_socket, build_server, serve_http, serve_stdio
@@ -240,6 +244,25 @@ def published_catalog(args: argparse.Namespace, paths: list[str], secret: bytes)
     return catalog
 
 
+def exit_on_interrupt() -> None:
+    """Ctrl-C ends a stdio server at once.
+
+    The SDK reads stdin in a worker thread that cancellation cannot stop, so the ordinary
+    KeyboardInterrupt would wait for the next line from the client (forever, at a terminal). A stdio
+    server has nothing to finish: it writes nothing but its answers, and each is flushed as sent.
+    """
+    if threading.current_thread() is not threading.main_thread():
+        return
+
+    def stop(signum: int, frame: object) -> None:
+        with contextlib.suppress(Exception):
+            sys.stdout.flush()
+            sys.stderr.flush()
+        os._exit(INTERRUPTED)
+
+    signal.signal(signal.SIGINT, stop)
+
+
 def run(args: argparse.Namespace) -> int:
     logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr)
     fix_malloc_mmap_threshold()
@@ -313,6 +336,7 @@ def serve(
     server = build_server(skills, token_verifier=verifier, auth=auth)
     watch = not args.no_watch
     if address is None:
+        exit_on_interrupt()
         anyio.run(lambda: serve_stdio(server, skills, watch=watch))
         return 0
     host, port = address
