@@ -65,7 +65,10 @@ def add_parser(commands: Any) -> None:
         description=(
             "Audit a skills server against SEP-2640: capability declaration, pagination, every entry, "
             "URI and name rules, limits, every listed file (size, digest, frontmatter), directory reads, "
-            "cache attributes and error codes. Exit status 1 when anything MUST-level fails."
+            "cache attributes and error codes. Exit status 1 when anything MUST-level fails. "
+            "--json prints JSON Lines: one object per finding {severity, rule, section, skill, uri, message}, "
+            "then always a final summary object {summary: true, ok, failures, warnings, skills, "
+            "skills_without_findings, pages, files_read, directories_read, protocol_version}."
         ),
     )
     add_server_arguments(p)
