@@ -46,7 +46,7 @@ from skillwire.core.json import JSONValue
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, over_limit
 from skillwire.core.skill_md import split_skill_md
 from skillwire.core.uri import SKILL_MD, format_uri, validate_segment
-from skillwire.core.yaml import parse_frontmatter, yaml_interop_hazards
+from skillwire.core.yaml import Hazard, HazardKind, interop_hazards, parse_frontmatter
 
 __all__ = [
     "RULES",
@@ -99,6 +99,7 @@ RULES: dict[str, tuple[Severity, str]] = {
     "yaml-octal": ("warning", "0o17 or 010: read as different numbers (or a string) by YAML 1.1 and 1.2"),
     "yaml-number-text": ("warning", "a number whose written digits are lost (1.10 is read as 1.1)"),
     "yaml-interop": ("warning", "another scalar YAML 1.1 and 1.2 parsers read differently"),
+    "folded-description": ("warning", "'description: >' keeps a final line break; FastMCP 4.2.3 rejects the skill"),
     "bom": ("warning", "a byte order mark before '---' (the Agent Skills validator and Codex find no frontmatter)"),
     "dashes-in-frontmatter": ("warning", "'---' inside the frontmatter (the Agent Skills validator cuts it there)"),
     "closing-dots": ("warning", "the frontmatter is closed with '...' (the Agent Skills validator needs '---')"),
@@ -233,8 +234,19 @@ def suggest_name(text: str) -> str:
     return slug or "my-skill"
 
 
-_QUOTED_HEAD = re.compile(r"""^(key )?('(?:[^'\\]|\\.)*'|"(?:[^"\\]|\\.)*")""")
-_OCTAL_LIKE = re.compile(r"[-+]?0o[0-7]+|[-+]?0[0-9]+")
+#: The lint rule of each interop hazard kind (the kind, not the message, decides the finding).
+HAZARD_RULES: dict[HazardKind, str] = {
+    HazardKind.YAML11_BOOL: "yaml-bool",
+    HazardKind.YAML11_DATE: "yaml-date",
+    HazardKind.OCTAL: "yaml-octal",
+    HazardKind.NUMBER_LOSES_TEXT: "yaml-number-text",
+    HazardKind.YAML11_VALUE_TAG: "yaml-interop",
+    HazardKind.YAML11_MERGE_KEY: "yaml-interop",
+    HazardKind.YAML11_NUMBER: "yaml-interop",
+    HazardKind.NOT_FINITE: "yaml-interop",
+    HazardKind.BEYOND_SAFE_INTEGER: "yaml-interop",
+    HazardKind.FOLDED_TRAILING_NEWLINE: "folded-description",
+}
 
 
 def _written(value: JSONValue) -> str:
@@ -244,35 +256,23 @@ def _written(value: JSONValue) -> str:
     return "" if value is None else str(value)
 
 
-def _hazard_finding(line: int, path: str, message: str, file: str, skill: str | None) -> Finding:
-    head, _, tail = message.partition("; quote it")
-    head_match = _QUOTED_HEAD.match(head)
-    text = ""
-    if head_match:
-        try:
-            text = str(ast.literal_eval(head_match.group(2)))
-        except (ValueError, SyntaxError):
-            text = head_match.group(2)[1:-1]
-    if "boolean" in head:
-        rule = "yaml-bool"
-    elif "a date" in head:
-        rule = "yaml-date"
-    elif _OCTAL_LIKE.fullmatch(text):
-        rule = "yaml-octal"
-    elif "not the text as written" in head:
-        rule = "yaml-number-text"
-    else:
-        rule = "yaml-interop"
-    is_key = bool(head_match and head_match.group(1))
+def _hazard_finding(hazard: Hazard, file: str, skill: str | None) -> Finding:
+    rule, path, text = HAZARD_RULES[hazard.kind], hazard.path, hazard.text
+    message = f"{path}: {hazard.message}" if path else hazard.message
+    if hazard.kind is HazardKind.FOLDED_TRAILING_NEWLINE:
+        return _finding(
+            rule, file, hazard.line, message, "write 'description: >-' (folded, no final line break)", skill
+        )
+    head, _, tail = hazard.message.partition("; quote it")
     leaf = path.rsplit(".", 1)[-1] if path else "key"
-    if is_key:
+    if hazard.is_key:
         example = f'"{text}": …'
     elif path.endswith("]"):
         example = f'- "{text}"'
     else:
         example = f'{leaf}: "{text}"'
     suggestion = f"quote it{tail}, e.g. {example}" if text else f"quote it{tail}"
-    return _finding(rule, file, line, f"{path}: {head}" if path else head, suggestion, skill)
+    return _finding(rule, file, hazard.line, f"{path}: {head}" if path else head, suggestion, skill)
 
 
 @dataclass(frozen=True)
@@ -389,14 +389,14 @@ def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: 
         return lines.get(path, lines.get(path[:1], 1))
 
     try:
-        hazards = yaml_interop_hazards(frontmatter_text, first_line=fm_line)
+        hazards = interop_hazards(frontmatter_text, first_line=fm_line)
     except FrontmatterError:  # pragma: no cover - the text parsed above
         hazards = []
     # Where the value read differs from the text written (`1.10`), a suggestion must not quote the value read.
-    misread = {path for _, path, _ in hazards}
+    misread = {h.path for h in hazards if h.kind is not HazardKind.FOLDED_TRAILING_NEWLINE}
     out.extend(_check_fields(frontmatter, expected_name, at, file, skill, misread))
-    for line, path, message in hazards:
-        out.append(_hazard_finding(line, path, message, file, skill))
+    for hazard in hazards:
+        out.append(_hazard_finding(hazard, file, skill))
     out.sort(key=lambda f: (f.line or 0, f.rule))
     return SkillMdCheck(out, frontmatter, body, body_line)
 

@@ -3,6 +3,7 @@ that silently change meaning, and non-string metadata, each with its file line a
 
 from __future__ import annotations
 
+import enum
 import math
 import re
 from dataclasses import dataclass
@@ -23,7 +24,39 @@ from skillwire.core.yaml._jsnum import _MAX_SAFE_INTEGER, _js_number_to_string
 from skillwire.core.yaml._scanner import _events, _scalar_text, _syntax_error
 from skillwire.core.yaml._schema import _FLOAT_EXP, _INT_OCT, _resolve_plain
 
-__all__ = ["yaml_interop_hazards"]
+__all__ = ["Hazard", "HazardKind", "interop_hazards", "yaml_interop_hazards"]
+
+
+class HazardKind(enum.Enum):
+    """What kind of interop hazard a `Hazard` is: lint picks its rule from this, never from the message."""
+
+    YAML11_BOOL = "yaml11-bool"  # yes/no/on/off/y/n: strings in YAML 1.2, booleans in YAML 1.1
+    YAML11_DATE = "yaml11-date"  # an unquoted date: a string in 1.2, a date in 1.1
+    YAML11_VALUE_TAG = "yaml11-value-tag"  # '=': PyYAML's 'value' tag
+    YAML11_MERGE_KEY = "yaml11-merge-key"  # '<<': a merge key in 1.1
+    OCTAL = "octal"  # 0o17 / 010: different numbers (or a string) in 1.1 and 1.2
+    YAML11_NUMBER = "yaml11-number"  # 0b1, 1:30, 1_000, 1e3: strings in one version, numbers in the other
+    NOT_FINITE = "not-finite"  # .inf, .nan, 1e999: not JSON
+    BEYOND_SAFE_INTEGER = "beyond-safe-integer"  # beyond 2**53: JavaScript rounds it
+    NUMBER_LOSES_TEXT = "number-loses-text"  # 1.10 reads as 1.1
+    FOLDED_TRAILING_NEWLINE = "folded-trailing-newline"  # `description: >` ending in a line break (FastMCP)
+
+
+@dataclass(frozen=True)
+class Hazard:
+    """One interop hazard: its kind, the scalar as written, where it is, and a sentence for people.
+
+    ``path`` looks like ``metadata.version`` or ``allowed-tools[0]`` (a key's own path ends in the key);
+    ``line`` is 1-based in the SKILL.md; ``is_key`` says the scalar is a mapping key.
+    """
+
+    kind: HazardKind
+    text: str
+    path: str
+    line: int
+    message: str
+    is_key: bool = False
+
 
 _YAML11_BOOL = re.compile(r"yes|Yes|YES|no|No|NO|on|On|ON|off|Off|OFF")
 _YAML11_BOOL_SPEC_ONLY = re.compile(r"[yYnN]")
@@ -41,42 +74,75 @@ _PYYAML_FLOAT = re.compile(r"[-+]?(?:[0-9][0-9_]*)\.[0-9_]*(?:[eE][-+][0-9]+)?|\
 _TRAILING_ZERO = re.compile(r"[-+]?[0-9]*\.[0-9]*0(?:[eE].*)?|[-+]?[0-9]+\.(?:[eE].*)?")
 
 
-def _plain_hazard(text: str) -> str | None:
+def _plain_hazard(text: str) -> tuple[HazardKind, str] | None:
     """Why a plain scalar is read differently by YAML 1.1 parsers, or silently changes, if it does."""
     shown = repr(text)
     quote = "; quote it"
     if _YAML11_BOOL.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a boolean in YAML 1.1 parsers (PyYAML, FastMCP){quote}"
+        return (
+            HazardKind.YAML11_BOOL,
+            f"{shown} is a string in YAML 1.2 but a boolean in YAML 1.1 parsers (PyYAML, FastMCP){quote}",
+        )
     if _YAML11_BOOL_SPEC_ONLY.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a boolean in the YAML 1.1 spec (e.g. go-yaml v2){quote}"
+        return (
+            HazardKind.YAML11_BOOL,
+            f"{shown} is a string in YAML 1.2 but a boolean in the YAML 1.1 spec (e.g. go-yaml v2){quote}",
+        )
     if _YAML11_TIMESTAMP.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a date (not JSON) in YAML 1.1 parsers (PyYAML){quote}"
+        return (
+            HazardKind.YAML11_DATE,
+            f"{shown} is a string in YAML 1.2 but a date (not JSON) in YAML 1.1 parsers (PyYAML){quote}",
+        )
     if text == "=":
-        return f"'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load{quote}"
+        return (
+            HazardKind.YAML11_VALUE_TAG,
+            f"'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load{quote}",
+        )
     if text == "<<":
-        return f"'<<' is a plain string in YAML 1.2 but a merge key in YAML 1.1 parsers{quote}"
+        return (
+            HazardKind.YAML11_MERGE_KEY,
+            f"'<<' is a plain string in YAML 1.2 but a merge key in YAML 1.1 parsers{quote}",
+        )
     if _INT_OCT.fullmatch(text):
-        return f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers{quote}"
+        return (
+            HazardKind.OCTAL,
+            f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers{quote}",
+        )
     if _LEADING_ZERO_INT.fullmatch(text):
         octal = set(text.lstrip("+-")) <= set("01234567")
         old = f"the octal number {int(text, 8)}" if octal else "a string"
-        return f"{shown} is the integer {int(text, 10)} in YAML 1.2 but {old} in YAML 1.1 parsers{quote}"
+        return (
+            HazardKind.OCTAL,
+            f"{shown} is the integer {int(text, 10)} in YAML 1.2 but {old} in YAML 1.1 parsers{quote}",
+        )
     if _YAML11_BINARY.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers{quote}"
+        return (
+            HazardKind.YAML11_NUMBER,
+            f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers{quote}",
+        )
     if _YAML11_SEXAGESIMAL.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers{quote}"
+        return (
+            HazardKind.YAML11_NUMBER,
+            f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers{quote}",
+        )
     if "_" in text and _UNDERSCORE_NUMBER.fullmatch(text):
-        return f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers{quote}"
+        return HazardKind.YAML11_NUMBER, f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers{quote}"
     value = _resolve_plain(text)
     if isinstance(value, float) and not math.isfinite(value):
-        return f"{shown} is not a finite number, so it cannot be JSON{quote}"
+        return HazardKind.NOT_FINITE, f"{shown} is not a finite number, so it cannot be JSON{quote}"
     if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > _MAX_SAFE_INTEGER:
-        return f"{shown} is beyond JavaScript's exact integers; it reads as {_js_number_to_string(value)}{quote}"
+        return (
+            HazardKind.BEYOND_SAFE_INTEGER,
+            f"{shown} is beyond JavaScript's exact integers; it reads as {_js_number_to_string(value)}{quote}",
+        )
     if _FLOAT_EXP.fullmatch(text) and not _PYYAML_FLOAT.fullmatch(text):
         number = _js_number_to_string(float(text))
-        return f"{shown} is the number {number} in YAML 1.2 but a string in YAML 1.1 parsers (PyYAML){quote}"
-    if isinstance(value, float) and _TRAILING_ZERO.fullmatch(text):
         return (
+            HazardKind.YAML11_NUMBER,
+            f"{shown} is the number {number} in YAML 1.2 but a string in YAML 1.1 parsers (PyYAML){quote}",
+        )
+    if isinstance(value, float) and _TRAILING_ZERO.fullmatch(text):
+        return HazardKind.NUMBER_LOSES_TEXT, (
             f"{shown} is the number {_js_number_to_string(value)}, not the text as written"
             f"{quote} if it is a version or an identifier"
         )
@@ -108,16 +174,16 @@ class _Frame:
                 self.key = key_text
 
 
-def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[int, str, str]]:
-    """Plain scalars that YAML 1.1 parsers read differently, or that silently change meaning.
+def interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[Hazard]:
+    """Scalars that other YAML readers (YAML 1.1 parsers, FastMCP) read differently, or that silently
+    change meaning, as `Hazard` data in file order.
 
-    Returns ``(line, key_path, message)`` for each, in file order: plain ``yes``/``no``/``on``/
-    ``off``/``y``/``n``, unquoted dates, ``0o17``, ``010``, ``0b1``, ``1_000``, ``1:30``, ``1e3``,
-    numbers whose written digits are lost (``1.10``, ``1.0``), non-finite numbers, integers beyond
-    2**53, ``=`` and ``<<``. (Field rules, such as metadata values being strings, are core/fields.py's.)
-    ``line`` is 1-based in the SKILL.md (``first_line`` is where ``yaml_text``
-    starts); ``key_path`` looks like ``metadata.version`` or ``allowed-tools[0]``. Raises
-    `FrontmatterError` when the YAML cannot be parsed.
+    Plain ``yes``/``no``/``on``/``off``/``y``/``n``, unquoted dates, ``0o17``, ``010``, ``0b1``,
+    ``1_000``, ``1:30``, ``1e3``, numbers whose written digits are lost (``1.10``, ``1.0``), non-finite
+    numbers, integers beyond 2**53, ``=`` and ``<<``; and a top-level ``description: >`` (folded) whose
+    value ends in a line break, which FastMCP 4.2.3's ``read_skill`` rejects. (Field rules, such as
+    metadata values being strings, are core/fields.py's.) ``first_line`` is where ``yaml_text``
+    starts in the SKILL.md. Raises `FrontmatterError` when the YAML cannot be parsed.
     """
     too_long = frontmatter_size_problem(yaml_text)
     if too_long is not None:
@@ -131,8 +197,13 @@ def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[i
         raise _unexpected(exc, first_line) from exc
 
 
-def _interop_hazards(yaml_text: str, first_line: int) -> list[tuple[int, str, str]]:
-    hazards: list[tuple[int, str, str]] = []
+def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[int, str, str]]:
+    """`interop_hazards` as ``(line, key_path, message)`` tuples (the message starts with "key " for a key)."""
+    return [(h.line, h.path, h.message) for h in interop_hazards(yaml_text, first_line=first_line)]
+
+
+def _interop_hazards(yaml_text: str, first_line: int) -> list[Hazard]:
+    hazards: list[Hazard] = []
     frames: list[_Frame] = []
 
     def next_node() -> tuple[str, bool]:
@@ -154,10 +225,22 @@ def _interop_hazards(yaml_text: str, first_line: int) -> list[tuple[int, str, st
             if isinstance(event, ScalarEvent):
                 path, is_key = next_node()
                 text = _scalar_text(event, restore)
-                problem = _plain_hazard(text) if event.style is None and event.tag is None else None
-                if problem is not None:
+                found = _plain_hazard(text) if event.style is None and event.tag is None else None
+                if found is not None:
+                    kind, problem = found
                     where = (f"{path}.{text}" if path else text) if is_key else (path or "(top level)")
-                    hazards.append((line, where, ("key " if is_key else "") + problem))
+                    hazards.append(Hazard(kind, text, where, line, ("key " if is_key else "") + problem, is_key))
+                elif event.style == ">" and path == "description" and not is_key and text.endswith("\n"):
+                    hazards.append(
+                        Hazard(
+                            HazardKind.FOLDED_TRAILING_NEWLINE,
+                            text,
+                            path,
+                            line,
+                            "a folded 'description: >' keeps its final line break in YAML 1.2, and FastMCP "
+                            "4.2.3's read_skill rejects the skill; write 'description: >-' to drop it",
+                        )
+                    )
                 finish(is_key, text)
             elif isinstance(event, AliasEvent):
                 path, is_key = next_node()
