@@ -16,11 +16,13 @@ from __future__ import annotations
 import bisect
 import fnmatch
 import functools
+import itertools
 import logging
 import operator
 import os
 import re
 import stat
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
@@ -79,6 +81,10 @@ _IGNORED_GLOBS_RE = re.compile("|".join(fnmatch.translate(p) for p in IGNORED_GL
 
 def is_ignored_name(name: str) -> bool:
     return name in IGNORED_NAMES or _IGNORED_GLOBS_RE.match(name) is not None
+
+
+# The walk asks once per entry, and a catalog repeats the same few file names in every skill.
+_is_ignored_cached = functools.lru_cache(maxsize=65536)(is_ignored_name)
 
 
 @dataclass(frozen=True)
@@ -170,8 +176,10 @@ class _Walker:
                 return
             specs = (*specs, (rel, spec_or_problem))
         for entry in entries:
-            if only is None or entry.name in only:
-                self._visit(entry, (*rel, entry.name), specs)
+            name = entry.name
+            # The ignore list first: a name it hides costs neither a path tuple nor a stat call.
+            if (only is None or name in only) and not _is_ignored_cached(name):
+                self._visit(entry, (*rel, name), specs)
 
     def _skillignore(self, path: str) -> pathspec.GitIgnoreSpec | str:
         """The parsed `.skillignore` at `path`, or why it cannot be used (never blocks on a FIFO)."""
@@ -216,7 +224,11 @@ class _Walker:
     def _visit(
         self, entry: os.DirEntry[str], rel: RelPath, specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...]
     ) -> None:
-        if is_ignored_name(entry.name):
+        # A folder is known from the directory read itself (d_type): no stat call, which was a
+        # fifth of a warm scan's system calls. Where the file system gives no type, `is_dir` stats.
+        if entry.is_dir(follow_symlinks=False):
+            if not (specs and self._excluded(rel, True, specs)):
+                self._walk(entry.path, rel, specs)
             return
         try:
             lst = entry.stat(follow_symlinks=False)
@@ -249,7 +261,7 @@ class _Walker:
         if not stat.S_ISREG(st.st_mode):
             self._ignore(rel, Ignored.SPECIAL_FILE, "not a regular file (FIFO, socket or device)")
             return
-        if self._excluded(rel, False, specs):
+        if specs and self._excluded(rel, False, specs):
             return
         self.files.append(_Found(rel, real, st.st_size, pack_stat(st)))
         if rel[-1] == SKILL_MD:
@@ -329,9 +341,8 @@ def _scan_batch(
         return result
     walker = _Walker(root, result)
     walker.walk(only)
-    found = sorted(walker.files, key=lambda f: f.rel)
+    found = sorted(walker.files, key=_by_rel)
     keys = [f.rel for f in found]
-    digests: dict[RelPath, FileDigest] = {}
     plans: list[tuple[RelPath, list[_Found], dict[str, object]]] = []
 
     for skill_dir in sorted(walker.skill_dirs):
@@ -348,8 +359,8 @@ def _scan_batch(
             continue
         plans.append((skill_dir, members, frontmatter))
 
+    # A file of a nested skill is also a member of the enclosing one: each is hashed once.
     wanted = {f.rel: f for _, members, _ in plans for f in members}
-    todo = [f for f in wanted.values() if f.rel not in digests]
 
     def hash_one(item: _Found) -> tuple[RelPath, FileDigest | Exception]:
         try:
@@ -362,22 +373,23 @@ def _scan_batch(
 
     # Cache hits are dictionary look-ups: only misses are worth a thread hand-off, and those go in
     # batches, because handing one small file to a thread costs about as much as hashing it.
-    results: list[tuple[RelPath, FileDigest | Exception]] = []
+    digests: dict[RelPath, FileDigest] = {}
     misses: list[_Found] = []
-    for item in todo:
-        known = cache.cached(item.real, item.stat)
+    cached = cache.cached
+    for item in wanted.values():
+        known = cached(item.real, item.stat)
         if known is None:
             misses.append(item)
         else:
-            results.append((item.rel, known))
+            digests[item.rel] = known
+    outcomes: Iterable[tuple[RelPath, FileDigest | Exception]]
     if executor is not None and len(misses) > 64:
         batches = [misses[i : i + 64] for i in range(0, len(misses), 64)]
-        for batch_result in executor.map(hash_batch, batches):
-            results += batch_result
+        outcomes = (outcome for batch_result in executor.map(hash_batch, batches) for outcome in batch_result)
     else:
-        results += map(hash_one, misses)
+        outcomes = map(hash_one, misses)
     failures: dict[RelPath, Exception] = {}
-    for rel, outcome in results:
+    for rel, outcome in outcomes:
         if isinstance(outcome, Exception):
             failures[rel] = outcome
         else:
@@ -392,13 +404,13 @@ def _scan_batch(
         made_file = made.get(f.rel)
         if made_file is None:
             d = digests[f.rel]
-            mime = "text/markdown" if f.rel[-1] == SKILL_MD else guess_mime_type(f.rel[-1], is_text=d.is_text)
+            mime = _mime_of(f.rel[-1], d.is_text)
             made_file = made[f.rel] = CatalogFile(uri_of(f.rel), d.digest, f.size, mime, d.is_text, f.real)
         return made_file
 
     for skill_dir, members, frontmatter in plans:
         location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
-        broken = [f for f in members if f.rel in failures]
+        broken = [f for f in members if f.rel in failures] if failures else None
         if broken:
             first = broken[0]
             result.skipped.append(SkippedSkill(location, f"cannot read {'/'.join(first.rel)}: {failures[first.rel]}"))
@@ -462,6 +474,13 @@ def _segment_problem(segment: str) -> str | None:
 
 
 _by_uri = operator.attrgetter("uri")
+_by_rel = operator.attrgetter("rel")
+
+
+@functools.lru_cache(maxsize=65536)
+def _mime_of(file_name: str, is_text: bool) -> str:
+    # Cached by the whole name: every skill repeats the same few file names.
+    return "text/markdown" if file_name == SKILL_MD else guess_mime_type(file_name, is_text=is_text)
 
 
 def _check_skill(
@@ -474,11 +493,14 @@ def _check_skill(
             "SKILL.md sits at the top of the root, so the skill has no path; serve its parent folder "
             "or give the root a prefix ending in the skill's name (PATH=<name>)"
         )
-    for f in members:
-        for part in f.rel:
-            problem = _segment_problem(part)
-            if problem is not None:
-                raise SkillError(f"file {'/'.join(f.rel)!r} cannot be published in a URI: {problem}")
+    # Each distinct name once (a skill's files repeat its folders' names); only when one is bad are
+    # the files walked in order, to name the first file that holds it.
+    if any(_segment_problem(part) is not None for part in set(itertools.chain.from_iterable(map(_by_rel, members)))):
+        for f in members:
+            for part in f.rel:
+                problem = _segment_problem(part)
+                if problem is not None:
+                    raise SkillError(f"file {'/'.join(f.rel)!r} cannot be published in a URI: {problem}")
     total = sum(f.size for f in members)
     problem = limit_problem(len(members), total)
     if problem is not None and enforce_limits:
