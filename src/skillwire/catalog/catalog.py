@@ -84,6 +84,7 @@ class SkillCatalog:
         self._root_results: list[ScanResult] = []  # the last scan of each root, for incremental refresh
         self._code_result: ScanResult | None = None
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
+        self._missing_roots: set[int] = set()  # roots that were not folders at the last refresh
         self._gc_frozen_once = False  # the first build freezes what survives it (see `_build`)
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
@@ -160,7 +161,11 @@ class SkillCatalog:
     ) -> tuple[ScanResult, _Rescanned | None]:
         """The root's scan, and for an incremental refresh what was rescanned (None: a full scan)."""
         root = self.roots[index]
-        incremental = changed is not None and len(self._root_results) == len(self.roots)
+        # A root that was missing is scanned whole again (cheap while it is still missing), so one
+        # that comes back is served from the next refresh on, whatever that refresh was for.
+        incremental = (
+            changed is not None and len(self._root_results) == len(self.roots) and index not in self._missing_roots
+        )
         only = _affected_top_level(root, changed) if incremental and changed is not None else None
         if incremental and only is not None:
             previous = self._root_results[index]
@@ -207,10 +212,25 @@ class SkillCatalog:
                 gc.enable()
         return snapshot
 
+    def _note_missing_roots(self) -> None:
+        """Say in one line when a root stops being a folder (its skills go, the other roots stay) or is back."""
+        for index, root in enumerate(self.roots):
+            missing = not root.path.is_dir()
+            if missing and index not in self._missing_roots:
+                self._missing_roots.add(index)
+                if self._snapshot is not None:  # at start-up, `serve` reports a missing path itself
+                    logger.warning(
+                        "root %s is gone; its skills are no longer served, the other roots still are", root.path
+                    )
+            elif not missing and index in self._missing_roots:
+                self._missing_roots.discard(index)
+                logger.warning("root %s is back; its skills are served again", root.path)
+
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
         workers = self.hash_workers
         with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
             scans = [self._scan_root(index, changed, pool) for index in range(len(self.roots))]
+            self._note_missing_roots()
             results = [result for result, _ in scans]
             rescanned = [part for _, part in scans if part is not None]
             self._root_results = list(results)

@@ -12,6 +12,7 @@ from __future__ import annotations
 import codecs
 import hashlib
 import json
+import logging
 import os
 import sqlite3
 import struct
@@ -27,6 +28,7 @@ from skillwire.core.manifest import DIGEST_PREFIX
 
 __all__ = ["DigestCache"]
 
+logger = logging.getLogger("skillwire.catalog")
 StatKey = tuple[str, int, int, int, int, int]
 _RACY_SECONDS = 2.0
 _CHUNK = 1 << 20
@@ -114,6 +116,7 @@ class DigestCache:
         self._lock = threading.Lock()
         self.hashed = 0  # files hashed since creation: what tests and benchmarks watch
         self.hits = 0
+        self._warned = False
         if path is not None:
             self._load(path)
 
@@ -127,6 +130,17 @@ class DigestCache:
         )
         db.execute("CREATE TABLE IF NOT EXISTS frontmatter (digest TEXT PRIMARY KEY, json TEXT NOT NULL)")
         return db
+
+    def _unusable(self, action: str, error: Exception) -> None:
+        """Say once, in one line, that the cache file cannot be used: serving goes on without it."""
+        if not self._warned:
+            self._warned = True
+            logger.warning(
+                "digest cache %s cannot be %s (%s); serving anyway, but files hashed now are not remembered",
+                self.path,
+                action,
+                str(error).splitlines()[0] if str(error) else type(error).__name__,
+            )
 
     def _load(self, path: Path) -> None:
         try:
@@ -142,9 +156,10 @@ class DigestCache:
                     self._frontmatter[digest] = json.loads(text)
             finally:
                 db.close()
-        except sqlite3.Error:
-            # A corrupt or foreign cache file costs a rehash, never a start-up failure.
+        except (sqlite3.Error, OSError) as error:
+            # A corrupt, foreign or unreachable cache file costs a rehash, never a start-up failure.
             self._memory.clear()
+            self._unusable("read", error)
 
     def _lookup(self, path: str, stat: bytes) -> FileDigest | None:
         record = self._memory.get(path)
@@ -223,8 +238,9 @@ class DigestCache:
                         db.execute("DELETE FROM frontmatter WHERE digest NOT IN (SELECT digest FROM digests)")
             finally:
                 db.close()
-        except sqlite3.Error:
-            pass
+        except (sqlite3.Error, OSError) as error:
+            # A full or read-only disk: what was stored before stays valid, the rest is hashed again.
+            self._unusable("written", error)
 
     def retain(self, live: set[str], skill_md_digests: set[str]) -> None:
         """Keep only the files still served and the frontmatter of their SKILL.md files.
