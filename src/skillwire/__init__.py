@@ -113,7 +113,14 @@ from skillwire.core.manifest import (
     ManifestFile,
 )
 from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
-from skillwire.core.yaml import frontmatter_size_problem, parse_frontmatter, yaml_interop_hazards
+from skillwire.core.yaml import (
+    Hazard,
+    HazardKind,
+    frontmatter_size_problem,
+    interop_hazards,
+    parse_frontmatter,
+    yaml_interop_hazards,
+)
 from skillwire.host.active import (
     ActiveSkill,
     DirectoryView,
@@ -198,6 +205,8 @@ __all__ = [
     "Finding",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "Hazard",
+    "HazardKind",
     "HostError",
     "InvalidAudienceRule",
     "InvalidCursor",
@@ -259,6 +268,7 @@ __all__ = [
     "check_skill_md",
     "frontmatter_differences",
     "frontmatter_size_problem",
+    "interop_hazards",
     "lint_path",
     "parse_frontmatter",
     "parse_skill_md",
