@@ -830,7 +830,6 @@ REFERENCE_CASES: list[str] = [
     "a: |+\n  x\n\t",
     "a: >\n \n  ]\n",
     # trailing spaces at the end of the input
-    "a: |+\n  x\n  ",
     "a: |+\n  x\n \n ",
     "a: x\n  ",
     "a: |+\n  x\n\n  ",
@@ -897,6 +896,26 @@ REFERENCE_CASES: list[str] = [
     "date: 2024-01-31\ntime: 2024-01-31T10:20:30Z\nspace: 2024-01-31 10:20:30 +01:00",
     "version: 1.10\nv2: 1.0\nv3: 1.",
     "sexa: 1:30\nbin: 0b101\nunder: 1_000",
+    # issue 11, item 3 (found by tests/test_frontmatter_fuzz.py): each read as npm yaml reads it, or refused
+    "a: !<!> b",
+    "a: [!<!> b]",
+    "a:\n\t\nb: c",
+    "a b: \n\t",
+    "a:\n-\t&x y",
+    "a:\n-\t- x",
+    "? \t&x y",
+    "name:\n-\tx: y",
+    "null: !!null \t\n\t",
+    "? null\n:\t ?\nyes: 1",
+    'name: |+\n   \n \t\n  \n"k": v',
+    "a: b\r# c",
+    "a: |\n  x\n     ",
+    "a: |+\n  x\n  ",
+    "a: |-\n  x\n   ",
+    "a: >+\n  x\n\n  ",
+    "a: |\n  \n  x\n  ",
+    'description: "\\UFFFFFFFF"',
+    'description: "\\U00110000"',
 ]
 
 DIVERGENCES = {refusal.example: refusal.why for refusal in REFUSALS}
