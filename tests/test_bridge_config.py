@@ -54,6 +54,7 @@ def test_command_line_upstreams_of_every_kind(tmp_path: Path) -> None:
         (CommandLineUpstreams(servers=["bad/label=http://x/mcp"]), "invalid origin label"),
         (CommandLineUpstreams(server_commands=["t="]), "--server-command wants"),
         (CommandLineUpstreams(servers=["a=http://x/mcp"], trailing_command=["python"]), "needs a --server LABEL"),
+        (CommandLineUpstreams(local=["/nonexistent/skills"]), "--local: /nonexistent/skills is not a folder"),
     ],
 )
 def test_command_line_mistakes_are_one_line(given: CommandLineUpstreams, message: str) -> None:
@@ -97,6 +98,7 @@ def test_toml_file(tmp_path: Path) -> None:
         ("servers = 1\n[other]\n", "unknown top-level key 'other'"),
         ("not toml at all = = =\n", "not valid TOML"),
         ('[servers."bad label"]\nurl = "https://x/mcp"\n', "invalid origin label"),
+        ('[servers.mine]\nlocal = "missing"\n', "servers.mine.local: "),
     ],
 )
 def test_toml_mistakes_name_the_place(tmp_path: Path, text: str, message: str) -> None:

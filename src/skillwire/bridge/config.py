@@ -128,7 +128,13 @@ def _paths(value: Any, where: str, base: Path) -> tuple[Path, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(p, str) and p for p in items):
         raise ConfigError(f"{where} must be a folder or a list of folders")
-    return tuple((base / Path(p).expanduser()).resolve() for p in items)
+    return tuple(_folder((base / Path(p).expanduser()).resolve(), where) for p in items)
+
+
+def _folder(path: Path, where: str) -> Path:
+    if not path.is_dir():
+        raise ConfigError(f"{where}: {path} is not a folder")
+    return path
 
 
 def _from_table(label: str, table: Any, base: Path, where: str) -> ServerOrigin | LocalUpstream:
@@ -240,7 +246,8 @@ def _from_command_line(given: CommandLineUpstreams) -> list[ServerOrigin | Local
     if headers:
         raise ConfigError(f"--header for {next(iter(headers))!r}, but no --server {next(iter(headers))}=URL")
     if given.local:
-        upstreams.append(LocalUpstream("local", tuple(Path(p).expanduser().resolve() for p in given.local)))
+        folders = tuple(_folder(Path(p).expanduser().resolve(), "--local") for p in given.local)
+        upstreams.append(LocalUpstream("local", folders))
     return upstreams
 
 

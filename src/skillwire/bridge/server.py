@@ -106,9 +106,9 @@ class Bridge:
     async def __aenter__(self) -> Self:
         await self.host.__aenter__()
         try:
-            await self.upstreams.__aenter__()
             for local in self.config.local:
                 self.host.add_local(local.label, list(local.paths))
+            await self.upstreams.__aenter__()
         except BaseException as exc:
             await self.host.__aexit__(type(exc), exc, exc.__traceback__)
             raise
