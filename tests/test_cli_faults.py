@@ -5,6 +5,8 @@ items 4, 5, 10, 11)."""
 from __future__ import annotations
 
 import json
+import os
+import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -133,3 +135,24 @@ def test_cat_of_an_over_limit_skill_warns_as_the_host_refuses(hostile: HostileSe
     warning = one_line_error(result.err)
     assert "has 513 files; the limit is 512 per skill" in warning
     assert "SkillHost" in warning
+
+
+def test_ls_on_a_page_of_a_million_entries_is_refused_in_bounded_time_and_memory() -> None:
+    """The issue's case with the default limits: one `skills/list` page of 1,000,000 entries (about 250 MB)
+    took `ls` to 6 GB and 167 s. Now the page is refused at its 32 MiB bound: one line, exit 1."""
+    start = time.monotonic()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "skillwire.cli.main", "ls", *STDIO, "--listing", "huge-page"],
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+    )
+    assert process.stderr is not None
+    err = process.stderr.read().decode()
+    _, status, usage = os.wait4(process.pid, 0)
+    process.returncode = os.waitstatus_to_exitcode(status)
+    elapsed = time.monotonic() - start
+    assert process.returncode == 1
+    assert "skills/list is over its bound of 33,554,432 bytes" in one_line_error(err)
+    assert elapsed < 60, elapsed
+    assert usage.ru_maxrss < 400 * 1024, f"{usage.ru_maxrss // 1024} MB"  # ru_maxrss is in KiB on Linux
