@@ -6,6 +6,7 @@ and every byte goes through obstore's real S3 client (signed requests, plain HTT
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import secrets
@@ -66,8 +67,11 @@ def test_publish_examples_then_load_the_same_catalog(seaweedfs: SeaweedS3, aws_e
 
     store = raw_store(seaweedfs, prefix)
     pointer = json.loads(bytes(obstore.get(store, POINTER_KEY).bytes()))
-    index = json.loads(bytes(obstore.get(store, pointer["index"]).bytes()))
-    assert index["format"] == INDEX_FORMAT
+    lines = bytes(obstore.get(store, pointer["index"]).bytes()).split(b"\n")
+    header = json.loads(lines[0])
+    assert header["format"] == INDEX_FORMAT
+    assert header["skills"] == len(lines) - 1 == len(source.skill_by_uri)  # a header, then a line per skill
+    assert [json.loads(line)["uri"] for line in lines[1:]] == sorted(source.skill_by_uri)
     blobs = {m["path"] for chunk in obstore.list(store, BLOB_PREFIX) for m in chunk}
     assert blobs == {blob_key(f.digest) for f in source.files.values()}
 
@@ -187,13 +191,23 @@ def test_invalid_index_keeps_the_last_good_snapshot(seaweedfs: SeaweedS3, aws_en
     pointer = json.loads(bytes(obstore.get(store, POINTER_KEY).bytes()))
     # A pointer naming an index whose bytes do not hash to its id.
     bogus = "0" * 64
-    obstore.put(store, f"indexes/{bogus}.json", b'{"format": "skillwire-index/1", "skills": []}')
-    obstore.put(store, POINTER_KEY, json.dumps({**pointer, "id": bogus, "index": f"indexes/{bogus}.json"}).encode())
+    obstore.put(store, f"indexes/{bogus}.jsonl", b'{"format":"skillwire-index/1","skills":0}')
+    obstore.put(store, POINTER_KEY, json.dumps({**pointer, "id": bogus, "index": f"indexes/{bogus}.jsonl"}).encode())
     with pytest.raises(InvalidIndex, match="does not hash to its id"):
         catalog.refresh()
     assert catalog.snapshot is good
     assert catalog.status.last_error is not None
     assert "does not hash" in catalog.status.last_error
+    # An index whose bytes hash right but whose header announces more skill lines than it holds.
+    first_skill = bytes(obstore.get(store, pointer["index"]).bytes()).split(b"\n")[1]
+    short = b'{"format":"skillwire-index/1","skills":2}\n' + first_skill
+    short_id = hashlib.sha256(short).hexdigest()
+    obstore.put(store, f"indexes/{short_id}.jsonl", short)
+    moved = {**pointer, "id": short_id, "index": f"indexes/{short_id}.jsonl"}
+    obstore.put(store, POINTER_KEY, json.dumps(moved).encode())
+    with pytest.raises(InvalidIndex, match="announces 2 skill lines, the index holds 1"):
+        catalog.refresh()
+    assert catalog.snapshot is good
     obstore.put(store, POINTER_KEY, b"not json")
     with pytest.raises(InvalidIndex, match="not JSON"):
         catalog.refresh()
