@@ -32,7 +32,7 @@ from skillwire.catalog.filesystem import Ignored
 from skillwire.cli import audit as check
 from skillwire.client.requests import send_raw
 from skillwire.core import fields
-from skillwire.core.errors import LimitExceeded
+from skillwire.core.errors import FrontmatterError, LimitExceeded, NotASkill
 from skillwire.core.fields import Rule
 from skillwire.core.skill_md import parse_skill_md
 from skillwire.host.host import SkillHost
@@ -229,3 +229,35 @@ def test_every_reason_the_walk_leaves_a_path_out_has_a_lint_rule() -> None:
     """Lint maps the walk's reasons by kind (an enum), never by the wording of the sentence."""
     assert set(lint.IGNORED_RULES) == set(Ignored)
     assert all(rule in lint.RULES for rule, _ in lint.IGNORED_RULES.values())
+
+
+@pytest.mark.parametrize(
+    ("text", "kind", "lint_rule"),
+    [
+        ("---\nname: a\nname: b\n---\n", "duplicate-key", "duplicate-key"),
+        ("---\n- a\n---\n", "not-a-mapping", "frontmatter-not-mapping"),
+        ("---\n---\n", "not-a-mapping", "frontmatter-not-mapping"),
+        ("---\nname: [\n---\n", "syntax", "yaml-syntax"),
+    ],
+)
+def test_yaml_errors_carry_their_kind_and_lint_reads_the_kind(text: str, kind: str, lint_rule: str) -> None:
+    with pytest.raises(FrontmatterError) as info:
+        parse_skill_md(text.encode())
+    assert info.value.kind == kind
+    checked = lint.check_skill_md(text.encode(), file="SKILL.md", expected_name="a")
+    assert [f.rule for f in checked.findings] == [lint_rule]
+
+
+@pytest.mark.parametrize(
+    ("data", "kind", "lint_rule"),
+    [
+        (b"# no frontmatter\n", "no-frontmatter", "no-frontmatter"),
+        (b"---\nname: a\n", "unclosed", "unclosed-frontmatter"),
+        (b"---\nname: caf\xe9\n---\n", "not-utf8", "not-utf8"),
+    ],
+)
+def test_not_a_skill_carries_its_kind(data: bytes, kind: str, lint_rule: str) -> None:
+    with pytest.raises(NotASkill) as info:
+        parse_skill_md(data)
+    assert info.value.kind == kind
+    assert [f.rule for f in lint.check_skill_md(data, file="SKILL.md", expected_name="a").findings] == [lint_rule]

@@ -325,7 +325,7 @@ def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: 
     try:
         frontmatter_text, body, fm_line, body_line = split_skill_md(text)
     except NotASkill as exc:
-        if "never closed" in str(exc):
+        if exc.kind == "unclosed":
             add(
                 "unclosed-frontmatter",
                 1,
@@ -365,9 +365,9 @@ def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: 
     except FrontmatterError as exc:
         line = exc.line if exc.line is not None else fm_line
         message = str(exc).removeprefix(f"line {exc.line}: ")
-        if message.startswith("duplicate key"):
+        if exc.kind == "duplicate-key":
             add("duplicate-key", line, message, "keep one of the two; YAML parsers disagree on which one wins")
-        elif message.startswith(("frontmatter is empty", "frontmatter must be a YAML mapping")):
+        elif exc.kind == "not-a-mapping":
             add(
                 "frontmatter-not-mapping",
                 line,

@@ -7,6 +7,8 @@ skill catch `VerificationFailed` (and its four precise children) separately.
 
 from __future__ import annotations
 
+from typing import Literal
+
 __all__ = [
     "ApprovalDenied",
     "ApprovalStoreError",
@@ -69,19 +71,30 @@ class InvalidName(SkillError, ValueError):
         self.reason = reason
 
 
+NotASkillKind = Literal["no-frontmatter", "unclosed", "not-utf8"]
+FrontmatterErrorKind = Literal["syntax", "duplicate-key", "not-a-mapping"]
+
+
 class NotASkill(SkillError):
-    """Text that should be a SKILL.md is not one (no frontmatter block, not UTF-8, ...)."""
+    """Text that should be a SKILL.md is not one; `kind` says why as data (tools branch on it, never on
+    the message): no frontmatter block, a block that is never closed, not UTF-8."""
+
+    def __init__(self, message: str, *, kind: NotASkillKind = "no-frontmatter") -> None:
+        super().__init__(message)
+        self.kind: NotASkillKind = kind
 
 
 class FrontmatterError(SkillError):
     """The YAML frontmatter of a SKILL.md cannot be decoded into a JSON object.
 
-    `line` is 1-based within the SKILL.md file when known, so tools can point at it.
+    `line` is 1-based within the SKILL.md file when known, so tools can point at it; `kind` says which
+    rule broke (invalid YAML or not JSON-compatible, a duplicate key, not a mapping) as data.
     """
 
-    def __init__(self, message: str, line: int | None = None) -> None:
+    def __init__(self, message: str, line: int | None = None, *, kind: FrontmatterErrorKind = "syntax") -> None:
         super().__init__(message if line is None else f"line {line}: {message}")
         self.line = line
+        self.kind: FrontmatterErrorKind = kind
 
 
 class InvalidEntry(SkillError, ValueError):

@@ -58,7 +58,8 @@ def split_skill_md(text: str) -> tuple[str, str, int, int]:
             return frontmatter_text, body, 2, index + 1
         offset += len(line)
     raise NotASkill(
-        "SKILL.md frontmatter opened with '---' on line 1 is never closed (no later line is exactly '---' or '...')"
+        "SKILL.md frontmatter opened with '---' on line 1 is never closed (no later line is exactly '---' or '...')",
+        kind="unclosed",
     )
 
 
@@ -72,7 +73,9 @@ def parse_skill_md(data: bytes | str) -> SkillDocument:
         try:
             text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
-            raise NotASkill(f"SKILL.md is not valid UTF-8 (byte offset {exc.start}: {exc.reason})") from None
+            raise NotASkill(
+                f"SKILL.md is not valid UTF-8 (byte offset {exc.start}: {exc.reason})", kind="not-utf8"
+            ) from None
     else:
         text = data
     frontmatter_text, body, fm_line, body_line = split_skill_md(text)

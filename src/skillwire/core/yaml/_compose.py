@@ -253,7 +253,9 @@ class _Converter:
                 key = self.key(key_node, depth + 1)
                 if key in key_lines:
                     raise FrontmatterError(
-                        f"duplicate key {key!r} (first defined on line {key_lines[key]})", line=key_node.line
+                        f"duplicate key {key!r} (first defined on line {key_lines[key]})",
+                        line=key_node.line,
+                        kind="duplicate-key",
                     )
                 key_lines[key] = key_node.line
                 mapping[key] = self.value(value_node, depth + 1)

@@ -90,12 +90,14 @@ def _parse_frontmatter(yaml_text: str, first_line: int, fast_path: bool) -> dict
         return simple
     root = _compose(yaml_text, first_line)
     if root is None:
-        raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=first_line)
+        raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=first_line, kind="not-a-mapping")
     if not isinstance(root, _MapNode) and not (isinstance(root, _AliasNode) and isinstance(root.target, _MapNode)):
         kind = "a sequence" if isinstance(root, _SeqNode) else "a scalar"
         if isinstance(root, _ScalarNode) and root.value is None:
-            raise FrontmatterError("frontmatter is empty; it must be a YAML mapping", line=root.line)
-        raise FrontmatterError(f"frontmatter must be a YAML mapping, not {kind}", line=root.line)
+            raise FrontmatterError(
+                "frontmatter is empty; it must be a YAML mapping", line=root.line, kind="not-a-mapping"
+            )
+        raise FrontmatterError(f"frontmatter must be a YAML mapping, not {kind}", line=root.line, kind="not-a-mapping")
     result = _Converter().value(root, 0)
     assert isinstance(result, dict)
     return result
