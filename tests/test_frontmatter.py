@@ -916,6 +916,11 @@ REFERENCE_CASES: list[str] = [
     "a: |\n  \n  x\n  ",
     'description: "\\UFFFFFFFF"',
     'description: "\\U00110000"',
+    # ... and by its long run (50,000 documents)
+    "a: !!!bool x",
+    "'':\n-\n   - \n\t",
+    "a:\n-\n\t",
+    "? \n\t",
 ]
 
 DIVERGENCES = {refusal.example: refusal.why for refusal in REFUSALS}

@@ -124,9 +124,10 @@ class _Scanner(Scanner):
         otherwise the tab is indentation, which is an error.
         """
         if self._blank_from(0):
-            if self._after_value and self.reader.column == 0 and self._blank_from(0, comment=False):
+            awaiting = self._after_value or self._after_indicator  # a node may still begin here
+            if awaiting and self.reader.column == 0 and self._blank_from(0, comment=False):
                 # npm yaml refuses a tab on a blank line where the value of `key:` may still begin.
-                raise self._tab_error("a blank line after 'key:' starts with a tab")
+                raise self._tab_error("a blank line starts with a tab where a node may still begin")
             while self.reader.peek() in " \t":
                 self.reader.forward()
             return True
@@ -392,6 +393,10 @@ class _Scanner(Scanner):
             short_handle = "!!"
             forward()
             ch = peek(1)
+            if ch == "!" and peek(2) not in end:
+                raise ScannerError(
+                    "while scanning a tag", start_mark, "'!!!' does not start a tag (npm yaml refuses it)", start_mark
+                )
         handle: str | None
         if ch == "<":
             handle = None
