@@ -34,6 +34,7 @@ from skillwire.host.policy import ApprovalRequest, ApproveAll
 from skillwire.host.trust import TrustedKey, TrustMode, TrustPolicy, TrustStore
 from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
+from support.bridge import Elicitor, bridge_client, text_of
 from support.conformance import missing_tools_reason, node_binary, run_server_scenario, tools_dir
 from support.servers import EXAMPLES, RunningServer, serve_http
 
@@ -353,3 +354,28 @@ def test_pull_keeps_the_signature_and_check_verifies_it_against_the_publisher(
     line = next(line for line in checked.stdout.splitlines() if "skill://pdf-processing/SKILL.md" in line)
     assert line.startswith("invalid")
     assert "does not verify" in line
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_through_the_bridge_the_original_publisher_still_verifies(
+    signed_root: Path, signed_server: RunningServer, keys: dict[str, Key], tmp_path: Path, mode: str
+) -> None:
+    trust_file = tmp_path / "trust.json"
+    TrustStore(trust_file).add(TrustedKey("acme-publisher", keys["publisher"].public_line, ("signed",)))
+    # A second upstream: the same skills, re-signed by a key the person does not trust.
+    other_root = tmp_path / "other" / "skills"
+    shutil.copytree(signed_root, other_root)
+    sign(other_root, keys["other"])
+    args = ["--trust", "require", "--trust-file", str(trust_file), "--approvals", str(tmp_path / "approvals.sqlite")]
+    elicitor = Elicitor()
+    with serve_http([str(other_root), "--no-watch", "--no-digest-cache"]) as other:
+        upstreams = ["--server", f"signed={signed_server.url}", "--server", f"other={other.url}"]
+        async with bridge_client([*upstreams, *args], mode=mode, elicitor=elicitor) as client:
+            loaded = await client.call_tool("read_skill", {"server": "signed", "uri": "skill://code-review/SKILL.md"})
+            assert not loaded.is_error, text_of(loaded)
+            assert "Publisher: signed by acme-publisher (SHA256:" in elicitor.messages[-1]
+            refused = await client.call_tool("read_skill", {"server": "other", "uri": "skill://code-review/SKILL.md"})
+            assert refused.is_error
+            assert "not trusted for origin 'other'" in text_of(refused)
+            assert len(elicitor.messages) == 1  # the untrusted one was refused before anyone was asked

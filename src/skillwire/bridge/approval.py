@@ -29,6 +29,7 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestDiff, ManifestFile, diff_manifests, manifest_hash
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import ApprovalRequest, CodeExecution, CrossOriginRead
+from skillwire.host.trust import SignatureCheck
 
 
 def human_size(size: int) -> str:
@@ -84,8 +85,16 @@ class ReadQuestion:
     message: str
 
 
-def load_question(ref: SkillRef, entry: SkillEntry, approved_files: Sequence[ManifestFile] | None) -> LoadQuestion:
-    """The prompt for loading `entry`; `approved_files` is the file set of an earlier approval, if any."""
+def load_question(
+    ref: SkillRef,
+    entry: SkillEntry,
+    approved_files: Sequence[ManifestFile] | None,
+    *,
+    bound: Sequence[ManifestFile] | None = None,
+    signature: SignatureCheck | None = None,
+) -> LoadQuestion:
+    """The prompt for loading `entry`; `approved_files` is the set of an earlier approval, if any, and
+    `bound` what this approval would bind (the files, plus the verified signer: host/trust.py)."""
     total = sum(f.size for f in entry.files)
     tools = entry.frontmatter.get("allowed-tools")
     allowed_tools = str(tools).strip() if isinstance(tools, str) and tools.strip() else None
@@ -95,9 +104,11 @@ def load_question(ref: SkillRef, entry: SkillEntry, approved_files: Sequence[Man
         f"{ref.uri}: {len(entry.files)} file{'s' if len(entry.files) != 1 else ''}, {human_size(total)} in all "
         f"(fingerprint {files_hash.removeprefix('sha256:')[:16]}).",
     ]
+    if signature is not None and signature.status != "not checked":
+        lines.append(f"Publisher: {signature.describe()}.")
     changed: ManifestDiff | None = None
     if approved_files is not None:
-        changed = diff_manifests(approved_files, entry.files)
+        changed = diff_manifests(approved_files, bound if bound is not None else entry.files)
         lines.append(f"You approved an earlier version; it changed since: {changed.describe() or 'its files differ'}.")
     if allowed_tools:
         lines.append(f"It asks to use these tools without asking: {allowed_tools} (granted only if you tick it).")

@@ -84,6 +84,8 @@ class BridgeConfig:
     approvals: Path = field(default_factory=default_approvals_path)
     config_file: Path | None = None  # the TOML file read, if any
     from_command_line: bool = False  # the upstreams came from flags, not (only) from a file
+    trust: str = "off"  # publisher signatures (host/trust.py): off, warn or require
+    trust_file: Path | None = None  # trusted keys; None: the user's `skillwire trust` file
 
     def labels(self) -> list[str]:
         return [s.label for s in self.servers] + [loc.label for loc in self.local]
@@ -98,6 +100,9 @@ class BridgeConfig:
             words += ["--config", str(self.config_file)]
         if self.approvals != default_approvals_path():
             words += ["--approvals", str(self.approvals)]
+        if self.trust != "off":
+            # The approval binds the verified signer too (host/trust.py): approve with the same trust.
+            words += ["--trust", self.trust] + (["--trust-file", str(self.trust_file)] if self.trust_file else [])
         origin = self.server(label)
         if self.from_command_line and origin is not None:
             # The upstream exists only on the bridge's command line: repeat what connects to it.

@@ -51,6 +51,7 @@ from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import CrossOriginRead
 from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
+from skillwire.host.trust import TrustPolicy, bound_files
 from skillwire.server.app import transport_security
 
 logger = logging.getLogger("skillwire.bridge")
@@ -94,11 +95,12 @@ class Bridge:
         *,
         page_size: int = 50,
         upstream_timeout: float = REQUEST_TIMEOUT_SECONDS,
+        trust: TrustPolicy | None = None,
     ) -> None:
         self.config = config
         self.policy = BridgePolicy()
         self.approvals = ApprovalStore(config.approvals)
-        self.host = SkillHost(policy=self.policy, approvals=self.approvals)
+        self.host = SkillHost(policy=self.policy, approvals=self.approvals, trust=trust)
         self.tools = SkillTools(self.host, page_size=page_size)
         self.upstream_timeout = upstream_timeout
         self.upstreams = Upstreams(self.host, config.servers, timeout=upstream_timeout)
@@ -158,13 +160,18 @@ class Bridge:
             return LoadPreflight()  # not a skill of that server: read_skill gives the precise refusal
         if entry.is_dynamic or entry.limit_problem() is not None:
             return LoadPreflight()  # refused by the load path whatever the person says
+        signature = self.host.trust.inspect(ref, entry)
+        if signature.error is not None and self.host.trust.mode == "require":
+            return LoadPreflight()  # refused by the load path (its signature) whatever the person says
+        bound = bound_files(entry, signature)  # what the approval binds: the files, and the verified signer
         try:
             stored = self.approvals.get(ref)
         except ApprovalStoreError as exc:
             return LoadPreflight(error=f"Failed: the bridge's approval store cannot be used: {exc}")
-        if stored is not None and stored.manifest_hash == manifest_hash(entry.files):
-            return LoadPreflight()  # approved for exactly these files
-        return LoadPreflight(question=load_question(ref, entry, stored.files if stored is not None else None))
+        if stored is not None and stored.manifest_hash == manifest_hash(bound):
+            return LoadPreflight()  # approved for exactly these files (and signer)
+        approved = stored.files if stored is not None else None
+        return LoadPreflight(question=load_question(ref, entry, approved, bound=bound, signature=signature))
 
     async def preflight_read(self, server: str, uri: str) -> ReadPreflight:
         _, error = await self._upstream(server)

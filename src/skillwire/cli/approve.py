@@ -19,7 +19,7 @@ from typing import Any
 import anyio
 
 from skillwire.bridge.config import ConfigError, default_approvals_path, default_config_path, read_config_file
-from skillwire.cli.bridge import add_upstream_arguments, config_from_args
+from skillwire.cli.bridge import add_upstream_arguments, config_from_args, trust_from_args
 from skillwire.cli.common import (
     ClientError,
     Output,
@@ -37,6 +37,7 @@ from skillwire.core.manifest import manifest_hash
 from skillwire.host.approvals import Approval, ApprovalStore
 from skillwire.host.identity import SkillRef
 from skillwire.host.origins import ServerOrigin
+from skillwire.host.trust import bound_files
 
 
 def add_parser(commands: Any) -> None:
@@ -133,12 +134,18 @@ def run_approve(args: argparse.Namespace) -> int:
     problem = entry.limit_problem()
     if problem is not None:
         raise ClientError(f"{uri}: the bridge will not load it: the skill {problem}")
+    signature = trust_from_args(args).inspect(ref, entry)
+    if signature.error is not None and args.trust == "require":
+        raise ClientError(f"the bridge will not load it: {signature.error}")
+    bound = bound_files(entry, signature)  # as the bridge binds it: the files, and the verified signer
     _show(out, label, entry, config.approvals)
+    if signature.status != "not checked":
+        out.print(f"  publisher:    {signature.describe()}")
     tools = entry.frontmatter.get("allowed-tools")
     wants_tools = isinstance(tools, str) and bool(tools.strip())
     with ApprovalStore(config.approvals) as store:
         current = store.get(ref)
-        if current is not None and current.manifest_hash == manifest_hash(entry.files):
+        if current is not None and current.manifest_hash == manifest_hash(bound):
             out.print("Already approved for exactly these files.")
             return 0
         if args.yes:
@@ -150,7 +157,7 @@ def run_approve(args: argparse.Namespace) -> int:
             grant = wants_tools and _ask(f"Also grant its allowed-tools ({printable(str(tools))})?")
         else:
             raise UsageError("not a terminal, so nobody can answer: add --yes to approve without asking")
-        store.approve(ref, entry.files, allowed_tools=str(tools) if grant else None)
+        store.approve(ref, bound, allowed_tools=str(tools) if grant else None)
     out.print(f"Approved {uri} from {label!r}" + (" with its allowed-tools." if grant else "."))
     return 0
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -12,6 +13,7 @@ import anyio
 
 from skillwire.bridge.config import BridgeConfig, CommandLineUpstreams, ConfigError, default_config_path, load_config
 from skillwire.cli.common import UsageError
+from skillwire.host.trust import TrustPolicy, TrustStore
 
 EPILOG = """\
 examples:
@@ -54,6 +56,25 @@ def add_upstream_arguments(p: argparse.ArgumentParser) -> None:
     p.add_argument(
         "--approvals", type=Path, metavar="FILE", help="the bridge's approval store (default beside the config file)"
     )
+    p.add_argument(
+        "--trust",
+        choices=["off", "warn", "require"],
+        default="off",
+        help="publisher signatures: off (default), warn when missing or untrusted, or require a trusted one",
+    )
+    p.add_argument(
+        "--trust-file", type=Path, metavar="FILE", help="trusted publisher keys (default: `skillwire trust`'s)"
+    )
+
+
+def trust_from_args(args: argparse.Namespace) -> TrustPolicy:
+    """The trust policy `--trust` and `--trust-file` ask for, with the keys of the trust file."""
+    if args.trust == "off":
+        return TrustPolicy()
+    try:
+        return TrustStore(args.trust_file).policy(args.trust)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def config_from_args(args: argparse.Namespace) -> BridgeConfig:
@@ -65,9 +86,10 @@ def config_from_args(args: argparse.Namespace) -> BridgeConfig:
         trailing_command=getattr(args, "stdio_command", None),
     )
     try:
-        return load_config(given, config_file=args.config, approvals=args.approvals)
+        config = load_config(given, config_file=args.config, approvals=args.approvals)
     except (ConfigError, ValueError) as exc:
         raise UsageError(str(exc)) from None
+    return replace(config, trust=args.trust, trust_file=args.trust_file)
 
 
 def add_parser(commands: Any) -> None:
@@ -105,7 +127,9 @@ def run(args: argparse.Namespace) -> int:
 
     if not args.upstream_timeout > 0:
         raise UsageError(f"--upstream-timeout must be a positive number of seconds, got {args.upstream_timeout}")
-    bridge = Bridge(config, page_size=args.page_size, upstream_timeout=args.upstream_timeout)
+    bridge = Bridge(
+        config, page_size=args.page_size, upstream_timeout=args.upstream_timeout, trust=trust_from_args(args)
+    )
     if not args.quiet:
         print(
             f"skillwire bridge: {len(config.labels())} upstream(s): {', '.join(config.labels())}; "
