@@ -379,3 +379,24 @@ async def test_through_the_bridge_the_original_publisher_still_verifies(
             assert refused.is_error
             assert "not trusted for origin 'other'" in text_of(refused)
             assert len(elicitor.messages) == 1  # the untrusted one was refused before anyone was asked
+
+
+@pytest.fixture
+def published_target(signed_root: Path, tmp_path: Path) -> str:
+    target = f"file://{tmp_path / 'store'}"
+    published = subprocess.run([*SKILLWIRE, "publish", str(signed_root), target], capture_output=True, text=True)
+    assert published.returncode == 0, published.stderr
+    return target
+
+
+@pytest.mark.anyio
+async def test_a_published_catalog_carries_the_signatures_to_every_replica(
+    signed_root: Path, keys: dict[str, Key], published_target: str
+) -> None:
+    with serve_http([published_target, "--no-watch"]) as server:
+        async with SkillHost(policy=ApproveAll(), trust=trusting(keys["publisher"]), use_cache=False) as host:
+            await host.add_server("store", server.url)
+            listed = await host.list_skills()
+            assert sorted(s.ref.uri for s in listed) == served_uris(signed_root)
+            for registered in listed:
+                assert (await host.load("store", registered.ref.uri)).instructions.text

@@ -47,6 +47,7 @@ from skillwire.catalog.audiences import AudienceRules, audience_rules
 from skillwire.catalog.catalog import SkillCatalog, _same_published
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, SkippedSkill
 from skillwire.catalog.store import (
     BLOB_PREFIX,
@@ -68,6 +69,7 @@ from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.entry import SkillEntry
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
+from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD
 
 if TYPE_CHECKING:
@@ -108,8 +110,11 @@ class PublishedSnapshot(CatalogSnapshot):
         self.audience_rules = rules
 
 
-def build_index(snapshot: CatalogSnapshot, audiences: AudienceRules = ()) -> dict[str, Any]:
-    """The index document of a snapshot (every skill, listed or not, the skip report, audience rules)."""
+def build_index(
+    snapshot: CatalogSnapshot, audiences: AudienceRules = (), signatures: SignatureBook | None = None
+) -> dict[str, Any]:
+    """The index document of a snapshot (every skill, listed or not, the skip report, audience rules), with
+    each skill's publisher signature in `_meta` when `signatures` holds one that covers it."""
     skills: list[dict[str, Any]] = []
     for uri in sorted(snapshot.skill_by_uri):
         skill = snapshot.skill_by_uri[uri]
@@ -124,6 +129,9 @@ def build_index(snapshot: CatalogSnapshot, audiences: AudienceRules = ()) -> dic
         record["files"] = files
         if not skill.listed:
             record["listed"] = False
+        signature = signatures.signature_for(skill.entry) if signatures else None
+        if signature is not None:
+            record["_meta"] = {SIGNATURE_META_KEY: signature.to_meta()}
         skills.append(record)
     index: dict[str, Any] = {
         "format": INDEX_FORMAT,
@@ -172,11 +180,12 @@ async def publish(
     store: ObjectStore | None = None,
     *,
     audiences: AudienceRules = (),
+    signatures: SignatureBook | None = None,
 ) -> PublishResult:
     """Upload what is missing, write the index, then switch the pointer (see the module docstring)."""
     if store is None:
         store = open_store(location, create=True)
-    index = build_index(snapshot, audiences)
+    index = build_index(snapshot, audiences, signatures)
     body = encode_index(index)
     index_id = hashlib.sha256(body).hexdigest()
     unique: dict[str, CatalogFile] = {}
@@ -400,7 +409,13 @@ class _Loader:
         manifest = [self.file(position, number, uri, root, item) for number, item in enumerate(raw_files)]
         if not any(f.uri == uri for f in manifest):
             raise _field_error(f"skills[{position}] ({uri})", "files do not include the skill's SKILL.md")
-        entry = SkillEntry(uri, cast(dict[str, JSONValue], frontmatter), tuple(manifest))
+        meta = raw.get("_meta")  # a publisher signature travels with the entry (core/signing.py)
+        entry = SkillEntry(
+            uri,
+            cast(dict[str, JSONValue], frontmatter),
+            tuple(manifest),
+            meta=cast(dict[str, JSONValue], meta) if type(meta) is dict else None,
+        )
         return CatalogSkill(entry, source if type(source) is str else uri, listed=raw.get("listed", True) is not False)
 
     def file(self, position: int, number: int, skill_uri: str, root: str, item: object) -> StoredFile:

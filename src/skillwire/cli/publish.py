@@ -45,6 +45,7 @@ def run(args: argparse.Namespace) -> int:
     from skillwire.catalog.audiences import audience_rules, parse_audience_rule
     from skillwire.catalog.filesystem import SkillRoot
     from skillwire.catalog.published import publish, scan_for_publish
+    from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
     from skillwire.catalog.store import is_store_url, parse_location
 
     if len(args.paths) < 2 or not is_store_url(args.paths[-1]):
@@ -53,7 +54,9 @@ def run(args: argparse.Namespace) -> int:
     rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
     roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
     snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
-    result = anyio.run(lambda: publish(snapshot, location, audiences=rules))
+    # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover.
+    signatures = SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
+    result = anyio.run(lambda: publish(snapshot, location, audiences=rules, signatures=signatures))
     if not args.quiet:
         print(result.summary(), file=sys.stderr, flush=True)
         for skipped in result.skipped:
