@@ -13,6 +13,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -400,3 +401,30 @@ async def test_a_published_catalog_carries_the_signatures_to_every_replica(
             assert sorted(s.ref.uri for s in listed) == served_uris(signed_root)
             for registered in listed:
                 assert (await host.load("store", registered.ref.uri)).instructions.text
+
+
+def test_sign_with_a_key_held_by_ssh_agent(keys: dict[str, Key], tmp_path: Path) -> None:
+    """`--key KEY.pub` with the private half only in an agent, as git's SSH signing does."""
+    if shutil.which("ssh-agent") is None or shutil.which("ssh-add") is None:
+        pytest.skip("OpenSSH's ssh-agent is not installed")
+    socket_path = tmp_path / "agent.sock"
+    agent = subprocess.Popen(["ssh-agent", "-D", "-a", str(socket_path)], stdout=subprocess.DEVNULL)
+    try:
+        env = {**os.environ, "SSH_AUTH_SOCK": str(socket_path)}
+        for _ in range(100):
+            if socket_path.exists():
+                break
+            time.sleep(0.05)
+        subprocess.run(["ssh-add", "-q", str(keys["publisher"].private)], env=env, check=True, capture_output=True)
+        public_only = tmp_path / "publisher.pub"
+        public_only.write_text(keys["publisher"].public_line + "\n")
+        root = tmp_path / "skills"
+        shutil.copytree(EXAMPLES / "git-workflow", root / "git-workflow")
+        done = run_skillwire("sign", str(root), "--key", str(public_only), env=env)
+        assert done.returncode == 0, done.stderr
+        entry = SkillCatalog([SkillRoot(root)]).snapshot.skill_by_uri["skill://git-workflow/SKILL.md"].entry
+        signed = SignatureBook.load([root / SIGNATURES_FILE]).annotate(entry)
+        assert verify_entry(signed).fingerprint == TrustedKey("k", keys["publisher"].public_line).fingerprint
+    finally:
+        agent.terminate()
+        agent.wait(timeout=10)
