@@ -921,6 +921,8 @@ REFERENCE_CASES: list[str] = [
     "'':\n-\n   - \n\t",
     "a:\n-\n\t",
     "? \n\t",
+    "name: &x1 \n  ? metadata\n  : yes\n  # c\n\t",
+    "a:\n  m: y\n  # c\n \t",
 ]
 
 DIVERGENCES = {refusal.example: refusal.why for refusal in REFUSALS}

@@ -45,6 +45,17 @@ def _refuse_lone_cr(yaml_text: str, first_line: int) -> None:
             "a carriage return (CR) not followed by a line feed; YAML readers disagree on it: use LF or CRLF",
             line=line,
         )
+    # A last line of blanks with a tab in it and no line break: npm yaml accepts or refuses it depending on
+    # what came before (the comment lines, the nesting); it carries nothing, so it is refused.
+    tail = _BLANK_LAST_LINE_WITH_TAB.search(yaml_text)
+    if tail is not None:
+        raise FrontmatterError(
+            "the last line holds only blanks, one a tab; YAML readers disagree on it: remove it",
+            line=first_line + yaml_text.count("\n"),
+        )
+
+
+_BLANK_LAST_LINE_WITH_TAB = re.compile(r"(?:\A|(?<=\n))[ ]*\t[ \t]*\Z")
 
 
 def frontmatter_size_problem(yaml_text: str, max_bytes: int | None = MAX_FRONTMATTER_BYTES) -> str | None:
