@@ -17,6 +17,11 @@ node process (a batch of documents per example). The contract is "equal to npm y
 The run in the test command is bounded (30 batches, about 10 s of one core). A long run: `HYPOTHESIS_PROFILE=long pytest
 tests/test_frontmatter_fuzz.py` (`SKILLWIRE_FUZZ_EXAMPLES` overrides the example count; every
 example is a batch of `BATCH` documents). Skips without Node 22 + npm yaml (`scripts/install-tools`).
+
+Figures (2026-12-01): development runs of 32,500 documents found the classes now in the reference
+cases and `REFUSALS`; long runs of 50,000 documents found 2 more classes (`!!!tag`; a tab-started blank
+line after a block `-`), then of 50,000 one more (a last blank line holding a tab), then 30,000
+documents found none. Every class was fixed by reading as npm does or by a listed refusal.
 """
 
 from __future__ import annotations
