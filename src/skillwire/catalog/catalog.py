@@ -147,6 +147,10 @@ class SkillCatalog:
             self._snapshot = new
         if old is None:
             return new, True  # nothing was published before: whoever is listening has news
+        return new, self._announce(old, new)
+
+    def _announce(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
+        """Tell the listeners when `new` publishes something else than `old`; whether it does."""
         differs = not _same_published(old, new)
         if differs:
             for listener in self._listeners:
@@ -154,7 +158,7 @@ class SkillCatalog:
                     listener(old, new)
                 except Exception:
                     logger.exception("catalog change listener failed")
-        return new, differs
+        return differs
 
     def _scan_root(
         self, index: int, changed: list[str] | None, pool: ThreadPoolExecutor | None

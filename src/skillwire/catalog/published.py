@@ -44,7 +44,7 @@ import anyio
 import obstore
 
 from skillwire.catalog.audiences import AudienceRules, audience_rules
-from skillwire.catalog.catalog import SkillCatalog, _same_published
+from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.signatures import SignatureBook
@@ -556,14 +556,7 @@ class PublishedCatalog(SkillCatalog):
             self.status.loaded_at = now
         if old is None:
             return new, True
-        differs = not _same_published(old, new)
-        if differs:
-            for listener in self._listeners:
-                try:
-                    listener(old, new)
-                except Exception:
-                    logger.exception("catalog change listener failed")
-        return new, differs
+        return new, self._announce(old, new)
 
     async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
         """Poll the pointer every `poll_seconds` until cancelled (or `stop_event` is set)."""
