@@ -100,7 +100,14 @@ def add_parser(commands: Any) -> None:
         help="only callers with one of these audiences see skills under PREFIX (repeatable)",
     )
     p.add_argument(
-        "--workers", type=int, default=1, metavar="N", help="N server processes on one port (HTTP; default 1)"
+        "--workers",
+        type=int,
+        default=1,
+        metavar="N",
+        help=(
+            "N server processes on one port (HTTP; default 1); above 1 the legacy 2025-11-25 wire is served "
+            "without sessions, so legacy clients get no change notifications"
+        ),
     )
     store.add_argument("--blob-cache-mb", type=int, default=64, metavar="MB", help="memory for cached file bytes")
     p.set_defaults(run=run)
@@ -270,6 +277,8 @@ def run(args: argparse.Namespace) -> int:
     published = any(is_store_url(p) for p in paths)
     # Every mistake on the command line is found before the scan, which can take a while.
     roots = [] if published else parse_roots(paths)
+    if args.workers < 1:
+        raise UsageError(f"--workers wants a number of processes, 1 or more; got {args.workers}")
     address = None if args.stdio else parse_host_port(args.http or DEFAULT_HTTP)
     try:
         sock = None if address is None else bind_http_socket(*address)
@@ -355,6 +364,9 @@ def serve(
             watch=watch,
             on_ready=ready,
             sock=sock,
+            # A legacy session lives in one worker's memory, and the kernel may hand the client's next
+            # connection to another worker; stateless, any worker answers any request.
+            legacy_sessions=args.workers <= 1,
         )
     )
     return 0

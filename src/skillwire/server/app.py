@@ -101,12 +101,20 @@ async def serve_http(
     watch: bool = True,
     on_ready: Callable[[str], Any] | None = None,
     sock: socket.socket | None = None,
+    legacy_sessions: bool = True,
 ) -> None:
     """Serve over Streamable HTTP until cancelled or interrupted. `sock` is a socket already bound to
-    host:port (`bind_http_socket`); without one it is bound here, and a failure raises `BindError`."""
+    host:port (`bind_http_socket`); without one it is bound here, and a failure raises `BindError`.
+    Without `legacy_sessions`, the 2025-11-25 wire is served statelessly: no `Mcp-Session-Id`, each
+    request answered on its own, hence no server-to-client notifications on that wire (see
+    `server.workers`). The 2026-07-28 wire is stateless either way."""
     if sock is None:
         sock = bind_http_socket(host, port)
-    app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=transport_security(host, allowed_hosts),
+        stateless_http=not legacy_sessions,
+    )
     app.router.routes.append(health_route(skills.catalog))  # GET /healthz, for load balancers
     # h11, never httptools even where it is installed (uvicorn[standard] picks it by default): httptools
     # keeps trailing whitespace in header values, so a conforming `Mcp-Name: "x "` no longer matches

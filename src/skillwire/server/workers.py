@@ -2,8 +2,10 @@
 
 The 2026-07-28 protocol is stateless and a catalog snapshot is immutable, so workers share nothing:
 each loads its own catalog after the fork and the kernel hands each new connection to one of the
-processes waiting in `accept` on the shared socket. (Sessions of the legacy 2025-11-25 wire live in
-one process: a legacy client that reconnects may reach another worker and must initialize again.)
+processes waiting in `accept` on the shared socket. Sessions of the legacy 2025-11-25 wire would live
+in one worker's memory, and a legacy client's next connection may reach another one ("Session not
+found"), so in workers mode `serve` has the SDK serve that wire statelessly (`stateless_http`): every
+worker answers every request, and legacy clients get no server-to-client notifications.
 
 The fork happens before anything starts a thread (obstore's runtime, uvicorn, the watcher), because
 threads do not survive a fork. The parent only supervises: it forwards SIGTERM and SIGINT, and when a
