@@ -39,7 +39,7 @@ from fixtures import free_port, running_http_server
 from fixtures.broken_server import DEFECTS
 from fixtures.era_server import ANY_ERA as ERA_ANY
 from fixtures.era_server import MODERN_ONLY as ERA_MODERN_ONLY
-from skillwire.cli.audit import RULES, SERVER, AuditResult, audit
+from skillwire.checks.audit import RULES, SERVER, AuditResult, audit
 from skillwire.cli.check import render
 from skillwire.cli.common import Output, ServerTarget
 from skillwire.client.requests import send_raw

@@ -17,7 +17,8 @@ from typing import Any
 import pytest
 
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.lint import MISSING, RULES, Finding, check_links, check_skill_md, key_lines, lint_path
+from skillwire.checks.links import MISSING, Target, check_links
+from skillwire.checks.lint import RULES, Finding, check_skill_md, key_lines, lint_path
 from skillwire.cli.common import Output
 from skillwire.cli.lint import format_github_line, print_text
 from skillwire.cli.main import main
@@ -561,7 +562,7 @@ def test_a_nested_skill_resolves_links_against_its_own_folder(
 def test_check_links_is_pure() -> None:
     seen: list[tuple[str, ...]] = []
 
-    def target(path: tuple[str, ...]) -> str:
+    def target(path: tuple[str, ...]) -> Target:
         seen.append(path)
         return "file" if path == ("a", "b.md") else MISSING
 

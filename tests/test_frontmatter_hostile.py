@@ -15,7 +15,7 @@ from mcp.client import Client
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.lint import lint_path
+from skillwire.checks.lint import lint_path
 from skillwire.client.requests import list_skills_request, send_raw
 from skillwire.core.errors import FrontmatterError
 from skillwire.core.skill_md import parse_skill_md

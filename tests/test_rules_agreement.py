@@ -26,10 +26,10 @@ from mcp.shared.exceptions import MCPError
 from mcp_types import PaginatedRequestParams, ReadResourceRequestParams, RequestParams
 from mcp_types.jsonrpc import INVALID_PARAMS
 
-from skillwire.catalog import lint
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import Ignored
-from skillwire.cli import audit as check
+from skillwire.checks import audit as check
+from skillwire.checks import lint
 from skillwire.client.requests import send_raw
 from skillwire.core import fields
 from skillwire.core.errors import FrontmatterError, LimitExceeded, NotASkill

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from skillwire.catalog.lint import HAZARD_RULES, RULES, check_skill_md
+from skillwire.checks.lint import HAZARD_RULES, RULES, check_skill_md
 from skillwire.core.yaml import Hazard, HazardKind, interop_hazards
 
 

@@ -33,16 +33,6 @@ from skillwire.catalog.digests import (
 from skillwire.catalog.filesystem import (
     SkillRoot,
 )
-from skillwire.catalog.lint import (
-    Finding,
-    LintedSkill,
-    LintPathError,
-    LintReport,
-    SkillMdCheck,
-    check_links,
-    check_skill_md,
-    lint_path,
-)
 from skillwire.catalog.published import (
     InvalidIndex,
 )
@@ -55,6 +45,18 @@ from skillwire.catalog.snapshot import (
 from skillwire.catalog.store import (
     BlobUnavailable,
     StoreError,
+)
+from skillwire.checks.links import (
+    check_links,
+)
+from skillwire.checks.lint import (
+    Finding,
+    LintedSkill,
+    LintPathError,
+    LintReport,
+    SkillMdCheck,
+    check_skill_md,
+    lint_path,
 )
 from skillwire.client.limits import (
     ClientLimits,

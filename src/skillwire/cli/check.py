@@ -3,7 +3,7 @@
     skillwire check http://127.0.0.1:8765/mcp
     skillwire check --json -- python -m my_server
 
-The audit itself (`skillwire.cli.audit`) works on the raw wire: capability declaration, every
+The audit itself (`skillwire.checks.audit`) works on the raw wire: capability declaration, every
 `skills/list` page, every entry's shape, URI and name rules, limits, `skills/get` of every listed skill,
 one `resources/read` of every listed file (size, digest, SKILL.md frontmatter), directory reads against
 the manifests (when `directoryRead: true`), `resources/list` against the manifests, cache attributes,
@@ -40,7 +40,7 @@ from typing import Any
 
 from rich.text import Text
 
-from skillwire.cli.audit import RULES, SERVER, AuditResult, Finding, audit
+from skillwire.checks.audit import RULES, SERVER, AuditResult, Finding, audit
 from skillwire.cli.common import (
     Output,
     ServerTarget,

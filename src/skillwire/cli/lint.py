@@ -18,7 +18,7 @@ from typing import Any
 
 from rich.text import Text
 
-from skillwire.catalog.lint import RULES, Finding, LintPathError, LintReport, lint_path
+from skillwire.checks.lint import RULES, Finding, LintPathError, LintReport, lint_path
 from skillwire.cli.common import Output, UsageError, add_output_arguments
 
 FORMATS = ("text", "json", "github")
@@ -119,8 +119,8 @@ def print_text(out: Output, reports: Sequence[LintReport], findings: Sequence[Fi
 
 def print_rules(out: Output) -> None:
     width = max(len(rule) for rule in RULES)
-    for rule, (severity, what) in RULES.items():
-        out.write(f"{rule:<{width}}  {severity:<7}  {what}\n")
+    for rule, entry in RULES.items():
+        out.write(f"{rule:<{width}}  {entry.severity:<7}  {entry.summary}\n")
 
 
 def _order(report: LintReport) -> list[Finding]:
@@ -157,7 +157,7 @@ def run(args: argparse.Namespace) -> int:
             raise UsageError(f"lint: {exc}") from None
     findings = [f for report in reports for f in _order(report)]
     if fmt == "json":
-        out.write(json.dumps([f.to_json() for f in findings], indent=2, ensure_ascii=False) + "\n")
+        out.write(json.dumps([RULES.record(f) for f in findings], indent=2, ensure_ascii=False) + "\n")
     elif fmt == "github":
         for finding in findings:
             if not out.quiet or finding.severity == "error":

@@ -4,13 +4,15 @@ Three layers, each usable on its own:
 
 * `check_skill_md` is pure: the bytes of one SKILL.md in, findings out (frontmatter block, YAML,
   the Agent Skills fields, YAML 1.1-vs-1.2 interop hazards, length).
-* `check_links` is pure too: a SKILL.md body and a callback that says what a skill-relative path is.
+* `check_links` (checks/links.py) is pure too: a SKILL.md body and a callback that says what a
+  skill-relative path is.
 * `lint_path` walks a folder with the server's own discovery and ignore rules
   (`skillwire.catalog.filesystem.walk_root`), so limits, nesting and "not served" findings describe
   exactly what `skillwire serve` would publish. It opens nothing but `.skillignore` and SKILL.md files.
 
 Every finding has a stable rule id (see `RULES`), a file, a 1-based line when one applies (the line
-of the offending frontmatter key, link or byte), a severity and a suggestion.
+of the offending frontmatter key, link or byte), a severity and a suggestion. The field rules are
+core/fields.py's (`FIELD_RULES` names each one here, with a severity that follows its weight there).
 """
 
 from __future__ import annotations
@@ -22,8 +24,6 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
-from urllib.parse import unquote
 
 from ruamel.yaml import YAML
 from ruamel.yaml.error import YAMLError
@@ -38,6 +38,8 @@ from ruamel.yaml.events import (
 
 from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, walk_root
 from skillwire.catalog.safe_open import read_regular
+from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, printable
+from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
 from skillwire.core.fields import RULES as FIELD_WEIGHTS
@@ -56,117 +58,114 @@ __all__ = [
     "LintedSkill",
     "Severity",
     "SkillMdCheck",
-    "check_links",
     "check_skill_md",
     "lint_path",
 ]
 
-Severity = Literal["error", "warning", "info"]
 RelPath = tuple[str, ...]
 
+
+def _weighed(rule: FieldRule, summary: str) -> Rule:
+    """A field rule's lint severity follows its weight in `core.fields`, so lint cannot disagree with serve."""
+    return Rule("warning" if FIELD_WEIGHTS[rule] == "advice" else "error", summary)
+
+
 #: Every rule id, its severity and what it checks. Ids are stable: scripts and CI filters may rely on them.
-RULES: dict[str, tuple[Severity, str]] = {
-    # SKILL.md and its frontmatter block
-    "not-utf8": ("error", "SKILL.md is not valid UTF-8"),
-    "no-frontmatter": ("error", "SKILL.md does not start with a '---' frontmatter block"),
-    "unclosed-frontmatter": ("error", "the frontmatter block is never closed"),
-    "yaml-syntax": ("error", "the frontmatter is not valid YAML 1.2 (or not JSON-compatible)"),
-    "duplicate-key": ("error", "a frontmatter key appears twice"),
-    "frontmatter-not-mapping": ("error", "the frontmatter is empty or not a mapping"),
-    "skill-md-too-large": ("error", "SKILL.md is too large to be parsed"),
-    # Agent Skills fields
-    "missing-name": ("error", "no 'name' field"),
-    "name-not-string": ("error", "'name' is not a string"),
-    "invalid-name": ("error", "'name' breaks the Agent Skills naming rule"),
-    "unicode-name": ("error", "'name' is valid Agent Skills but not ASCII, which SEP-2640 conformance requires"),
-    "name-mismatch": ("error", "'name' differs from the skill's folder (the final URI segment)"),
-    "missing-description": ("error", "no 'description' field"),
-    "description-not-string": ("error", "'description' is not a string"),
-    "empty-description": ("error", "'description' is empty"),
-    "description-too-long": ("error", "'description' is over 1024 characters"),
-    "compatibility-not-string": ("error", "'compatibility' is not a string (skillwire serve skips the skill)"),
-    "compatibility-too-long": ("error", "'compatibility' is over 500 characters (skillwire serve skips the skill)"),
-    "compatibility-empty": ("warning", "'compatibility' is empty"),
-    "license-not-string": ("warning", "'license' is not a string"),
-    "allowed-tools-not-string": ("warning", "'allowed-tools' is not a space-separated string"),
-    "unknown-key": ("warning", "a frontmatter key Agent Skills does not define (SEP-2640 serves it)"),
-    "metadata-not-mapping": ("error", "'metadata' is not a mapping (skillwire serve skips the skill)"),
-    "metadata-not-string": ("error", "a 'metadata' value is not a string (skillwire serve skips the skill)"),
-    "reserved-metadata-key": ("warning", "a 'metadata' key under the reserved io.modelcontextprotocol/ prefix"),
-    # Interop: what other parsers and validators read differently
-    "yaml-bool": ("warning", "yes/no/on/off/y/n: a string in YAML 1.2, a boolean in YAML 1.1"),
-    "yaml-date": ("warning", "an unquoted date: a string in YAML 1.2, a date in YAML 1.1"),
-    "yaml-octal": ("warning", "0o17 or 010: read as different numbers (or a string) by YAML 1.1 and 1.2"),
-    "yaml-number-text": ("warning", "a number whose written digits are lost (1.10 is read as 1.1)"),
-    "yaml-interop": ("warning", "another scalar YAML 1.1 and 1.2 parsers read differently"),
-    "folded-description": ("warning", "'description: >' keeps a final line break; FastMCP 4.2.3 rejects the skill"),
-    "bom": ("warning", "a byte order mark before '---' (the Agent Skills validator and Codex find no frontmatter)"),
-    "dashes-in-frontmatter": ("warning", "'---' inside the frontmatter (the Agent Skills validator cuts it there)"),
-    "closing-dots": ("warning", "the frontmatter is closed with '...' (the Agent Skills validator needs '---')"),
-    "skill-md-too-long": ("warning", "SKILL.md is over 500 lines (Agent Skills recommendation)"),
-    # Files and limits, as `skillwire serve` would publish them
-    "too-many-files": ("error", "over 512 served files in one skill (SEP-2640 limit)"),
-    "too-large": ("error", "over 16 MiB of served files in one skill (SEP-2640 limit)"),
-    "unpublishable-name": ("error", "a file or folder name that cannot be part of a URI"),
-    "symlink-outside": ("warning", "a symlink whose target leaves the folder (not served)"),
-    "symlink-to-ignored": ("warning", "a symlink to an ignored file (not served)"),
-    "dangling-symlink": ("warning", "a symlink to nothing (not served)"),
-    "symlinked-directory": ("warning", "a symlinked directory (not followed)"),
-    "special-file": ("warning", "a FIFO, socket or device (never opened, not served)"),
-    "unreadable": ("warning", "a file or folder that cannot be read (not served)"),
-    "unusable-skillignore": ("error", "a .skillignore that cannot be used (its folder is not published)"),
-    "lowercase-skill-md": ("warning", "a skill.md not named exactly SKILL.md (not a skill)"),
-    # SKILL.md body
-    "broken-link": ("error", "a relative link to a file that does not exist in the skill"),
-    "link-escapes": ("error", "a relative link that climbs out of the skill"),
-    "link-not-served": ("error", "a relative link to a file that exists but is not served"),
-    "absolute-link": ("warning", "a link to an absolute path (references resolve against the skill root)"),
-    # Skills in a folder
-    "nested-skill": ("info", "a skill inside another skill (published separately; its files count in both)"),
-    "skill-at-root": ("info", "PATH is itself a skill (serve its parent, or PATH=<name>)"),
-    "duplicate-name": ("warning", "two skills under one PATH share a name"),
-    "no-skills": ("error", "no SKILL.md under PATH"),
-}
+RULES = RuleSet(
+    {
+        # SKILL.md and its frontmatter block
+        "not-utf8": Rule("error", "SKILL.md is not valid UTF-8"),
+        "no-frontmatter": Rule("error", "SKILL.md does not start with a '---' frontmatter block"),
+        "unclosed-frontmatter": Rule("error", "the frontmatter block is never closed"),
+        "yaml-syntax": Rule("error", "the frontmatter is not valid YAML 1.2 (or not JSON-compatible)"),
+        "duplicate-key": Rule("error", "a frontmatter key appears twice"),
+        "frontmatter-not-mapping": Rule("error", "the frontmatter is empty or not a mapping"),
+        "skill-md-too-large": Rule("error", "SKILL.md is too large to be parsed"),
+        # Agent Skills fields
+        "missing-name": _weighed(FieldRule.NAME_MISSING, "no 'name' field"),
+        "name-not-string": _weighed(FieldRule.NAME_NOT_STRING, "'name' is not a string"),
+        "invalid-name": _weighed(FieldRule.NAME_INVALID, "'name' breaks the Agent Skills naming rule"),
+        "unicode-name": _weighed(
+            FieldRule.NAME_NOT_ASCII, "'name' is valid Agent Skills but not ASCII, which SEP-2640 conformance requires"
+        ),
+        "name-mismatch": _weighed(
+            FieldRule.NAME_MISMATCH, "'name' differs from the skill's folder (the final URI segment)"
+        ),
+        "missing-description": _weighed(FieldRule.DESCRIPTION_MISSING, "no 'description' field"),
+        "description-not-string": _weighed(FieldRule.DESCRIPTION_NOT_STRING, "'description' is not a string"),
+        "empty-description": _weighed(FieldRule.DESCRIPTION_EMPTY, "'description' is empty"),
+        "description-too-long": _weighed(FieldRule.DESCRIPTION_TOO_LONG, "'description' is over 1024 characters"),
+        "compatibility-not-string": _weighed(
+            FieldRule.COMPATIBILITY_NOT_STRING, "'compatibility' is not a string (skillwire serve skips the skill)"
+        ),
+        "compatibility-too-long": _weighed(
+            FieldRule.COMPATIBILITY_TOO_LONG, "'compatibility' is over 500 characters (skillwire serve skips the skill)"
+        ),
+        "compatibility-empty": _weighed(FieldRule.COMPATIBILITY_EMPTY, "'compatibility' is empty"),
+        "license-not-string": _weighed(FieldRule.LICENSE_NOT_STRING, "'license' is not a string"),
+        "allowed-tools-not-string": _weighed(
+            FieldRule.ALLOWED_TOOLS_NOT_STRING, "'allowed-tools' is not a space-separated string"
+        ),
+        "unknown-key": _weighed(
+            FieldRule.UNKNOWN_KEY, "a frontmatter key Agent Skills does not define (SEP-2640 serves it)"
+        ),
+        "metadata-not-mapping": _weighed(
+            FieldRule.METADATA_NOT_MAPPING, "'metadata' is not a mapping (skillwire serve skips the skill)"
+        ),
+        "metadata-not-string": _weighed(
+            FieldRule.METADATA_NOT_STRING, "a 'metadata' value is not a string (skillwire serve skips the skill)"
+        ),
+        "reserved-metadata-key": _weighed(
+            FieldRule.METADATA_RESERVED_KEY, "a 'metadata' key under the reserved io.modelcontextprotocol/ prefix"
+        ),
+        # Interop: what other parsers and validators read differently
+        "yaml-bool": Rule("warning", "yes/no/on/off/y/n: a string in YAML 1.2, a boolean in YAML 1.1"),
+        "yaml-date": Rule("warning", "an unquoted date: a string in YAML 1.2, a date in YAML 1.1"),
+        "yaml-octal": Rule("warning", "0o17 or 010: read as different numbers (or a string) by YAML 1.1 and 1.2"),
+        "yaml-number-text": Rule("warning", "a number whose written digits are lost (1.10 is read as 1.1)"),
+        "yaml-interop": Rule("warning", "another scalar YAML 1.1 and 1.2 parsers read differently"),
+        "folded-description": Rule(
+            "warning", "'description: >' keeps a final line break; FastMCP 4.2.3 rejects the skill"
+        ),
+        "bom": Rule(
+            "warning", "a byte order mark before '---' (the Agent Skills validator and Codex find no frontmatter)"
+        ),
+        "dashes-in-frontmatter": Rule(
+            "warning", "'---' inside the frontmatter (the Agent Skills validator cuts it there)"
+        ),
+        "closing-dots": Rule(
+            "warning", "the frontmatter is closed with '...' (the Agent Skills validator needs '---')"
+        ),
+        "skill-md-too-long": Rule("warning", "SKILL.md is over 500 lines (Agent Skills recommendation)"),
+        # Files and limits, as `skillwire serve` would publish them
+        "too-many-files": Rule("error", "over 512 served files in one skill (SEP-2640 limit)"),
+        "too-large": Rule("error", "over 16 MiB of served files in one skill (SEP-2640 limit)"),
+        "unpublishable-name": Rule("error", "a file or folder name that cannot be part of a URI"),
+        "symlink-outside": Rule("warning", "a symlink whose target leaves the folder (not served)"),
+        "symlink-to-ignored": Rule("warning", "a symlink to an ignored file (not served)"),
+        "dangling-symlink": Rule("warning", "a symlink to nothing (not served)"),
+        "symlinked-directory": Rule("warning", "a symlinked directory (not followed)"),
+        "special-file": Rule("warning", "a FIFO, socket or device (never opened, not served)"),
+        "unreadable": Rule("warning", "a file or folder that cannot be read (not served)"),
+        "unusable-skillignore": Rule("error", "a .skillignore that cannot be used (its folder is not published)"),
+        "lowercase-skill-md": Rule("warning", "a skill.md not named exactly SKILL.md (not a skill)"),
+        # SKILL.md body (checks/links.py)
+        **LINK_RULES,
+        # Skills in a folder
+        "nested-skill": Rule("info", "a skill inside another skill (published separately; its files count in both)"),
+        "skill-at-root": Rule("info", "PATH is itself a skill (serve its parent, or PATH=<name>)"),
+        "duplicate-name": Rule("warning", "two skills under one PATH share a name"),
+        "no-skills": Rule("error", "no SKILL.md under PATH"),
+    },
+    record=("file", "line", "severity", "rule", "message", "suggestion", "skill"),
+    one_line=True,
+)
 
 MAX_SKILL_MD_LINES = 500
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One problem: where it is, how bad it is, which rule found it, and how to fix it."""
-
-    file: str
-    line: int | None
-    severity: Severity
-    rule: str
-    message: str
-    suggestion: str
-    skill: str | None = None  # the skill folder the finding belongs to, when there is one
-
-    def to_json(self) -> dict[str, object]:
-        return {
-            "file": self.file,
-            "line": self.line,
-            "severity": self.severity,
-            "rule": self.rule,
-            "message": self.message,
-            "suggestion": self.suggestion,
-            "skill": self.skill,
-        }
-
-
 def _finding(rule: str, file: str, line: int | None, message: str, suggestion: str, skill: str | None) -> Finding:
-    severity = RULES[rule][0]
-    return Finding(printable(file), line, severity, rule, printable(message), printable(suggestion), skill)
-
-
-_CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")
-
-
-def printable(text: str) -> str:
-    """`text` safe for one line of output: control characters and undecodable bytes escaped."""
-    text = text.encode("utf-8", "backslashreplace").decode("utf-8")
-    return _CONTROL.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text)
+    return RULES.finding(rule, message, file=file, line=line, suggestion=suggestion, skill=skill)
 
 
 # --------------------------------------------------------------------------------------------------
@@ -424,11 +423,6 @@ FIELD_RULES: dict[FieldRule, str] = {
 }
 
 
-# The field rules' severities follow their weight in `core.fields`, so lint cannot disagree with serve.
-for _field_rule, _lint_id in FIELD_RULES.items():
-    RULES[_lint_id] = ("warning" if FIELD_WEIGHTS[_field_rule] == "advice" else "error", RULES[_lint_id][1])
-
-
 def _field_suggestion(problem: Problem, fm: dict[str, JSONValue], expected_name: str | None, misread: bool) -> str:
     """How to fix one field problem (lint's own advice; what is wrong is `problem.message`)."""
     rule = problem.rule
@@ -494,143 +488,6 @@ def _check_fields(
         line = 1 if missing else at(*(str(part) for part in problem.path))
         suggestion = _field_suggestion(problem, fm, expected_name, problem.dotted in misread)
         yield _finding(FIELD_RULES[problem.rule], file, line, problem.message, suggestion, skill)
-
-
-# --------------------------------------------------------------------------------------------------
-# Links in the SKILL.md body (pure)
-# --------------------------------------------------------------------------------------------------
-
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_CODE_SPAN = re.compile(r"(`+)(?!`).*?(?<!`)\1(?!`)")
-_INLINE_LINK = re.compile(
-    r"!?\[(?:[^\[\]\\]|\\.|\[[^\[\]]*\])*\]\(\s*"
-    r"(<[^<>\n]*>|(?:[^\s()\\]|\\.|\((?:[^\s()\\]|\\.)*\))+)"
-    r"(?:\s+(?:\"[^\"]*\"|'[^']*'|\([^()]*\)))?\s*\)"
-)
-_REF_DEF = re.compile(r"^ {0,3}\[(?:[^\[\]\\]|\\.)+\]:[ \t]*(<[^<>\n]*>|\S+)")
-_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
-_ESCAPE = re.compile(r"\\([!-/:-@\[-`{-~])")
-
-#: What a skill-relative path is: "file" and "dir" are served; anything else is why it is not.
-LinkTarget = Callable[[RelPath], str]
-MISSING = "missing"
-
-
-def _links(body: str) -> Iterable[tuple[int, str]]:
-    """(0-based line in `body`, raw destination) of inline links, images and link definitions."""
-    fence: str | None = None
-    for index, line in enumerate(body.splitlines()):
-        match = _FENCE.match(line)
-        if fence is not None:
-            if match and match.group(1)[0] == fence[0] and len(match.group(1)) >= len(fence):
-                fence = None
-            continue
-        if match:
-            fence = match.group(1)
-            continue
-        plain = _CODE_SPAN.sub(lambda m: " " * len(m.group()), line)
-        definition = _REF_DEF.match(plain)
-        if definition:
-            yield index, definition.group(1)
-            continue
-        for link in _INLINE_LINK.finditer(plain):
-            yield index, link.group(1)
-
-
-def check_links(
-    body: str, body_start_line: int, target: LinkTarget, *, file: str, skill: str | None = None
-) -> list[Finding]:
-    """Relative links in a SKILL.md body that point to nothing served, or out of the skill.
-
-    `target` gets the normalised skill-relative path of each link and returns "file" or "dir" when
-    it is served, `MISSING` when nothing is there, or else the reason it exists but is not served.
-    """
-    out: list[Finding] = []
-    for index, raw in _links(body):
-        line = body_start_line + index
-        dest = raw[1:-1] if raw.startswith("<") else raw
-        dest = _ESCAPE.sub(r"\1", dest)
-        if not dest or dest.startswith("#") or dest.startswith("//") or _SCHEME.match(dest):
-            continue
-        path = dest.split("#", 1)[0].split("?", 1)[0]
-        if not path:
-            continue
-        if path.startswith("/"):
-            out.append(
-                _finding(
-                    "absolute-link",
-                    file,
-                    line,
-                    f"link to the absolute path {dest!r}; hosts resolve references against the skill root",
-                    "link relative to the folder of SKILL.md, e.g. 'references/x.md'",
-                    skill,
-                )
-            )
-            continue
-        stack: list[str] = []
-        escapes = False
-        for part in unquote(path).split("/"):
-            if part in ("", "."):
-                continue
-            if part == "..":
-                if not stack:
-                    escapes = True
-                    break
-                stack.pop()
-            else:
-                stack.append(part)
-        if escapes:
-            out.append(
-                _finding(
-                    "link-escapes",
-                    file,
-                    line,
-                    f"link to {dest!r} climbs out of the skill (links resolve against the folder of this SKILL.md, "
-                    "and hosts refuse to leave it)",
-                    "copy the file into the skill and link to it relatively",
-                    skill,
-                )
-            )
-            continue
-        if not stack:
-            continue  # the skill root itself
-        what = target(tuple(stack))
-        if what in ("file", "dir"):
-            continue
-        if what == MISSING:
-            out.append(
-                _finding(
-                    "broken-link",
-                    file,
-                    line,
-                    f"link to {dest!r}: no such file in the skill",
-                    "fix the path (links resolve against the folder of SKILL.md) or add the file",
-                    skill,
-                )
-            )
-        elif what.startswith("did you mean "):
-            out.append(
-                _finding(
-                    "broken-link",
-                    file,
-                    line,
-                    f"link to {dest!r}: no such file in the skill (names are case-sensitive)",
-                    what,
-                    skill,
-                )
-            )
-        else:
-            out.append(
-                _finding(
-                    "link-not-served",
-                    file,
-                    line,
-                    f"link to {dest!r}: the file exists but is not served ({what})",
-                    "serve the file (a regular file inside the skill, not ignored) or remove the link",
-                    skill,
-                )
-            )
-    return out
 
 
 # --------------------------------------------------------------------------------------------------
@@ -875,17 +732,16 @@ def lint_path(spec: str) -> LintReport:
             served: set[RelPath] = served,
             served_dirs: set[RelPath] = served_dirs,
             lowered: dict[str, str] = lowered,
-        ) -> str:
+        ) -> Target:
             if target in served:
                 return "file"
             if target in served_dirs:
                 return "dir"
             full = (*skill_dir, *target)
             if _exists_exactly(real_root, full):
-                why = ignored_reason.get(full)
-                return why or "ignored by name or by a .skillignore"
+                return NotServed(ignored_reason.get(full) or "ignored by name or by a .skillignore")
             match = lowered.get("/".join(target).lower())
-            return f"did you mean {match!r}?" if match else MISSING
+            return CaseMismatch(match) if match else MISSING
 
         report.findings.extend(
             check_links(checked.body, checked.body_start_line, classify, file=skill_md_file, skill=skill_key)
