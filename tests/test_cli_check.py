@@ -40,8 +40,9 @@ from fixtures.broken_server import DEFECTS
 from fixtures.era_server import ANY_ERA as ERA_ANY
 from fixtures.era_server import MODERN_ONLY as ERA_MODERN_ONLY
 from skillwire.checks.audit import RULES, SERVER, AuditResult, audit
+from skillwire.cli.args import ServerTarget
 from skillwire.cli.check import render
-from skillwire.cli.common import Output, ServerTarget
+from skillwire.cli.output import Output
 from skillwire.client.requests import send_raw
 from support.cli import run_cli
 from support.servers import CORPUS, REPO_ROOT

@@ -17,7 +17,7 @@ import pytest
 from fixtures import free_port, running_http_server
 from fixtures.faulty_server import uri
 from fixtures.hostile_server import HostileServer, running_hostile_server
-from skillwire.cli.common import PRINT_LIMIT, printable
+from skillwire.cli.output import PRINT_LIMIT, printable
 from support.cli import run_cli
 
 FAULTY = Path(__file__).parent / "fixtures" / "faulty_server.py"

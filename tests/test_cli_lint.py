@@ -19,9 +19,9 @@ import pytest
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.checks.links import MISSING, Target, check_links
 from skillwire.checks.lint import RULES, Finding, check_skill_md, key_lines, lint_path
-from skillwire.cli.common import Output
 from skillwire.cli.lint import format_github_line, print_text
 from skillwire.cli.main import main
+from skillwire.cli.output import Output
 from skillwire.cli.serve import bundled_examples
 
 CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "awesome-copilot" / "skills"

@@ -17,9 +17,10 @@ from pathlib import Path
 import pytest
 
 from fixtures import LyingServer, free_port, running_lying_server
-from skillwire.cli.common import human_size, printable
 from skillwire.cli.ls import Row, plain_table
+from skillwire.cli.output import printable
 from skillwire.core.entry import SkillEntry
+from skillwire.core.manifest import human_size
 from skillwire.core.skill_md import parse_skill_md
 from support.cli import CliResult as Result
 from support.cli import run_cli as cli

@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from fixtures import LyingServer, running_lying_server
-from skillwire.cli.common import human_size
 from skillwire.cli.lockfile import LOCK_NAME, Lock, LockError
 from skillwire.cli.pull import plan_skill
 from skillwire.core.entry import SkillEntry
+from skillwire.core.manifest import human_size
 from support.cli import CliResult as Result
 from support.cli import run_cli as cli
 from support.servers import EXAMPLES, serve_http

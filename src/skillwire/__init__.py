@@ -19,8 +19,7 @@ module lists in its `__all__` (outside `skillwire.cli`, the command line), and e
 `SkillwireError` subclass. To make a new name public, add it to its module's `__all__` and here.
 """
 
-__version__ = "0.1.0"
-
+from skillwire._version import __version__
 from skillwire.catalog.audiences import (
     InvalidAudienceRule,
 )

@@ -26,18 +26,10 @@ from dataclasses import dataclass, field
 from pydantic import BaseModel, Field
 
 from skillwire.core.entry import SkillEntry
-from skillwire.core.manifest import ManifestDiff, ManifestFile, diff_manifests, manifest_hash
+from skillwire.core.manifest import ManifestDiff, ManifestFile, diff_manifests, human_size, manifest_hash
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import ApprovalRequest, CodeExecution, CrossOriginRead
 from skillwire.host.trust import SignatureCheck
-
-
-def human_size(size: int) -> str:
-    if size < 1024:
-        return f"{size} B"
-    if size < 1024 * 1024:
-        return f"{size / 1024:.1f} KiB"
-    return f"{size / (1024 * 1024):.1f} MiB"
 
 
 class SkillApproval(BaseModel):

@@ -29,7 +29,7 @@ from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.mcpserver.tools import Tool
 from mcp_types import CallToolResult, TextContent
 
-from skillwire import __version__
+from skillwire._version import __version__
 from skillwire.bridge.approval import (
     BridgePolicy,
     Decisions,

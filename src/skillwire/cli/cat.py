@@ -13,18 +13,12 @@ import argparse
 import sys
 from typing import Any
 
-from skillwire.cli.common import (
-    Output,
-    UsageError,
-    add_debug_argument,
-    add_server_arguments,
-    printable,
-    run_client,
-    server_target,
-)
-from skillwire.cli.get import did_you_mean, is_uri, resolve_entry
+from skillwire.cli.args import UsageError, add_debug_argument, add_server_arguments, server_target
+from skillwire.cli.connect import run_client
+from skillwire.cli.fetch import fetch_skill_md, fetch_verified
+from skillwire.cli.output import Output, printable
+from skillwire.cli.resolve import did_you_mean, is_uri, resolve_entry
 from skillwire.client.skills import SkillsClient
-from skillwire.core import verify
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
     InvalidSkillURI,
@@ -58,29 +52,6 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     add_debug_argument(p)
     p.set_defaults(run=run)
-
-
-# -- verification (shared with pull) ------------------------------------------------------------------------------
-
-
-async def fetch_verified(client: SkillsClient, listed: ManifestFile) -> bytes:
-    """`resources/read` of a listed file; its bytes only when their length and digest match the manifest."""
-    return verify.verify_file(listed, (await client.read_skill_uri(listed.uri, size=listed.size)).data)
-
-
-def verify_skill_md(entry: SkillEntry, data: bytes) -> None:
-    """The served SKILL.md's frontmatter must equal the entry's, field by field (`FrontmatterMismatch`)."""
-    verify.verify_skill_md(entry.uri, entry.frontmatter, data, quote=True)  # a terminal may quote the served words
-
-
-async def fetch_skill_md(client: SkillsClient, entry: SkillEntry) -> bytes:
-    """SKILL.md of a (non-dynamic) entry: size, digest, then frontmatter field by field."""
-    listed = entry.file(entry.uri)
-    if listed is None:  # `SkillEntry.from_wire` guarantees it is listed
-        raise UnlistedFile(entry.uri, entry.uri)
-    data = await fetch_verified(client, listed)
-    verify_skill_md(entry, data)
-    return data
 
 
 def listed_file(entry: SkillEntry, uri: str) -> ManifestFile | None:

@@ -27,7 +27,7 @@ Output:
 
 Exit status: 0 when there is no failure (warnings allowed), 1 when there is at least one failure,
 2 for a command-line mistake; a server that cannot be reached is a one-line error (exit 1), worded as
-every other command words it (`skillwire.cli.common.explain_client_failure`).
+every other command words it (`skillwire.cli.connect.explain_client_failure`).
 """
 
 from __future__ import annotations
@@ -41,15 +41,9 @@ from typing import Any
 from rich.text import Text
 
 from skillwire.checks.audit import RULES, SERVER, AuditResult, Finding, audit
-from skillwire.cli.common import (
-    Output,
-    ServerTarget,
-    UsageError,
-    add_output_arguments,
-    add_server_arguments,
-    run_client,
-    server_target,
-)
+from skillwire.cli.args import ServerTarget, UsageError, add_output_arguments, add_server_arguments, server_target
+from skillwire.cli.connect import run_client
+from skillwire.cli.output import Output
 from skillwire.client.requests import send_raw
 from skillwire.client.skills import SkillsClient
 

@@ -19,7 +19,8 @@ from typing import Any
 from rich.text import Text
 
 from skillwire.checks.lint import RULES, Finding, LintPathError, LintReport, lint_path
-from skillwire.cli.common import Output, UsageError, add_output_arguments
+from skillwire.cli.args import UsageError, add_output_arguments
+from skillwire.cli.output import Output
 
 FORMATS = ("text", "json", "github")
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}

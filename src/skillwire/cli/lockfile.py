@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from skillwire.cli.common import UsageError
+from skillwire.cli.args import UsageError
 from skillwire.core.errors import InvalidSkillURI
 from skillwire.core.manifest import DIGEST_RE
 from skillwire.core.uri import validate_segment

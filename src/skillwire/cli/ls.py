@@ -19,20 +19,13 @@ from typing import Any
 
 from rich.text import Text
 
-from skillwire.cli.common import (
-    Output,
-    add_debug_argument,
-    add_output_arguments,
-    add_server_arguments,
-    human_size,
-    printable,
-    report_failure,
-    run_client,
-    server_target,
-)
+from skillwire.cli.args import add_debug_argument, add_output_arguments, add_server_arguments, server_target
+from skillwire.cli.connect import run_client
+from skillwire.cli.output import Output, printable, report_failure
 from skillwire.client.skills import Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
+from skillwire.core.manifest import human_size
 
 HEADERS = ("NAME", "FILES", "SIZE", "FLAGS", "URI", "DESCRIPTION")
 

@@ -10,8 +10,8 @@ import os
 import sys
 from collections.abc import Sequence
 
-from skillwire import __version__
-from skillwire.cli.common import UsageError, split_command
+from skillwire._version import __version__
+from skillwire.cli.args import INTERRUPTED, UsageError, split_command
 
 COMMANDS = (
     "serve",
@@ -28,7 +28,6 @@ COMMANDS = (
     "approvals",
     "trust",
 )
-INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def build_parser(only: str | None = None) -> argparse.ArgumentParser:

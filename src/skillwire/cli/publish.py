@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from skillwire.cli.common import UsageError
+from skillwire.cli.args import UsageError
 
 
 def add_parser(commands: Any) -> None:

@@ -43,19 +43,9 @@ from typing import Any, Literal
 import anyio
 from rich.progress import Progress
 
-from skillwire.cli.cat import fetch_skill_md, fetch_verified
-from skillwire.cli.common import (
-    Output,
-    UsageError,
-    add_debug_argument,
-    add_timeout_argument,
-    human_size,
-    printable,
-    report_failure,
-    run_client,
-    server_target,
-)
-from skillwire.cli.get import is_uri, resolve_entry, skill_md_uri
+from skillwire.cli.args import UsageError, add_debug_argument, add_timeout_argument, server_target
+from skillwire.cli.connect import run_client
+from skillwire.cli.fetch import fetch_skill_md, fetch_verified
 from skillwire.cli.lockfile import (
     LOCK_NAME,
     TEMP_PREFIX,
@@ -66,10 +56,12 @@ from skillwire.cli.lockfile import (
     umask,
     write_lock,
 )
+from skillwire.cli.output import Output, printable, report_failure
+from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServerError, SkillNotFound, SkillwireError, VerificationFailed
-from skillwire.core.manifest import ManifestFile
+from skillwire.core.manifest import ManifestFile, human_size
 from skillwire.core.signing import SIGNATURE_META_KEY, verify_entry
 from skillwire.core.skill_md import parse_skill_md
 from skillwire.core.uri import SKILL_MD

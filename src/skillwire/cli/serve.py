@@ -24,10 +24,9 @@ from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook, SigningError
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
-from skillwire.cli.common import UsageError
-from skillwire.cli.main import INTERRUPTED
+from skillwire.cli.args import INTERRUPTED, UsageError
+from skillwire.cli.roots import parse_roots
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.core.errors import SkillwireError
 from skillwire.server.app import BindError, bind_http_socket, build_server, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 
@@ -119,22 +118,6 @@ def parse_host_port(value: str) -> tuple[str, int]:
         hint = f"; for port {value} write --http 127.0.0.1:{value}" if value.isdigit() else ""
         raise UsageError(f"--http wants HOST:PORT, got {value!r}{hint}")
     return host.strip("[]") or "127.0.0.1", int(port)
-
-
-def parse_roots(paths: list[str]) -> list[SkillRoot]:
-    """The folders to serve; a path that does not exist or is not a folder is a `UsageError`."""
-    roots: list[SkillRoot] = []
-    for spec in paths:
-        try:
-            root = SkillRoot.parse(spec)
-        except SkillwireError as exc:
-            raise UsageError(f"cannot serve {spec!r}: {exc}") from None
-        if not root.path.exists():
-            raise UsageError(f"no such folder: {root.path}")
-        if not root.path.is_dir():
-            raise UsageError(f"not a folder: {root.path} (serve the folder that holds your skill folders)")
-        roots.append(root)
-    return roots
 
 
 def _is_under(location: str, folder: Path) -> bool:

@@ -16,8 +16,8 @@ from typing import Any
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.signatures import sign_entries, write_signatures
-from skillwire.cli.common import UsageError
-from skillwire.cli.serve import parse_roots
+from skillwire.cli.args import UsageError
+from skillwire.cli.roots import parse_roots
 
 
 def add_parser(commands: Any) -> None:

@@ -14,7 +14,7 @@ import argparse
 from pathlib import Path
 from typing import Any
 
-from skillwire.cli.common import UsageError
+from skillwire.cli.args import UsageError
 from skillwire.host.trust import TrustedKey, TrustStore
 
 

@@ -38,6 +38,16 @@ class ManifestFile:
         return {"uri": self.uri, "digest": self.digest, "size": self.size}
 
 
+def human_size(size: int) -> str:
+    """`379 B`, `1.4 KiB`, `2.0 MiB`: a size for a person, stable so piped output does not change between
+    runs (here, below every layer that prints one: the bridge's approval prompt and the command line)."""
+    if size < 1024:
+        return f"{size} B"
+    if size < 1024 * 1024:
+        return f"{size / 1024:.1f} KiB"
+    return f"{size / (1024 * 1024):.1f} MiB"
+
+
 def over_limit(file_count: int, total_bytes: int) -> Literal["files", "bytes"] | None:
     """Which of the SEP's per-skill limits a skill of this shape exceeds (files first), or None."""
     if file_count > MAX_FILES_PER_SKILL:

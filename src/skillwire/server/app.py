@@ -20,7 +20,7 @@ from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
 
-from skillwire import __version__
+from skillwire._version import __version__
 from skillwire.core.errors import SkillwireError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import health_route

@@ -1,0 +1,97 @@
+"""The command line every client command shares: the server argument, `-- COMMAND`, `--header`,
+`--timeout` and the output flags, and the two exits that are not a command's own result.
+
+The server is always the last argument: an `http(s)://` URL, or `-- COMMAND ARGS` for stdio
+(`skillwire ls -- python -m my_server`). `--header NAME:VALUE` adds HTTP headers.
+
+This module stays light (argparse and one constant): `main` and `serve` import it before anything
+else, and a long-running `serve` should not pay for the inspection commands' imports (rich, the SDK).
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from skillwire.client.limits import DEFAULT_TIMEOUT
+
+INTERRUPTED = 130  # the exit status after Ctrl-C: 128 + SIGINT, as shells report it
+
+
+class UsageError(Exception):
+    """A command line that cannot work; printed as one line with a suggestion (exit status 2)."""
+
+
+@dataclass(frozen=True)
+class ServerTarget:
+    url: str | None
+    command: tuple[str, ...] | None
+    headers: tuple[tuple[str, str], ...] = ()
+    timeout: float = DEFAULT_TIMEOUT  # seconds to wait for each answer (`--timeout`)
+
+    @property
+    def label(self) -> str:
+        return self.url if self.url is not None else " ".join(self.command or ())
+
+
+def split_command(argv: Sequence[str]) -> tuple[list[str], list[str] | None]:
+    """Split `... -- COMMAND ARGS` (the stdio server command) from the arguments argparse sees."""
+    args = list(argv)
+    if "--" in args:
+        cut = args.index("--")
+        return args[:cut], args[cut + 1 :]
+    return args, None
+
+
+def add_server_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "server", nargs="?", metavar="URL", help="the server: an http(s):// URL, or `-- COMMAND ARGS` for stdio"
+    )
+    parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
+    add_timeout_argument(parser)
+
+
+def add_timeout_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT,
+        metavar="SECONDS",
+        help=f"seconds to wait for each answer from the server (default {DEFAULT_TIMEOUT:g})",
+    )
+
+
+def add_output_arguments(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
+    if json:
+        parser.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    parser.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+
+
+def add_debug_argument(parser: argparse.ArgumentParser) -> None:
+    """`--debug` after the command too (`skillwire ls URL --debug`); SUPPRESS keeps a global --debug."""
+    parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
+
+
+def server_target(args: argparse.Namespace) -> ServerTarget:
+    timeout = getattr(args, "timeout", DEFAULT_TIMEOUT)
+    if not timeout > 0:
+        raise UsageError(f"--timeout must be a positive number of seconds, got {timeout:g}")
+    headers: list[tuple[str, str]] = []
+    for raw in args.header:
+        name, sep, value = raw.partition(":")
+        if not sep or not name.strip():
+            raise UsageError(f"--header wants NAME:VALUE, got {raw!r}")
+        headers.append((name.strip(), value.strip()))
+    command = getattr(args, "stdio_command", None)
+    if command:
+        if args.server:
+            raise UsageError(f"give either a URL or `-- COMMAND`, not both (got {args.server!r} and a command)")
+        return ServerTarget(None, tuple(command), tuple(headers), timeout)
+    if not args.server:
+        raise UsageError("no server given: add an http(s):// URL, or `-- COMMAND ARGS` for a stdio server")
+    if not args.server.startswith(("http://", "https://")):
+        raise UsageError(
+            f"{args.server!r} is not an http(s):// URL; for a stdio server write `-- {args.server} ...` at the end"
+        )
+    return ServerTarget(args.server, None, tuple(headers), timeout)

@@ -1,0 +1,105 @@
+"""The import graph of `src/skillwire` (issue 12): layers import only downwards, and no command of the
+command line imports another. Read from the import statements (`tests/support/imports.py`), so nothing
+is imported to judge it and a package `__init__` cannot hide an edge.
+
+Every kind of import counts here: module level, deferred inside a function, and under
+`if TYPE_CHECKING:`. A deferred or type-only import is still a dependency of the design (the module
+names the other's types, or calls into it later); writing it inside a function only moves the moment it
+runs.
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from support.imports import EDGES, MODULES, Edge
+
+# Each layer and the layers it may import (docs/architecture.md draws the same stack). `root` is the
+# package `__init__`, the public surface: it may import every library layer, and nothing inside the
+# package imports it. `_version` is a leaf anyone may import.
+LAYERS: dict[str, set[str]] = {
+    "core": set(),
+    "catalog": {"core"},
+    "client": {"core"},
+    "server": {"core", "catalog"},
+    "host": {"core", "catalog", "client"},
+    "checks": {"core", "catalog", "client"},
+    "bridge": {"core", "catalog", "client", "server", "host"},
+    "cli": {"core", "catalog", "client", "server", "host", "checks", "bridge"},
+    "root": {"core", "catalog", "client", "server", "host", "checks"},
+    "__main__": {"cli"},
+}
+LEAVES = {"skillwire._version"}
+
+
+def layer_of(module: str) -> str:
+    parts = module.split(".")
+    if len(parts) == 1:
+        return "root"
+    return parts[1].removesuffix(".py")
+
+
+def crossings() -> list[Edge]:
+    """Every import from one layer into another (or into the root), skillwire modules only."""
+    return [
+        edge
+        for edges in EDGES.values()
+        for edge in edges
+        if edge.target in MODULES and edge.target not in LEAVES and layer_of(edge.source) != layer_of(edge.target)
+    ]
+
+
+def test_every_module_is_in_a_known_layer() -> None:
+    unknown = sorted({m for m in MODULES if m not in LEAVES and layer_of(m) not in LAYERS})
+    assert not unknown, f"add these to LAYERS (and to docs/architecture.md): {unknown}"
+
+
+def test_layers_import_only_the_layers_below_them() -> None:
+    upward = sorted(
+        {
+            f"{e.source} (line {e.line}, {e.where}) imports {e.target}"
+            for e in crossings()
+            if layer_of(e.target) not in LAYERS.get(layer_of(e.source), set())
+        }
+    )
+    assert not upward, "\n".join(upward)
+
+
+def test_nothing_inside_the_package_imports_its_root() -> None:
+    # The root imports every layer; a module that imports it (for `__version__`, say) closes a cycle
+    # through all of them. `skillwire._version` is the leaf to import instead.
+    found = [f"{e.source} line {e.line}" for e in crossings() if e.target == "skillwire"]
+    assert not found, found
+
+
+def command_modules() -> set[str]:
+    from skillwire.cli.main import COMMANDS
+
+    return {f"skillwire.cli.{name}" for name in COMMANDS}
+
+
+def test_the_commands_are_modules() -> None:
+    assert command_modules() <= set(MODULES)
+
+
+def test_no_command_imports_another_command() -> None:
+    # What two commands share lives in a module of its own (cli/args, connect, output, resolve, fetch,
+    # roots, upstreams), so a command can change without changing what another one does.
+    commands = command_modules() | {"skillwire.cli.main"}
+    found = sorted(
+        {
+            f"{e.source} (line {e.line}) imports {e.target}"
+            for source in commands
+            for e in EDGES[source]
+            if e.target in commands and e.target != source
+        }
+    )
+    assert not found, "\n".join(found)
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("skillwire.cli.")))
+def test_cli_modules_are_either_a_command_or_shared(module: str) -> None:
+    # A shared module of the command line defines no `add_parser`: otherwise it would be a command
+    # missing from `COMMANDS` (and `skillwire --help`).
+    defines_parser = any("def add_parser(" in line for line in MODULES[module].read_text().splitlines())
+    assert defines_parser == (module in command_modules()), module
