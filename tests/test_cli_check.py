@@ -526,7 +526,7 @@ class FakeServer:
         return anyio.run(go)
 
 
-def found(result: AuditResult) -> set[tuple[str, str]]:
+def found(result: AuditResult) -> set[tuple[str, str | None]]:
     return {(f.rule, f.skill) for f in result.findings}
 
 

@@ -183,7 +183,7 @@ async def check_verdicts() -> dict[str, set[tuple[str, str]]]:
         result = await check.audit(send, capabilities, protocol_version=client.protocol_version)
     out: dict[str, set[tuple[str, str]]] = {}
     for finding in result.findings:
-        if finding.skill != check.SERVER:
+        if finding.skill is not None and finding.skill != check.SERVER:
             out.setdefault(finding.skill.split("/")[2], set()).add((finding.rule, finding.severity))
     return out
 

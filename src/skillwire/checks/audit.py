@@ -29,7 +29,7 @@ import secrets
 from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from dataclasses import dataclass, field
-from typing import Any, Literal, cast
+from typing import Any, cast
 
 import anyio
 from mcp.shared.exceptions import MCPError
@@ -44,6 +44,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import ValidationError
 
 from skillwire.catalog.filesystem import is_ignored_name
+from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, blocking
 from skillwire.client.requests import get_skill_request, list_skills_request, read_directory_request
 from skillwire.core.errors import InvalidSkillURI, SizeMismatch
 from skillwire.core.fields import Problem, entry_problems
@@ -59,7 +60,6 @@ DIRECTORY_MIME = "inode/directory"
 ENVELOPE_KEYS = ("config", "specVersion", "stability", "id")
 NONEXISTENT = "skillwire-check-nonexistent"
 
-Severity = Literal["failure", "warning"]
 Send = Callable[[Request[Any, Any]], Awaitable[dict[str, Any]]]
 Progress = Callable[[int, int], None]
 
@@ -69,110 +69,130 @@ Progress = Callable[[int, int], None]
 MODERN_ERA = "2026-07-28"
 
 
-@dataclass(frozen=True)
-class Rule:
-    severity: Severity
-    section: str
-    summary: str
-    since: str | None = None  # the protocol version that defines the rule (None: every version)
+def _rule(severity: Severity, section: str, summary: str, since: str | None = None) -> Rule:
+    """A check rule, written section first as `skillwire check --list-rules` shows it."""
+    return Rule(severity, summary, section, since)
 
-    def applies_to(self, protocol_version: str | None) -> bool:
-        """Whether a session at `protocol_version` is bound by the rule (unknown version: every rule)."""
-        # Protocol versions are ISO dates, so text order is time order.
-        return self.since is None or protocol_version is None or protocol_version >= self.since
-
-
-_F: Severity = "failure"
-_W: Severity = "warning"
 
 #: Every rule `skillwire check` applies: stable ids, one line each. Failures are MUSTs, warnings SHOULDs.
-RULES: dict[str, Rule] = {
-    # capability declaration
-    "cap.extension-missing": Rule(_F, "[Cap]", f"the server does not declare {EXTENSION_ID}"),
-    "cap.settings-envelope": Rule(_W, "[Cap]", "extension settings wrapped in an envelope instead of inline"),
-    "cap.directory-read-invalid": Rule(_F, "[Cap]", "directoryRead is not a boolean"),
-    "cap.resources-missing": Rule(_F, "[Cap]", "the resources capability is not declared"),
-    "cap.list-not-implemented": Rule(_F, "[Cap]", "skills/list is not implemented"),
-    "cap.get-not-implemented": Rule(_F, "[Cap]", "skills/get is not implemented"),
-    "cap.directory-read-not-implemented": Rule(
-        _F, "[Cap]", "directoryRead: true but resources/directory/read is not implemented"
-    ),
-    # skills/list
-    "list.error": Rule(_F, "[List]", "a skills/list page failed"),
-    "list.result-invalid": Rule(_F, "[List]", "a skills/list result has no skills array"),
-    "list.result-type": Rule(_F, "[List]", 'skills/list resultType is not "complete"', MODERN_ERA),
-    "list.ttl-invalid": Rule(_F, "[List]", "skills/list ttlMs missing or not an integer >= 0", MODERN_ERA),
-    "list.cache-scope-invalid": Rule(_F, "[List]", "skills/list cacheScope missing or not public/private", MODERN_ERA),
-    "list.cursor-invalid": Rule(_F, "[List]", "skills/list nextCursor is not a string"),
-    "list.cursor-repeated": Rule(_F, "[List]", "skills/list repeats a cursor (a pagination loop)"),
-    "list.page-limit": Rule(_W, "[List]", "skills/list did not end within the page limit"),
-    "list.entry-not-object": Rule(_F, "[List]", "a skills/list entry is not an object"),
-    "list.split-entry": Rule(_F, "[List]", "one skill's entry appears on more than one page"),
-    "list.duplicate-entry": Rule(_W, "[List]", "one skill's entry appears twice on a page"),
-    # entry shape, URI and name rules
-    "entry.uri-missing": Rule(_F, "[Map]", "an entry has no uri string"),
-    "entry.uri-invalid": Rule(_F, "[Map]", "an entry uri is not <scheme>://<skill-path>/SKILL.md"),
-    "entry.scheme-not-skill": Rule(_W, "[Map]", "an entry uri does not use skill://"),
-    "entry.authority-invalid": Rule(_W, "[Map]", "the uri authority is not an RFC 3986 reg-name"),
-    "entry.frontmatter-missing": Rule(_F, "[FM]", "an entry has no frontmatter object"),
-    "entry.name-missing": Rule(_F, "[Fmt]", "frontmatter.name is not a non-empty string"),
-    "entry.name-invalid": Rule(_F, "[Map]", "the skill name breaks the Agent Skills naming rules"),
-    "entry.name-not-ascii": Rule(_W, "[Map]", "the skill name is not ASCII (the conformance suite requires it)"),
-    "entry.name-mismatch": Rule(_F, "[Map]", "the final skill-path segment differs from frontmatter.name"),
-    "entry.description-missing": Rule(_F, "[Fmt]", "frontmatter.description is not a non-empty string"),
-    "entry.description-too-long": Rule(_F, "[Fmt]", "frontmatter.description exceeds 1024 characters"),
-    "entry.metadata-reserved-key": Rule(_W, "[Resv]", "frontmatter.metadata uses a reserved key"),
-    "entry.metadata-invalid": Rule(_F, "[Fmt]", "frontmatter.metadata is not a mapping of strings to strings"),
-    "entry.compatibility-invalid": Rule(_F, "[Fmt]", "frontmatter.compatibility is not a string of 1-500 characters"),
-    "entry.field-advice": Rule(_W, "[Fmt]", "license or allowed-tools is not a string, or compatibility is empty"),
-    "entry.resources-missing": Rule(_F, "[Res]", "an entry has no resources"),
-    "entry.resources-invalid": Rule(_F, "[Res]", 'resources is neither an array nor "dynamic"'),
-    "entry.resource-invalid": Rule(_F, "[Res]", "a resources item is not an object with a uri string"),
-    "entry.resource-outside-skill": Rule(_F, "[Res]", "a resources item is not inside the skill"),
-    "entry.resource-duplicate": Rule(_F, "[Res]", "a file is listed twice in resources"),
-    "entry.skill-md-missing": Rule(_F, "[Res]", "resources does not list the skill's own SKILL.md"),
-    "entry.digest-invalid": Rule(_F, "[Res]", "a digest is not sha256: + 64 lowercase hex characters"),
-    "entry.size-invalid": Rule(_F, "[Res]", "a size is missing or not a non-negative integer"),
-    "entry.dotfile": Rule(_W, "[Res]", "a listed file is one skillwire serve never publishes (.env, .git, keys)"),
-    "entry.nested-file-missing": Rule(_F, "[Res]", "a nested skill's file is missing from the enclosing skill"),
-    "entry.inner-file-missing": Rule(_F, "[Res]", "the enclosing skill lists a file the nested skill omits"),
-    "limit.files": Rule(_W, "[Lim]", "more than 512 resources entries"),
-    "limit.bytes": Rule(_W, "[Lim]", "more than 16 MiB in total size"),
-    "names.duplicate": Rule(_W, "[Names]", "two listed skills share a name"),
-    # skills/get
-    "get.error": Rule(_F, "[Get]", "skills/get failed for a listed skill"),
-    "get.result-type": Rule(_F, "[Get]", 'skills/get resultType is not "complete"', MODERN_ERA),
-    "get.ttl-invalid": Rule(_F, "[Get]", "skills/get ttlMs missing or not an integer >= 0", MODERN_ERA),
-    "get.cache-scope-invalid": Rule(_F, "[Get]", "skills/get cacheScope missing or not public/private", MODERN_ERA),
-    "get.cursor-present": Rule(_F, "[Get]", "skills/get result carries a nextCursor"),
-    "get.entry-invalid": Rule(_F, "[Get]", "skills/get result has no skill object"),
-    "get.uri-mismatch": Rule(_F, "[Get]", "skills/get answered with another skill's entry"),
-    "get.entry-differs": Rule(_W, "[Get]", "skills/get and skills/list disagree about an entry"),
-    "get.unknown-uri-error-code": Rule(_F, "[Get]", "skills/get of an unknown skill is not error -32602"),
-    # resources/read
-    "file.read-error": Rule(_F, "[Read]", "a listed file cannot be read"),
-    "file.contents-invalid": Rule(_F, "[Read]", "resources/read did not return one text or blob block"),
-    "file.size-mismatch": Rule(_F, "[IV-read]", "a file's byte length differs from its size"),
-    "file.digest-mismatch": Rule(_F, "[IV-read]", "a file's sha256 differs from its digest"),
-    "file.frontmatter-invalid": Rule(_F, "[Fmt]", "SKILL.md has no valid YAML frontmatter"),
-    "file.frontmatter-mismatch": Rule(_F, "[FM]", "the entry's frontmatter differs from SKILL.md"),
-    "file.skill-md-not-text": Rule(_W, "[Read]", "SKILL.md is served as a blob, not text"),
-    "file.skill-md-mime-type": Rule(_W, "[Meta]", "SKILL.md mimeType is not text/markdown"),
-    "read.unknown-uri-error-code": Rule(_F, "[Err]", "resources/read of an unserved URI is not error -32602"),
-    "resources.unlisted-file": Rule(_F, "[Res]", "resources/list has a file inside a skill its manifest omits"),
-    "resources.list-error": Rule(_W, "[Read]", "resources/list failed, so it could not be compared"),
-    # resources/directory/read
-    "dir.error": Rule(_F, "[Dir]", "a directory the manifest implies cannot be read"),
-    "dir.result-invalid": Rule(_F, "[Dir]", "a directory read result has no valid resources array"),
-    "dir.result-type": Rule(_F, "[Dir]", 'directory read resultType is not "complete"', MODERN_ERA),
-    "dir.cursor-repeated": Rule(_F, "[Dir]", "a directory read repeats a cursor (a pagination loop)"),
-    "dir.unlisted-child": Rule(_F, "[Res]", "a directory holds a file the manifest does not list"),
-    "dir.missing-child": Rule(_F, "[Dir]", "a manifest file or directory is missing from its directory"),
-    "dir.mime-type": Rule(_F, "[Dir]", "a child's inode/directory mimeType contradicts the manifest"),
-    "dir.not-direct-child": Rule(_F, "[Dir]", "a directory read returns something that is not a direct child"),
-    "dir.unknown-uri-error-code": Rule(_F, "[Dir]", "a directory read of a missing URI is not error -32602"),
-    "dir.file-uri-error-code": Rule(_F, "[Dir]", "a directory read of a file URI is not error -32602"),
-}
+RULES = RuleSet(
+    {
+        # capability declaration
+        "cap.extension-missing": _rule("failure", "[Cap]", f"the server does not declare {EXTENSION_ID}"),
+        "cap.settings-envelope": _rule(
+            "warning", "[Cap]", "extension settings wrapped in an envelope instead of inline"
+        ),
+        "cap.directory-read-invalid": _rule("failure", "[Cap]", "directoryRead is not a boolean"),
+        "cap.resources-missing": _rule("failure", "[Cap]", "the resources capability is not declared"),
+        "cap.list-not-implemented": _rule("failure", "[Cap]", "skills/list is not implemented"),
+        "cap.get-not-implemented": _rule("failure", "[Cap]", "skills/get is not implemented"),
+        "cap.directory-read-not-implemented": _rule(
+            "failure", "[Cap]", "directoryRead: true but resources/directory/read is not implemented"
+        ),
+        # skills/list
+        "list.error": _rule("failure", "[List]", "a skills/list page failed"),
+        "list.result-invalid": _rule("failure", "[List]", "a skills/list result has no skills array"),
+        "list.result-type": _rule("failure", "[List]", 'skills/list resultType is not "complete"', MODERN_ERA),
+        "list.ttl-invalid": _rule("failure", "[List]", "skills/list ttlMs missing or not an integer >= 0", MODERN_ERA),
+        "list.cache-scope-invalid": _rule(
+            "failure", "[List]", "skills/list cacheScope missing or not public/private", MODERN_ERA
+        ),
+        "list.cursor-invalid": _rule("failure", "[List]", "skills/list nextCursor is not a string"),
+        "list.cursor-repeated": _rule("failure", "[List]", "skills/list repeats a cursor (a pagination loop)"),
+        "list.page-limit": _rule("warning", "[List]", "skills/list did not end within the page limit"),
+        "list.entry-not-object": _rule("failure", "[List]", "a skills/list entry is not an object"),
+        "list.split-entry": _rule("failure", "[List]", "one skill's entry appears on more than one page"),
+        "list.duplicate-entry": _rule("warning", "[List]", "one skill's entry appears twice on a page"),
+        # entry shape, URI and name rules
+        "entry.uri-missing": _rule("failure", "[Map]", "an entry has no uri string"),
+        "entry.uri-invalid": _rule("failure", "[Map]", "an entry uri is not <scheme>://<skill-path>/SKILL.md"),
+        "entry.scheme-not-skill": _rule("warning", "[Map]", "an entry uri does not use skill://"),
+        "entry.authority-invalid": _rule("warning", "[Map]", "the uri authority is not an RFC 3986 reg-name"),
+        "entry.frontmatter-missing": _rule("failure", "[FM]", "an entry has no frontmatter object"),
+        "entry.name-missing": _rule("failure", "[Fmt]", "frontmatter.name is not a non-empty string"),
+        "entry.name-invalid": _rule("failure", "[Map]", "the skill name breaks the Agent Skills naming rules"),
+        "entry.name-not-ascii": _rule(
+            "warning", "[Map]", "the skill name is not ASCII (the conformance suite requires it)"
+        ),
+        "entry.name-mismatch": _rule("failure", "[Map]", "the final skill-path segment differs from frontmatter.name"),
+        "entry.description-missing": _rule("failure", "[Fmt]", "frontmatter.description is not a non-empty string"),
+        "entry.description-too-long": _rule("failure", "[Fmt]", "frontmatter.description exceeds 1024 characters"),
+        "entry.metadata-reserved-key": _rule("warning", "[Resv]", "frontmatter.metadata uses a reserved key"),
+        "entry.metadata-invalid": _rule(
+            "failure", "[Fmt]", "frontmatter.metadata is not a mapping of strings to strings"
+        ),
+        "entry.compatibility-invalid": _rule(
+            "failure", "[Fmt]", "frontmatter.compatibility is not a string of 1-500 characters"
+        ),
+        "entry.field-advice": _rule(
+            "warning", "[Fmt]", "license or allowed-tools is not a string, or compatibility is empty"
+        ),
+        "entry.resources-missing": _rule("failure", "[Res]", "an entry has no resources"),
+        "entry.resources-invalid": _rule("failure", "[Res]", 'resources is neither an array nor "dynamic"'),
+        "entry.resource-invalid": _rule("failure", "[Res]", "a resources item is not an object with a uri string"),
+        "entry.resource-outside-skill": _rule("failure", "[Res]", "a resources item is not inside the skill"),
+        "entry.resource-duplicate": _rule("failure", "[Res]", "a file is listed twice in resources"),
+        "entry.skill-md-missing": _rule("failure", "[Res]", "resources does not list the skill's own SKILL.md"),
+        "entry.digest-invalid": _rule("failure", "[Res]", "a digest is not sha256: + 64 lowercase hex characters"),
+        "entry.size-invalid": _rule("failure", "[Res]", "a size is missing or not a non-negative integer"),
+        "entry.dotfile": _rule(
+            "warning", "[Res]", "a listed file is one skillwire serve never publishes (.env, .git, keys)"
+        ),
+        "entry.nested-file-missing": _rule(
+            "failure", "[Res]", "a nested skill's file is missing from the enclosing skill"
+        ),
+        "entry.inner-file-missing": _rule(
+            "failure", "[Res]", "the enclosing skill lists a file the nested skill omits"
+        ),
+        "limit.files": _rule("warning", "[Lim]", "more than 512 resources entries"),
+        "limit.bytes": _rule("warning", "[Lim]", "more than 16 MiB in total size"),
+        "names.duplicate": _rule("warning", "[Names]", "two listed skills share a name"),
+        # skills/get
+        "get.error": _rule("failure", "[Get]", "skills/get failed for a listed skill"),
+        "get.result-type": _rule("failure", "[Get]", 'skills/get resultType is not "complete"', MODERN_ERA),
+        "get.ttl-invalid": _rule("failure", "[Get]", "skills/get ttlMs missing or not an integer >= 0", MODERN_ERA),
+        "get.cache-scope-invalid": _rule(
+            "failure", "[Get]", "skills/get cacheScope missing or not public/private", MODERN_ERA
+        ),
+        "get.cursor-present": _rule("failure", "[Get]", "skills/get result carries a nextCursor"),
+        "get.entry-invalid": _rule("failure", "[Get]", "skills/get result has no skill object"),
+        "get.uri-mismatch": _rule("failure", "[Get]", "skills/get answered with another skill's entry"),
+        "get.entry-differs": _rule("warning", "[Get]", "skills/get and skills/list disagree about an entry"),
+        "get.unknown-uri-error-code": _rule("failure", "[Get]", "skills/get of an unknown skill is not error -32602"),
+        # resources/read
+        "file.read-error": _rule("failure", "[Read]", "a listed file cannot be read"),
+        "file.contents-invalid": _rule("failure", "[Read]", "resources/read did not return one text or blob block"),
+        "file.size-mismatch": _rule("failure", "[IV-read]", "a file's byte length differs from its size"),
+        "file.digest-mismatch": _rule("failure", "[IV-read]", "a file's sha256 differs from its digest"),
+        "file.frontmatter-invalid": _rule("failure", "[Fmt]", "SKILL.md has no valid YAML frontmatter"),
+        "file.frontmatter-mismatch": _rule("failure", "[FM]", "the entry's frontmatter differs from SKILL.md"),
+        "file.skill-md-not-text": _rule("warning", "[Read]", "SKILL.md is served as a blob, not text"),
+        "file.skill-md-mime-type": _rule("warning", "[Meta]", "SKILL.md mimeType is not text/markdown"),
+        "read.unknown-uri-error-code": _rule(
+            "failure", "[Err]", "resources/read of an unserved URI is not error -32602"
+        ),
+        "resources.unlisted-file": _rule(
+            "failure", "[Res]", "resources/list has a file inside a skill its manifest omits"
+        ),
+        "resources.list-error": _rule("warning", "[Read]", "resources/list failed, so it could not be compared"),
+        # resources/directory/read
+        "dir.error": _rule("failure", "[Dir]", "a directory the manifest implies cannot be read"),
+        "dir.result-invalid": _rule("failure", "[Dir]", "a directory read result has no valid resources array"),
+        "dir.result-type": _rule("failure", "[Dir]", 'directory read resultType is not "complete"', MODERN_ERA),
+        "dir.cursor-repeated": _rule("failure", "[Dir]", "a directory read repeats a cursor (a pagination loop)"),
+        "dir.unlisted-child": _rule("failure", "[Res]", "a directory holds a file the manifest does not list"),
+        "dir.missing-child": _rule("failure", "[Dir]", "a manifest file or directory is missing from its directory"),
+        "dir.mime-type": _rule("failure", "[Dir]", "a child's inode/directory mimeType contradicts the manifest"),
+        "dir.not-direct-child": _rule(
+            "failure", "[Dir]", "a directory read returns something that is not a direct child"
+        ),
+        "dir.unknown-uri-error-code": _rule(
+            "failure", "[Dir]", "a directory read of a missing URI is not error -32602"
+        ),
+        "dir.file-uri-error-code": _rule("failure", "[Dir]", "a directory read of a file URI is not error -32602"),
+    },
+    record=("severity", "rule", "section", "skill", "uri", "message"),
+)
 
 
 #: The `skillwire check` rule of each entry and field rule of `core.fields` (None: not reported, because
@@ -235,34 +255,6 @@ _DIRECTORY_READ_NOT_IMPLEMENTED = (
 )
 
 
-@dataclass(frozen=True)
-class Finding:
-    """One rule broken by one skill (or by the server as a whole)."""
-
-    rule: str
-    skill: str  # the skill's URI as listed, or "server"
-    message: str
-    uri: str | None = None  # the file, directory or probe URI concerned, when there is one
-
-    @property
-    def severity(self) -> Severity:
-        return RULES[self.rule].severity
-
-    @property
-    def section(self) -> str:
-        return RULES[self.rule].section
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "severity": self.severity,
-            "rule": self.rule,
-            "section": self.section,
-            "skill": self.skill,
-            "uri": self.uri,
-            "message": self.message,
-        }
-
-
 @dataclass
 class AuditStats:
     protocol_version: str | None = None
@@ -282,7 +274,7 @@ class AuditResult:
 
     @property
     def failures(self) -> list[Finding]:
-        return [f for f in self.findings if f.severity == "failure"]
+        return [f for f in self.findings if blocking(f.severity)]
 
     @property
     def warnings(self) -> list[Finding]:
@@ -450,14 +442,12 @@ class Auditor:
     # -- bookkeeping ---------------------------------------------------------------------------------------
 
     def add(self, rule: str, skill: str, message: str, uri: str | None = None) -> None:
-        if rule not in RULES:
-            raise KeyError(f"unknown rule {rule!r}")
-        if not RULES[rule].applies_to(self.stats.protocol_version):
+        if not RULES[rule].applies_to(self.stats.protocol_version):  # KeyError: not a check rule
             return
         key = (rule, skill, message, uri)
         if key not in self._seen:
             self._seen.add(key)
-            self.findings.append(Finding(rule, skill, message, uri))
+            self.findings.append(RULES.finding(rule, message, skill=skill, uri=uri))
             if uri is not None:
                 self._reported.add((skill, _canon(uri)))
 
@@ -507,12 +497,12 @@ class Auditor:
         return AuditResult(self._sorted(), self.stats)
 
     def _sorted(self) -> list[Finding]:
-        order = {uri: i for i, uri in enumerate(sorted({f.skill for f in self.findings} - {SERVER}))}
+        order = {uri: i for i, uri in enumerate(sorted({f.skill or "" for f in self.findings} - {SERVER}))}
         return sorted(
             self.findings,
             key=lambda f: (
                 f.skill != SERVER,
-                order.get(f.skill, -1),
+                order.get(f.skill or "", -1),
                 f.severity != "failure",
                 f.rule,
                 f.uri or "",

@@ -34,7 +34,7 @@ class Rule(NamedTuple):
 
     severity: Severity
     summary: str
-    section: str | None = None  # check: the SEP-2640 requirement tag ("[Res]"); lint has none
+    section: str = ""  # check: the SEP-2640 requirement tag ("[Res]"); lint has none
     since: str | None = None  # check: the protocol version that defines the rule (None: every version)
 
     def applies_to(self, protocol_version: str | None) -> bool:
@@ -61,7 +61,7 @@ class Finding:
     suggestion: str = ""
     skill: str | None = None
     uri: str | None = None
-    section: str | None = None
+    section: str = ""
 
 
 _CONTROL = re.compile(r"[\x00-\x1f\x7f-\x9f\u2028\u2029]")

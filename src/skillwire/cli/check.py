@@ -40,7 +40,8 @@ from typing import Any
 
 from rich.text import Text
 
-from skillwire.checks.audit import RULES, SERVER, AuditResult, Finding, audit
+from skillwire.checks.audit import RULES, SERVER, AuditResult, audit
+from skillwire.checks.findings import Finding
 from skillwire.cli.args import ServerTarget, UsageError, add_output_arguments, add_server_arguments, server_target
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output
@@ -156,7 +157,7 @@ def summary_record(result: AuditResult) -> dict[str, Any]:
 
 def render(out: Output, target: ServerTarget, result: AuditResult) -> None:
     if out.json_mode:
-        records = [f.to_json() for f in result.findings] + [summary_record(result)]
+        records = [RULES.record(f) for f in result.findings] + [summary_record(result)]
         out.write("".join(json.dumps(record, ensure_ascii=False) + "\n" for record in records))
         return
     if out.quiet:
