@@ -641,12 +641,15 @@ def test_key_lines_block_flow_quoted_and_fallback() -> None:
         ("metadata", "b"): 7,
         ("license",): 8,
     }
-    # Tabs between tokens are YAML 1.2 but ruamel's stock scanner refuses them: top-level keys by line.
+    # Tabs between tokens are YAML 1.2; ruamel's stock scanner refuses them, so key lines come from the
+    # engine's own corrected events (before, a line-regex fallback lost the keys below the top level).
     assert key_lines("name:\tx\n'desc ription': y\nmetadata:\n  a:\tb\n", 2) == {
         ("name",): 2,
         ("desc ription",): 3,
         ("metadata",): 4,
+        ("metadata", "a"): 5,
     }
+    assert key_lines("a: [b", 2) == {}  # what the YAML reader refuses has no key lines
 
 
 def test_check_skill_md_is_pure() -> None:

@@ -17,10 +17,11 @@ from typing import Any
 
 import pytest
 
+from skillwire.checks.hazards import yaml_interop_hazards
 from skillwire.core.errors import FrontmatterError, NotASkill, SkillError
 from skillwire.core.json import JSONValue, frontmatter_differences
 from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
-from skillwire.core.yaml import REFUSALS, parse_frontmatter, yaml_interop_hazards
+from skillwire.core.yaml import REFUSALS, parse_frontmatter
 from support.npm_yaml import GOLDEN, Reference, load_golden, missing_reason, reference_parse_many
 
 REPO = Path(__file__).resolve().parents[1]

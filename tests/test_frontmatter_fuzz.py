@@ -35,9 +35,10 @@ import pytest
 from hypothesis import HealthCheck, Phase, given, settings
 from hypothesis import strategies as st
 
+from skillwire.checks.hazards import yaml_interop_hazards
 from skillwire.core.errors import FrontmatterError
 from skillwire.core.json import frontmatter_differences
-from skillwire.core.yaml import parse_frontmatter, yaml_interop_hazards
+from skillwire.core.yaml import parse_frontmatter
 from support.npm_yaml import Reference, ReferenceProcess, missing_reason
 
 BATCH = 25

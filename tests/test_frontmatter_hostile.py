@@ -15,11 +15,12 @@ from mcp.client import Client
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.checks.hazards import yaml_interop_hazards
 from skillwire.checks.lint import lint_path
 from skillwire.client.requests import list_skills_request, send_raw
 from skillwire.core.errors import FrontmatterError
 from skillwire.core.skill_md import parse_skill_md
-from skillwire.core.yaml import MAX_FRONTMATTER_BYTES, _decode, parse_frontmatter, yaml_interop_hazards
+from skillwire.core.yaml import MAX_FRONTMATTER_BYTES, _decode, parse_frontmatter
 from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import pytest
 
+from skillwire.checks.hazards import Hazard, HazardKind, interop_hazards
 from skillwire.checks.lint import HAZARD_RULES, RULES, check_skill_md
-from skillwire.core.yaml import Hazard, HazardKind, interop_hazards
 
 
 def test_every_hazard_kind_has_a_lint_rule() -> None:

@@ -45,6 +45,12 @@ from skillwire.catalog.store import (
     BlobUnavailable,
     StoreError,
 )
+from skillwire.checks.hazards import (
+    Hazard,
+    HazardKind,
+    interop_hazards,
+    yaml_interop_hazards,
+)
 from skillwire.checks.links import (
     check_links,
 )
@@ -115,12 +121,8 @@ from skillwire.core.manifest import (
 )
 from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
 from skillwire.core.yaml import (
-    Hazard,
-    HazardKind,
     frontmatter_size_problem,
-    interop_hazards,
     parse_frontmatter,
-    yaml_interop_hazards,
 )
 from skillwire.host.active import (
     ActiveSkill,

@@ -17,7 +17,6 @@ core/fields.py's (`FIELD_RULES` names each one here, with a severity that follow
 
 from __future__ import annotations
 
-import ast
 import os
 import re
 import unicodedata
@@ -25,20 +24,10 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from ruamel.yaml import YAML
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.events import (
-    AliasEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-)
-
 from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, walk_root
 from skillwire.catalog.safe_open import read_regular
 from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, printable
+from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, scan_frontmatter
 from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
@@ -48,7 +37,7 @@ from skillwire.core.json import JSONValue
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, over_limit
 from skillwire.core.skill_md import split_skill_md
 from skillwire.core.uri import SKILL_MD, format_uri, validate_segment
-from skillwire.core.yaml import Hazard, HazardKind, interop_hazards, parse_frontmatter
+from skillwire.core.yaml import parse_frontmatter
 
 __all__ = [
     "RULES",
@@ -173,57 +162,13 @@ def _finding(rule: str, file: str, line: int | None, message: str, suggestion: s
 # --------------------------------------------------------------------------------------------------
 
 
-_TOP_KEY = re.compile(
-    r"""("(?:[^"\\]|\\.)*"|'(?:[^']|'')*'|[^\s#'"\-?:,\[\]{}][^:#]*?|-[^\s:#][^:#]*?)[ \t]*:(?:[ \t]|$)"""
-)
-
-
 def key_lines(yaml_text: str, first_line: int) -> dict[RelPath, int]:
-    """The 1-based file line of each top-level key, and of each key one level below (`("metadata", "x")`)."""
-    lines: dict[RelPath, int] = {}
-
-    class Frame:
-        def __init__(self, is_map: bool, path: RelPath | None) -> None:
-            self.is_map, self.path = is_map, path
-            self.expect_key = True
-            self.key: str | None = None
-
-    frames: list[Frame] = []
+    """The 1-based file line of each top-level key, and of each key one level below (`("metadata", "x")`);
+    empty when the YAML cannot be read."""
     try:
-        for event in YAML(typ="safe", pure=True).parse(yaml_text):
-            line = first_line + event.start_mark.line
-            if isinstance(event, (ScalarEvent, AliasEvent, MappingStartEvent, SequenceStartEvent)):
-                parent = frames[-1] if frames else None
-                is_key = parent is not None and parent.is_map and parent.expect_key
-                if parent is not None and parent.is_map:
-                    parent.expect_key = not parent.expect_key
-                if parent is not None and is_key:
-                    parent.key = None
-                    if isinstance(event, ScalarEvent) and parent.path is not None:
-                        parent.key = str(event.value)
-                        lines.setdefault((*parent.path, parent.key), line)
-                if isinstance(event, (MappingStartEvent, SequenceStartEvent)):
-                    path: RelPath | None = None
-                    if parent is None:
-                        path = ()
-                    elif parent.is_map and not is_key and parent.path == () and parent.key is not None:
-                        path = (parent.key,)
-                    frames.append(Frame(isinstance(event, MappingStartEvent), path))
-            elif isinstance(event, (MappingEndEvent, SequenceEndEvent)):
-                frames.pop()
-    except YAMLError:
-        # A dialect corner ruamel's stock scanner refuses (e.g. tabs between tokens): top-level keys by line.
-        for index, text in enumerate(yaml_text.splitlines()):
-            match = _TOP_KEY.match(text)
-            if match:
-                key = match.group(1)
-                if key[0] in "'\"":
-                    try:
-                        key = str(ast.literal_eval(key)) if key[0] == '"' else key[1:-1].replace("''", "'")
-                    except (ValueError, SyntaxError):
-                        key = key[1:-1]
-                lines.setdefault((key,), first_line + index)
-    return lines
+        return scan_frontmatter(yaml_text, first_line=first_line).key_lines
+    except FrontmatterError:
+        return {}
 
 
 def suggest_name(text: str) -> str:
@@ -382,15 +327,18 @@ def check_skill_md(data: bytes, *, file: str, expected_name: str | None, skill: 
             )
         return SkillMdCheck(out, None, body, body_line)
 
-    lines = key_lines(frontmatter_text, fm_line)
+    # The second and last pass over the YAML: the decoder above gives the value (through its flat fast
+    # path, for most SKILL.md files, which has no events to keep lines from); this walk of the same
+    # corrected event stream gives both the hazards and the line of each key.
+    try:
+        scan = scan_frontmatter(frontmatter_text, first_line=fm_line)
+    except FrontmatterError:  # pragma: no cover - the text parsed above
+        scan = FrontmatterScan([], {})
+    lines, hazards = scan.key_lines, scan.hazards
 
     def at(*path: str) -> int:
         return lines.get(path, lines.get(path[:1], 1))
 
-    try:
-        hazards = interop_hazards(frontmatter_text, first_line=fm_line)
-    except FrontmatterError:  # pragma: no cover - the text parsed above
-        hazards = []
     # Where the value read differs from the text written (`1.10`), a suggestion must not quote the value read.
     misread = {h.path for h in hazards if h.kind is not HazardKind.FOLDED_TRAILING_NEWLINE}
     out.extend(_check_fields(frontmatter, expected_name, at, file, skill, misread))

@@ -2,7 +2,9 @@
 `skillwire.core.yaml` (the npm-exact YAML reading) and `skillwire.core.json` (JSON values, JS equality).
 
 Kept so that code written against the old single module keeps importing; new code imports the modules
-above, and nothing in skillwire itself imports this one.
+above, and nothing in skillwire itself imports this one. The interop hazards moved out of core to
+`skillwire.checks.hazards` (only lint uses them; core cannot import upward): `skillwire.interop_hazards`
+and `skillwire.yaml_interop_hazards` are where they are public.
 """
 
 from __future__ import annotations
@@ -17,7 +19,6 @@ from skillwire.core.yaml import (
     REFUSALS,
     frontmatter_size_problem,
     parse_frontmatter,
-    yaml_interop_hazards,
 )
 
 __all__ = [
@@ -33,5 +34,4 @@ __all__ = [
     "parse_frontmatter",
     "parse_skill_md",
     "split_skill_md",
-    "yaml_interop_hazards",
 ]

@@ -40,7 +40,6 @@ from __future__ import annotations
 from skillwire.core.yaml._compose import MAX_ALIAS_COUNT, MAX_ALIAS_NODES, MAX_DEPTH
 from skillwire.core.yaml._decode import MAX_FRONTMATTER_BYTES, frontmatter_size_problem, parse_frontmatter
 from skillwire.core.yaml._refusals import REFUSALS
-from skillwire.core.yaml.hazards import Hazard, HazardKind, interop_hazards, yaml_interop_hazards
 
 __all__ = [
     "MAX_ALIAS_COUNT",
@@ -48,10 +47,6 @@ __all__ = [
     "MAX_DEPTH",
     "MAX_FRONTMATTER_BYTES",
     "REFUSALS",
-    "Hazard",
-    "HazardKind",
     "frontmatter_size_problem",
-    "interop_hazards",
     "parse_frontmatter",
-    "yaml_interop_hazards",
 ]

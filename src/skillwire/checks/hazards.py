@@ -1,5 +1,13 @@
-"""Interop hazards (for ``skillwire lint``): plain scalars YAML 1.1 parsers read differently, values
-that silently change meaning, and non-string metadata, each with its file line and key path."""
+"""Interop hazards (for ``skillwire lint``): plain scalars YAML 1.1 parsers read differently and values
+that silently change meaning, each with its file line and key path; and, from the same pass, the line
+of each frontmatter key, so lint can point at a field without parsing the YAML a third time.
+
+It lives with lint, not with the YAML engine (core/yaml/), because nothing else asks for it: the
+server, the host and the decoder never need a hazard. It walks the engine's own event stream
+(`core.yaml._scanner._events`, the npm corrections applied), so a hazard's line and path are those
+of the value the decoder read, and every frontmatter the decoder accepts can be walked here. Those
+engine internals are imported by name from here only.
+"""
 
 from __future__ import annotations
 
@@ -25,6 +33,8 @@ from skillwire.core.yaml._scanner import _events, _scalar_text, _syntax_error
 from skillwire.core.yaml._schema import _FLOAT_EXP, _INT_OCT, _resolve_plain
 
 __all__ = ["Hazard", "HazardKind", "interop_hazards", "yaml_interop_hazards"]
+
+KeyPath = tuple[str, ...]
 
 
 class HazardKind(enum.Enum):
@@ -149,6 +159,15 @@ def _plain_hazard(text: str) -> tuple[HazardKind, str] | None:
     return None
 
 
+@dataclass(frozen=True)
+class FrontmatterScan:
+    """What one pass over frontmatter YAML finds: the hazards in file order, and the 1-based file line
+    of each top-level key and of each key one level below it (``("metadata", "version")``)."""
+
+    hazards: list[Hazard]
+    key_lines: dict[KeyPath, int]
+
+
 @dataclass
 class _Frame:
     path: str
@@ -157,6 +176,7 @@ class _Frame:
     index: int = 0
     expect_key: bool = True
     key: str = "?"
+    keys: KeyPath | None = None  # where its keys go in `key_lines`: the top level, or one level below
 
     def child(self) -> tuple[str, bool]:
         """The path of the next node in this collection, and whether that node is a mapping key."""
@@ -174,6 +194,24 @@ class _Frame:
                 self.key = key_text
 
 
+def scan_frontmatter(yaml_text: str, *, first_line: int = 1) -> FrontmatterScan:
+    """The interop hazards (`interop_hazards`) and the key lines of frontmatter YAML, in one pass.
+
+    ``first_line`` is where ``yaml_text`` starts in the SKILL.md. Raises `FrontmatterError` when the
+    YAML cannot be parsed.
+    """
+    too_long = frontmatter_size_problem(yaml_text)
+    if too_long is not None:
+        raise FrontmatterError(too_long, line=first_line)
+    try:
+        _refuse_lone_cr(yaml_text, first_line)
+        return _scan(yaml_text, first_line)
+    except FrontmatterError:
+        raise
+    except Exception as exc:  # as in parse_frontmatter
+        raise _unexpected(exc, first_line) from exc
+
+
 def interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[Hazard]:
     """Scalars that other YAML readers (YAML 1.1 parsers, FastMCP) read differently, or that silently
     change meaning, as `Hazard` data in file order.
@@ -185,16 +223,7 @@ def interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[Hazard]:
     metadata values being strings, are core/fields.py's.) ``first_line`` is where ``yaml_text``
     starts in the SKILL.md. Raises `FrontmatterError` when the YAML cannot be parsed.
     """
-    too_long = frontmatter_size_problem(yaml_text)
-    if too_long is not None:
-        raise FrontmatterError(too_long, line=first_line)
-    try:
-        _refuse_lone_cr(yaml_text, first_line)
-        return _interop_hazards(yaml_text, first_line)
-    except FrontmatterError:
-        raise
-    except Exception as exc:  # as in parse_frontmatter
-        raise _unexpected(exc, first_line) from exc
+    return scan_frontmatter(yaml_text, first_line=first_line).hazards
 
 
 def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[int, str, str]]:
@@ -202,8 +231,9 @@ def yaml_interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[tuple[i
     return [(h.line, h.path, h.message) for h in interop_hazards(yaml_text, first_line=first_line)]
 
 
-def _interop_hazards(yaml_text: str, first_line: int) -> list[Hazard]:
+def _scan(yaml_text: str, first_line: int) -> FrontmatterScan:
     hazards: list[Hazard] = []
+    key_lines: dict[KeyPath, int] = {}
     frames: list[_Frame] = []
 
     def next_node() -> tuple[str, bool]:
@@ -225,6 +255,8 @@ def _interop_hazards(yaml_text: str, first_line: int) -> list[Hazard]:
             if isinstance(event, ScalarEvent):
                 path, is_key = next_node()
                 text = _scalar_text(event, restore)
+                if is_key and frames[-1].keys is not None:
+                    key_lines.setdefault((*frames[-1].keys, text), line)
                 found = _plain_hazard(text) if event.style is None and event.tag is None else None
                 if found is not None:
                     kind, problem = found
@@ -248,10 +280,15 @@ def _interop_hazards(yaml_text: str, first_line: int) -> list[Hazard]:
             elif isinstance(event, (SequenceStartEvent, MappingStartEvent)):
                 path, is_key = next_node()
                 is_map = isinstance(event, MappingStartEvent)
-                frames.append(_Frame(f"{path}.?" if is_key else path, is_map, is_key))
+                keys: KeyPath | None = None
+                if not frames:
+                    keys = ()  # the frontmatter itself
+                elif not is_key and frames[-1].keys == () and frames[-1].is_map:
+                    keys = (frames[-1].key,)  # the value of a top-level key
+                frames.append(_Frame(f"{path}.?" if is_key else path, is_map, is_key, keys=keys if is_map else None))
             elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
                 frame = frames.pop()
                 finish(frame.in_key, "?")
     except YAMLError as exc:
         raise _syntax_error(exc, yaml_text, first_line) from None
-    return hazards
+    return FrontmatterScan(hazards, key_lines)
