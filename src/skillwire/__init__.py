@@ -32,6 +32,9 @@ from skillwire.catalog.digests import (
 from skillwire.catalog.filesystem import (
     SkillRoot,
 )
+from skillwire.catalog.persist import (
+    SnapshotStore,
+)
 from skillwire.catalog.published import (
     InvalidIndex,
 )
@@ -255,6 +258,7 @@ __all__ = [
     "SkillsClient",
     "SkillsExtension",
     "SkillwireError",
+    "SnapshotStore",
     "StoreError",
     "TaggedContent",
     "ToolResult",

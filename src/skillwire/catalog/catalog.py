@@ -12,6 +12,7 @@ import gc
 import logging
 import os
 import threading
+import time
 from collections.abc import Awaitable, Callable, Iterable, Mapping
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
@@ -21,7 +22,8 @@ import anyio
 
 from skillwire.catalog.code import CodeSkills, F
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root, uri_for
+from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords, scan_root, uri_for
+from skillwire.catalog.persist import Persisted, SnapshotStore
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, DynamicReader, SkippedSkill
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.json import JSONValue
@@ -57,6 +59,10 @@ class SkillCatalog:
         The HMAC key of pagination cursors; replicas sharing it continue each other's listings.
     hash_workers:
         Threads hashing files at a scan (default 1; more only helps catalogs of large files).
+    snapshot_store:
+        Where the snapshot of each full scan is saved (`SnapshotStore(path)`), so that the next
+        catalog over the same roots serves it at once and validates it in the background
+        (`validate`, run by `watch`); by default nothing is saved. Not used with skills in code.
     """
 
     def __init__(
@@ -67,6 +73,7 @@ class SkillCatalog:
         enforce_limits: bool = True,
         cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
         hash_workers: int | None = None,
+        snapshot_store: SnapshotStore | None = None,
     ) -> None:
         self.roots: list[SkillRoot] = [r if isinstance(r, SkillRoot) else SkillRoot(Path(r)) for r in roots]
         self.code = CodeSkills()
@@ -86,6 +93,10 @@ class SkillCatalog:
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
         self._missing_roots: set[int] = set()  # roots that were not folders at the last refresh
         self._gc_frozen_once = False  # the first build freezes what survives it (see `_build`)
+        self.snapshot_store = snapshot_store
+        # The persisted snapshot being served until `validate` has compared it with the disk.
+        self._unvalidated: Persisted | None = None
+        self._saver: threading.Thread | None = None
 
     # -- skills defined in code (see catalog.code) -------------------------------------------------
 
@@ -118,8 +129,79 @@ class SkillCatalog:
     def snapshot(self) -> CatalogSnapshot:
         snap = self._snapshot
         if snap is None:
-            snap = self.refresh()
+            snap = self._load_persisted()  # None, not an empty snapshot, means "scan"
+            if snap is None:
+                snap = self.refresh()
         return snap
+
+    @property
+    def validated(self) -> bool:
+        """False while the snapshot served is a persisted one that `validate` has not checked yet."""
+        return self._unvalidated is None
+
+    def _load_persisted(self) -> CatalogSnapshot | None:
+        """The snapshot the store holds for these roots, now served unvalidated; None for a scan."""
+        store = self.snapshot_store
+        if store is None or len(self.code) or not self.roots or not all(r.path.is_dir() for r in self.roots):
+            return None
+        with self._refresh_lock:
+            if self._snapshot is not None:
+                return self._snapshot
+            was_enabled = gc.isenabled()
+            gc.disable()  # as in `_build`: hundreds of thousands of long-lived objects at once
+            try:
+                persisted = store.load(self.roots, self.enforce_limits)
+                if persisted is None:
+                    return None
+                skills, files, skipped, ignored = _merge(persisted.results)
+                snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
+                if not self._gc_frozen_once:
+                    # Frozen without the collection `_build` runs first: nothing has served a request
+                    # yet, JSON decoding makes no cycles, and a full collection here (the imported
+                    # modules and the whole catalog) was a tenth of a second on the critical path.
+                    gc.freeze()
+                    self._gc_frozen_once = True
+            finally:
+                if was_enabled:
+                    gc.enable()
+            self._root_results = list(persisted.results)
+            self._unvalidated = persisted
+            self._snapshot = snapshot
+        logger.debug("serving the persisted snapshot %s until it is validated", store.path)
+        return snapshot
+
+    def validate(self) -> bool:
+        """Compare a persisted snapshot being served with the disk (every folder, `.skillignore` and
+        file its walk saw, by stat) and rescan when anything differs; whether what is published
+        changed. Nothing to do (False) once validated, or when the snapshot came from a scan."""
+        persisted = self._unvalidated
+        if persisted is None:
+            return False
+        if persisted.unchanged():
+            with self._refresh_lock:
+                if self._unvalidated is persisted:
+                    self._unvalidated = None
+            logger.debug("the persisted snapshot matches the disk")
+            return False
+        logger.debug("the folders changed since the persisted snapshot was saved; rescanning")
+        return self._refresh(None)[1]
+
+    async def validate_and_notify(self) -> None:
+        """`validate` in a worker thread; when it changed what is published, tell the async listeners
+        (the clients' list-changed notification), exactly as after a watcher refresh."""
+        try:
+            differs = await anyio.to_thread.run_sync(self.validate)
+        except Exception:
+            logger.exception("validating the persisted snapshot failed; rescanning")
+            differs = (await anyio.to_thread.run_sync(self._refresh, None))[1]
+        if differs:
+            await self._notify_async()
+
+    def wait_for_save(self, timeout: float | None = None) -> None:
+        """Block until the snapshot save started by the last full scan has finished (tests, tools)."""
+        saver = self._saver
+        if saver is not None:
+            saver.join(timeout)
 
     def on_change(self, listener: Listener) -> None:
         """Call `listener(old, new)` after every refresh that changed what is published."""
@@ -161,7 +243,11 @@ class SkillCatalog:
         return differs
 
     def _scan_root(
-        self, index: int, changed: list[str] | None, pool: ThreadPoolExecutor | None
+        self,
+        index: int,
+        changed: list[str] | None,
+        pool: ThreadPoolExecutor | None,
+        record: WalkRecords | None = None,
     ) -> tuple[ScanResult, _Rescanned | None]:
         """The root's scan, and for an incremental refresh what was rescanned (None: a full scan)."""
         root = self.roots[index]
@@ -184,7 +270,7 @@ class SkillCatalog:
                 real_base = os.path.realpath(root.path)
                 prefixes = tuple(os.path.join(real_base, name) + os.sep for name in only)
                 return merged, (prefixes, {f.path for f in fresh.files})
-        return scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool), None
+        return scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool, record=record), None
 
     def _build(self, changed: list[str] | None = None) -> CatalogSnapshot:
         # A scan allocates hundreds of thousands of small long-lived objects; the cyclic GC would walk
@@ -232,8 +318,15 @@ class SkillCatalog:
 
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
         workers = self.hash_workers
+        # Only a full scan of folders alone is saved: its walk records validate the whole snapshot.
+        persist = self.snapshot_store is not None and changed is None and not len(self.code)
+        records: list[WalkRecords] = [[] for _ in self.roots]
+        started_ns = time.time_ns()
         with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
-            scans = [self._scan_root(index, changed, pool) for index in range(len(self.roots))]
+            scans = [
+                self._scan_root(index, changed, pool, records[index] if persist else None)
+                for index in range(len(self.roots))
+            ]
             self._note_missing_roots()
             results = [result for result, _ in scans]
             rescanned = [part for _, part in scans if part is not None]
@@ -258,6 +351,20 @@ class SkillCatalog:
         # Pruning parsed frontmatter nobody references scans the whole cache file: worth it on a full
         # scan, not on every watcher event.
         self.digests.flush(prune=changed is None)
+        if changed is None:
+            self._unvalidated = None  # a full scan is the disk's own answer
+        if persist and self.snapshot_store is not None and not self._missing_roots:
+            # In a thread: encoding and writing is a few tenths of a second at 10,000 skills that
+            # the first answer need not wait for. A process that ends first saves nothing: the
+            # next start scans, as without a store.
+            saver = threading.Thread(
+                target=self.snapshot_store.save,
+                args=(self.roots, self.enforce_limits, results, records, started_ns),
+                name="skillwire-snapshot-save",
+                daemon=True,
+            )
+            self._saver = saver
+            saver.start()
         return snapshot
 
     # -- watching -------------------------------------------------------------------------------------
@@ -266,7 +373,26 @@ class SkillCatalog:
         return [str(r.path) for r in self.roots if r.path.is_dir()]
 
     async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
-        """Refresh whenever a watched folder changes, until cancelled (or `stop_event` is set)."""
+        """Refresh whenever a watched folder changes, until cancelled (or `stop_event` is set).
+
+        A persisted snapshot being served is validated meanwhile (`validate_and_notify`): the
+        watcher is set up while validation runs, so a change made during it is seen by one or the other.
+        """
+        if self._unvalidated is None:
+            await self._watch(stop_event, debounce_ms)
+            return
+        async with anyio.create_task_group() as group:
+            group.start_soon(self.validate_and_notify)
+            await self._watch(stop_event, debounce_ms)
+
+    async def _notify_async(self) -> None:
+        for listener in self._async_listeners:
+            try:
+                await listener()
+            except Exception:
+                logger.exception("catalog change notification failed")
+
+    async def _watch(self, stop_event: anyio.Event | None, debounce_ms: int) -> None:
         from watchfiles import awatch
 
         paths = self.watch_paths()
@@ -279,13 +405,8 @@ class SkillCatalog:
             except Exception:
                 logger.exception("catalog refresh failed; still serving the previous snapshot")
                 continue
-            if not differs:
-                continue
-            for listener in self._async_listeners:
-                try:
-                    await listener()
-                except Exception:
-                    logger.exception("catalog change notification failed")
+            if differs:
+                await self._notify_async()
 
 
 def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:

@@ -30,11 +30,11 @@ __all__ = ["DigestCache"]
 
 logger = logging.getLogger("skillwire.catalog")
 StatKey = tuple[str, int, int, int, int, int]
-_RACY_SECONDS = 2.0
+RACY_SECONDS = 2.0
 _CHUNK = 1 << 20
 _STAT = struct.Struct("<QQQqq")  # st_dev, st_ino, st_size, st_mtime_ns, st_ctime_ns
-_STAT_BYTES = _STAT.size
-_DIGEST_END = _STAT_BYTES + 32
+STAT_BYTES = _STAT.size
+_DIGEST_END = STAT_BYTES + 32
 
 
 @dataclass(frozen=True, slots=True)
@@ -117,8 +117,16 @@ class DigestCache:
         self.hashed = 0  # files hashed since creation: what tests and benchmarks watch
         self.hits = 0
         self._warned = False
-        if path is not None:
-            self._load(path)
+        # The SQLite file is read on first use, not here: a start that serves a persisted snapshot
+        # (catalog.persist) may never need it, and reading 100,000 rows was 0.3 s of that start.
+        self._unloaded = path is not None
+        self._load_lock = threading.Lock()
+
+    def _ensure_loaded(self) -> None:
+        with self._load_lock:
+            if self._unloaded and self.path is not None:
+                self._load(self.path)
+            self._unloaded = False
 
     def _connect(self, path: Path) -> sqlite3.Connection:
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -163,12 +171,14 @@ class DigestCache:
 
     def _lookup(self, path: str, stat: bytes) -> FileDigest | None:
         record = self._memory.get(path)
-        if record is None or record[:_STAT_BYTES] != stat:
+        if record is None or record[:STAT_BYTES] != stat:
             return None
-        return FileDigest(DIGEST_PREFIX + record[_STAT_BYTES:_DIGEST_END].hex(), record[_DIGEST_END] == 1)
+        return FileDigest(DIGEST_PREFIX + record[STAT_BYTES:_DIGEST_END].hex(), record[_DIGEST_END] == 1)
 
     def cached(self, path: str, stat: bytes) -> FileDigest | None:
         """The digest if this exact (path, `pack_stat`) was hashed before; never hashes."""
+        if self._unloaded:
+            self._ensure_loaded()
         found = self._lookup(path, stat)
         if found is not None:
             self.hits += 1
@@ -176,6 +186,8 @@ class DigestCache:
 
     def digest(self, path: str, stat: bytes) -> FileDigest:
         """The digest of the file at `path` whose `pack_stat` is `stat`, hashed unless cached."""
+        if self._unloaded:
+            self._ensure_loaded()
         with self._lock:
             cached = self._lookup(path, stat)
             if cached is not None:
@@ -191,12 +203,14 @@ class DigestCache:
             self._memory[path] = record
             # Only a cache with a file behind it has anything to flush; without one, pending rows
             # would pile up for the life of the process.
-            if self.path is not None and time.time() - mtime_ns / 1e9 > _RACY_SECONDS:
+            if self.path is not None and time.time() - mtime_ns / 1e9 > RACY_SECONDS:
                 self._pending[path] = ((path, dev, ino, size, mtime_ns, ctime_ns), result)
         return result
 
     def frontmatter(self, digest: str) -> dict[str, JSONValue] | None:
         """The decoded frontmatter of a SKILL.md with this digest, if it was parsed before."""
+        if self._unloaded:
+            self._ensure_loaded()
         with self._lock:
             cached = self._frontmatter.get(digest)
         # Shared, not copied: entries and snapshots are immutable by contract, and a deep copy per
@@ -204,6 +218,8 @@ class DigestCache:
         return cached
 
     def remember_frontmatter(self, digest: str, frontmatter: dict[str, JSONValue]) -> None:
+        if self._unloaded:
+            self._ensure_loaded()
         encoded = json.dumps(frontmatter, ensure_ascii=False, allow_nan=False)
         with self._lock:
             self._frontmatter[digest] = frontmatter
@@ -214,6 +230,8 @@ class DigestCache:
 
         With `prune`, parsed frontmatter no stored digest refers to any more is deleted too.
         """
+        if self._unloaded:
+            self._ensure_loaded()
         if self.path is None:
             return
         with self._lock:
@@ -247,6 +265,8 @@ class DigestCache:
 
         Memory stays bounded across reloads; the SQLite file keeps its rows (see `flush`).
         """
+        if self._unloaded:
+            self._ensure_loaded()
         with self._lock:
             memory = self._memory
             if self._loaded_keys:
@@ -264,6 +284,8 @@ class DigestCache:
 
     def forget(self, prefixes: tuple[str, ...], *, keep: set[str | None]) -> None:
         """Drop the records under `prefixes` (folder paths ending in a separator) not in `keep`."""
+        if self._unloaded:
+            self._ensure_loaded()
         with self._lock:
             for path in [p for p in self._memory if p.startswith(prefixes) and p not in keep]:
                 del self._memory[path]

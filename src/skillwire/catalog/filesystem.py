@@ -14,6 +14,7 @@ with a precise reason; the rest are served.
 from __future__ import annotations
 
 import bisect
+import contextlib
 import fnmatch
 import functools
 import itertools
@@ -74,6 +75,7 @@ MAX_SKILL_MD_BYTES = 16 * 1024 * 1024
 MAX_SKILLIGNORE_BYTES = 1024 * 1024
 
 RelPath = tuple[str, ...]
+WalkRecords = list[tuple[str, bytes]]  # (path, `pack_stat`): see catalog.persist
 
 
 _IGNORED_GLOBS_RE = re.compile("|".join(fnmatch.translate(p) for p in IGNORED_GLOBS))
@@ -140,13 +142,16 @@ class ScanResult:
 
 
 class _Walker:
-    def __init__(self, root: SkillRoot, result: ScanResult) -> None:
+    def __init__(self, root: SkillRoot, result: ScanResult, record: WalkRecords | None = None) -> None:
         self.root = root
         self.base = os.path.realpath(root.path)
         self.result = result
         self.files: list[_Found] = []
         self.skill_dirs: list[RelPath] = []
         self.kinds: dict[str, Ignored] = {}  # reported path -> why, as data (the sentence is for people)
+        # (path, `pack_stat`) of each folder entered and `.skillignore` read, when the caller keeps
+        # them to validate a persisted snapshot (catalog.persist); the files found are added after.
+        self.record = record
 
     def _inside(self, real: str) -> bool:
         return real == self.base or real.startswith(self.base + os.sep)
@@ -161,6 +166,10 @@ class _Walker:
         specs: tuple[tuple[RelPath, pathspec.GitIgnoreSpec], ...],
         only: frozenset[str] | None = None,
     ) -> None:
+        if self.record is not None:
+            # Before the listing: an entry added after this stat moves the folder's mtime past it.
+            with contextlib.suppress(OSError):  # the scandir below reports it
+                self.record.append((directory, pack_stat(os.stat(directory))))
         try:
             entries = list(os.scandir(directory))  # order does not matter: files are sorted once, later
         except OSError as exc:
@@ -201,6 +210,9 @@ class _Walker:
         real = os.path.realpath(path)
         if not self._inside(real):
             return "a .skillignore that is a symlink out of the root"
+        if self.record is not None:
+            with contextlib.suppress(OSError):  # the open below reports it
+                self.record.append((real, pack_stat(os.stat(real))))
         try:
             fd = os.open(real, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0))
         except OSError as exc:
@@ -312,8 +324,10 @@ def scan_root(
     enforce_limits: bool = True,
     executor: ThreadPoolExecutor | None = None,
     only: frozenset[str] | None = None,
+    record: WalkRecords | None = None,
 ) -> ScanResult:
     """Scan a root; with `only`, just those top-level entries (see `SkillCatalog` incremental refresh).
+    With `record`, append what validating a persisted snapshot needs (see `_Walker.record`).
 
     A whole root is scanned a few top-level folders at a time: no skill spans two of them (unless a
     skill sits at the root itself, which is scanned in one go), so the result is the same, and the
@@ -321,16 +335,17 @@ def scan_root(
     files, about 70 MB less at the peak).
     """
     if only is not None or not root.path.is_dir():
-        return _scan_batch(root, cache, enforce_limits, executor, only)
+        return _scan_batch(root, cache, enforce_limits, executor, only, record)
     try:
         names = sorted(entry.name for entry in os.scandir(root.path))
     except OSError:
         names = []
     if SKILL_MD in names or len(names) <= _TOP_LEVEL_BATCH:
-        return _scan_batch(root, cache, enforce_limits, executor, None)
+        return _scan_batch(root, cache, enforce_limits, executor, None, record)
     result = ScanResult()
     for start in range(0, len(names), _TOP_LEVEL_BATCH):
-        part = _scan_batch(root, cache, enforce_limits, executor, frozenset(names[start : start + _TOP_LEVEL_BATCH]))
+        batch = frozenset(names[start : start + _TOP_LEVEL_BATCH])
+        part = _scan_batch(root, cache, enforce_limits, executor, batch, record)
         result.skills += part.skills
         result.files += part.files
         result.skipped += part.skipped
@@ -349,13 +364,16 @@ def _scan_batch(
     enforce_limits: bool,
     executor: ThreadPoolExecutor | None,
     only: frozenset[str] | None,
+    record: WalkRecords | None = None,
 ) -> ScanResult:
     result = ScanResult()
     if not root.path.is_dir():
         result.skipped.append(SkippedSkill(str(root.path), "not a directory"))
         return result
-    walker = _Walker(root, result)
+    walker = _Walker(root, result, record)
     walker.walk(only)
+    if record is not None:
+        record += [(f.real, f.stat) for f in walker.files]
     found = sorted(walker.files, key=_by_rel)
     keys = [f.rel for f in found]
     plans: list[tuple[RelPath, list[_Found], dict[str, object]]] = []

@@ -31,6 +31,7 @@ from skillwire.server.app import BindError, bind_http_socket, build_server, serv
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 
 DEFAULT_HTTP = "127.0.0.1:8765"
+NO_SNAPSHOT_ENV = "SKILLWIRE_SNAPSHOT_CACHE"
 
 
 def bundled_examples() -> Path:
@@ -68,7 +69,14 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--no-limits", action="store_true", help="serve skills over 512 files / 16 MiB anyway")
     cache = p.add_mutually_exclusive_group()
     cache.add_argument("--digest-cache", type=Path, metavar="FILE", help="SQLite digest cache file")
-    cache.add_argument("--no-digest-cache", action="store_true", help="hash every file at start-up")
+    cache.add_argument(
+        "--no-digest-cache", action="store_true", help="hash every file at start-up (no snapshot cache either)"
+    )
+    p.add_argument(
+        "--no-snapshot-cache",
+        action="store_true",
+        help=f"scan the folders before answering instead of serving the last run's snapshot ({NO_SNAPSHOT_ENV}=0 too)",
+    )
     p.add_argument(
         "--allow-empty",
         action="store_true",
@@ -220,6 +228,27 @@ def per_caller(
     return skills, StaticTokens.from_file(args.tokens), auth
 
 
+def folder_catalog(args: argparse.Namespace, roots: list[SkillRoot], secret: bytes) -> SkillCatalog:
+    """The catalog of folders, with the digest cache and the snapshot cache the flags ask for.
+
+    Both live in the user cache directory by default, or next to `--digest-cache FILE`: the snapshot
+    is `<digest cache file>.snapshot-<hash of the roots and settings>`, so deleting the digest cache
+    files deletes it too, and each set of roots has its own.
+    """
+    limits = not args.no_limits
+    if args.no_digest_cache:
+        return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=limits, cursor_secret=secret)
+    digests = args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite"
+    store = None
+    if not args.no_snapshot_cache and os.environ.get(NO_SNAPSHOT_ENV, "1") != "0":
+        from skillwire.catalog.persist import SnapshotStore, snapshot_file_name
+
+        store = SnapshotStore(digests.with_name(snapshot_file_name(digests.name, roots, limits)))
+    return SkillCatalog(
+        roots, digest_cache=DigestCache(digests), enforce_limits=limits, cursor_secret=secret, snapshot_store=store
+    )
+
+
 def published_catalog(args: argparse.Namespace, paths: list[str], secret: bytes) -> SkillCatalog:
     from skillwire.catalog.published import PublishedCatalog
 
@@ -292,20 +321,17 @@ def serve(
     sock: socket.socket | None,
 ) -> int:
     secret = os.environ.get("SKILLWIRE_CURSOR_SECRET", "").encode() or DEFAULT_CURSOR_SECRET
-    catalog: SkillCatalog
-    if published:
-        catalog = published_catalog(args, paths, secret)
-    else:
-        if args.no_digest_cache:
-            cache = DigestCache()
-        else:
-            cache = DigestCache(args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite")
-        catalog = SkillCatalog(roots, digest_cache=cache, enforce_limits=not args.no_limits, cursor_secret=secret)
+    catalog = published_catalog(args, paths, secret) if published else folder_catalog(args, roots, secret)
     try:
         signatures = SignatureBook.load([*(root.path / SIGNATURES_FILE for root in roots), *args.signatures])
     except SigningError as exc:
         raise UsageError(str(exc)) from None
     snapshot = catalog.snapshot
+    if not catalog.validated and (args.no_watch or nothing_to_serve(roots, snapshot) is not None):
+        # Without a watcher nothing would validate it later; and "nothing to serve" (an error) is
+        # only ever said about the disk as it is now, never about the last run's snapshot.
+        catalog.validate()
+        snapshot = catalog.snapshot
     options: dict[str, Any] = {
         "directory_read": not args.no_directory_read,
         "page_size": args.page_size,
@@ -323,6 +349,8 @@ def serve(
         raise UsageError(problem)
     if not args.quiet:
         print(summary(snapshot), file=sys.stderr, flush=True)
+        if not catalog.validated:
+            print("skillwire: from the last run's snapshot; checking the folders now", file=sys.stderr, flush=True)
         if signatures:
             print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
     server = build_server(skills, token_verifier=verifier, auth=auth)

@@ -1,0 +1,321 @@
+"""The persisted catalog snapshot (catalog/persist.py) on real folders: a warm catalog publishes what a
+scan publishes, its stat check sees every kind of change made while no server ran, a file changed
+before validation is refused rather than served, and a bad snapshot file is one warning and a scan."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import time
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.persist import Persisted, SnapshotStore
+from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
+
+SKILL_MD = (
+    '---\nname: {name}\ndescription: The {name} skill, for snapshot tests.\nmetadata:\n  n: "{n}"\n---\n\n# {name}\n'
+)
+PAST = 1_600_000_000
+
+
+def make_tree(root: Path, names: list[str]) -> None:
+    for n, name in enumerate(names):
+        (root / "team" / name / "references").mkdir(parents=True)
+        (root / "team" / name / "SKILL.md").write_text(SKILL_MD.format(name=name, n=n))
+        (root / "team" / name / "references" / "notes.md").write_text(f"notes for {name}\n")
+        (root / "team" / name / "logo.bin").write_bytes(bytes(range(256)))
+    (root / "team" / "broken").mkdir()
+    (root / "team" / "broken" / "SKILL.md").write_text("no frontmatter here\n")  # skipped, with a reason
+    (root / "team" / ".env").write_text("SECRET=1\n")  # never served
+    (root / ".skillignore").write_text("*.log\n")
+    (root / "team" / name / "debug.log").write_text("ignored\n")
+    for path in [root, *root.rglob("*")]:
+        os.utime(path, (PAST, PAST))
+
+
+def catalog_for(root: Path, state: Path, **kwargs: Any) -> SkillCatalog:
+    store = SnapshotStore(state / "digests.sqlite.snapshot")
+    return SkillCatalog([root], digest_cache=DigestCache(state / "digests.sqlite"), snapshot_store=store, **kwargs)
+
+
+def saved_catalog(root: Path, state: Path) -> SkillCatalog:
+    """A catalog that scanned `root` and saved its snapshot, as a server's first start does."""
+    catalog = catalog_for(root, state)
+    assert catalog.snapshot is not None
+    assert catalog.validated
+    catalog.wait_for_save(30)
+    assert (state / "digests.sqlite.snapshot").is_file()
+    return catalog
+
+
+def warm_loaded(root: Path, state: Path) -> bool:
+    """Whether a new catalog over `root` serves the saved snapshot (rather than scanning)."""
+    catalog = catalog_for(root, state)
+    assert catalog.snapshot is not None
+    return not catalog.validated
+
+
+def published(snapshot: CatalogSnapshot) -> str:
+    """Everything a snapshot publishes, as the JSON a client would get, in one string."""
+    pages: list[Any] = []
+    cursor = None
+    while True:
+        page, cursor = snapshot.list_page(cursor, 2)
+        pages.append([s.wire for s in page])
+        if cursor is None:
+            break
+    files = {uri: [f.digest, f.size, f.mime_type, f.is_text, f.path] for uri, f in sorted(snapshot.files.items())}
+    rest = [[s.location, s.reason] for s in snapshot.skipped], sorted(snapshot.ignored), snapshot.directory_uris()
+    return json.dumps([pages, files, rest], sort_keys=True)
+
+
+def test_a_warm_catalog_publishes_byte_for_byte_what_the_scan_published(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta", "gamma"])
+    cold = saved_catalog(root, state)
+    warm = catalog_for(root, state)
+    snapshot = warm.snapshot
+    assert not warm.validated  # served from the file, before any stat
+    assert warm.digests.hits == warm.digests.hashed == 0
+    assert published(snapshot) == published(cold.snapshot)
+    assert len(snapshot.skipped) == 1
+    assert "broken" in snapshot.skipped[0].location
+    # What a request reads is still checked against the listed digest.
+    notes = snapshot.files["skill://team/beta/references/notes.md"]
+    assert notes.read() == b"notes for beta\n"
+
+
+def test_an_untouched_tree_is_validated_by_stat_alone(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    # ctime cannot be set back: wait until the files are older than the racy window of the scan.
+    time.sleep(2.1)
+    saved_catalog(root, state)
+    warm = catalog_for(root, state)
+    before = warm.snapshot
+    assert warm.validate() is False  # nothing changed: no swap, no notification
+    assert warm.validated
+    assert warm.snapshot is before
+    assert warm.digests.hits == warm.digests.hashed == 0  # no scan ran: no digest was even looked up
+
+
+def loaded(root: Path, state: Path) -> Persisted:
+    """The persisted snapshot, with the racy window moved out of the way, so that only the stat
+    comparison decides (what `unchanged` would say of files settled long before the walk)."""
+    persisted = SnapshotStore(state / "digests.sqlite.snapshot").load([root_of(root)], True)
+    assert persisted is not None
+    persisted.scan_started_ns = 2**62
+    return persisted
+
+
+def root_of(root: Path) -> SkillRoot:
+    return SkillRoot(root)
+
+
+def _same_size_edit(root: Path) -> None:
+    path = root / "team" / "beta" / "references" / "notes.md"
+    path.write_text("NOTES FOR BETA\n")  # same length
+    os.utime(path, (PAST, PAST))  # and the old mtime: only ctime tells
+
+
+def _symlink_swap(root: Path) -> None:
+    (root / "team" / "beta" / "logo.bin").unlink()
+    (root / "team" / "beta" / "logo.bin").symlink_to(root / "team" / "alpha" / "logo.bin")  # same bytes
+
+
+def _chmod_folder(root: Path) -> None:
+    os.chmod(root / "team" / "beta" / "references", 0o700)
+
+
+CHANGES: dict[str, Callable[[Path], object]] = {
+    "same-size edit with mtime restored": _same_size_edit,
+    "file added": lambda root: (root / "team" / "beta" / "extra.md").write_text("new\n"),
+    "file removed": lambda root: (root / "team" / "beta" / "logo.bin").unlink(),
+    "skill added": lambda root: make_tree(root / "more", ["delta"]),
+    "skill folder renamed": lambda root: (root / "team" / "alpha").rename(root / "team" / "alpha2"),
+    "skillignore edited": lambda root: (root / ".skillignore").write_text("*.bin\n"),
+    "file swapped for a symlink": _symlink_swap,
+    "folder permissions changed": _chmod_folder,
+    "broken skill fixed": lambda root: (root / "team" / "broken" / "SKILL.md").write_text(
+        SKILL_MD.format(name="broken", n=9)
+    ),
+}
+
+
+@pytest.mark.parametrize("change", list(CHANGES), ids=list(CHANGES))
+def test_the_stat_check_sees_each_kind_of_change(tmp_path: Path, change: str) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta", "gamma"])
+    saved_catalog(root, state)
+    assert loaded(root, state).unchanged()  # the control: the same tree passes
+    CHANGES[change](root)
+    assert not loaded(root, state).unchanged()
+
+
+def test_a_change_in_the_racy_window_is_never_trusted(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha"])
+    saved_catalog(root, state)  # the files' ctime is now: within two seconds of the walk
+    persisted = SnapshotStore(state / "digests.sqlite.snapshot").load([root_of(root)], True)
+    assert persisted is not None
+    assert not persisted.unchanged()
+
+
+def test_edits_made_while_down_are_refused_then_served_after_validation(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta", "gamma"])
+    saved_catalog(root, state)
+    (root / "team" / "beta" / "references" / "notes.md").write_text("rewritten while no server ran\n")
+    (root / "team" / "gamma" / "SKILL.md").unlink()
+    make_tree(root / "new", ["delta"])
+
+    warm = catalog_for(root, state)
+    stale = warm.snapshot
+    assert not warm.validated
+    edited = stale.files["skill://team/beta/references/notes.md"]
+    with pytest.raises(FileChanged):
+        edited.read()  # the listed digest is the old one: refused, never served under it
+    changes: list[tuple[CatalogSnapshot, CatalogSnapshot]] = []
+    warm.on_change(lambda old, new: changes.append((old, new)))
+
+    assert warm.validate() is True
+    fresh = warm.snapshot
+    assert warm.validated
+    assert changes
+    assert changes[-1][1] is fresh
+    notes = fresh.files["skill://team/beta/references/notes.md"]
+    data = notes.read()
+    assert data == b"rewritten while no server ran\n"
+    assert notes.digest == "sha256:" + hashlib.sha256(data).hexdigest()
+    assert "skill://team/gamma/SKILL.md" not in fresh.skill_by_uri
+    assert "skill://new/team/delta/SKILL.md" in fresh.skill_by_uri
+    # The rescan saved the corrected snapshot: the next start serves it (and it checks out).
+    warm.wait_for_save(30)
+    assert published(catalog_for(root, state).snapshot) == published(fresh)
+
+
+def test_validation_during_watch_notifies_async_listeners(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    saved_catalog(root, state)
+    (root / "team" / "alpha" / "SKILL.md").write_text(SKILL_MD.format(name="alpha", n=42))
+    warm = catalog_for(root, state)
+    assert warm.snapshot.frontmatter_of("skill://team/alpha/SKILL.md") == {
+        "name": "alpha",
+        "description": "The alpha skill, for snapshot tests.",
+        "metadata": {"n": "0"},
+    }
+    heard = anyio.Event()
+
+    async def listener() -> None:
+        heard.set()
+
+    warm.on_change_async(listener)
+
+    async def main() -> None:
+        stop = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: warm.watch(stop_event=stop))
+            with anyio.fail_after(30):
+                await heard.wait()
+            stop.set()
+
+    anyio.run(main)
+    assert warm.validated
+    frontmatter = warm.snapshot.frontmatter_of("skill://team/alpha/SKILL.md")
+    assert frontmatter is not None
+    assert frontmatter["metadata"] == {"n": "42"}
+
+
+def _truncate(path: Path) -> None:
+    path.write_bytes(path.read_bytes()[: path.stat().st_size // 2])
+
+
+def _flip_a_byte(path: Path) -> None:
+    data = bytearray(path.read_bytes())
+    data[-100] ^= 0x01
+    path.write_bytes(bytes(data))
+
+
+def _unreadable(path: Path) -> None:
+    path.unlink()
+    path.mkdir()  # a folder where the file should be: unreadable even for root
+
+
+def _other_version(path: Path) -> None:
+    data = path.read_bytes()
+    assert data.count(b'"skillwire": "') == 1
+    path.write_bytes(data.replace(b'"skillwire": "', b'"skillwire": "0.0.0-'))
+
+
+BAD_FILES: dict[str, Callable[[Path], object]] = {
+    "empty": lambda path: path.write_bytes(b""),
+    "truncated": _truncate,
+    "one byte flipped": _flip_a_byte,
+    "foreign": lambda path: path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100),
+    "unreadable": _unreadable,
+    "other skillwire version": _other_version,
+}
+
+
+@pytest.mark.parametrize("damage", list(BAD_FILES), ids=list(BAD_FILES))
+def test_a_bad_snapshot_file_is_one_warning_and_a_scan(
+    tmp_path: Path, damage: str, caplog: pytest.LogCaptureFixture
+) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    expected = published(saved_catalog(root, state).snapshot)
+    BAD_FILES[damage](state / "digests.sqlite.snapshot")
+    caplog.set_level(logging.WARNING, logger="skillwire.catalog")
+    warm = catalog_for(root, state)
+    assert published(warm.snapshot) == expected
+    assert warm.validated  # scanned, not loaded
+    warm.wait_for_save(30)
+    warnings = [r.getMessage() for r in caplog.records if "not used" in r.getMessage()]
+    assert len(warnings) == 1, warnings
+    assert "\n" not in warnings[0]
+    if damage != "unreadable":  # a folder in the way cannot be replaced; any file can
+        assert warm_loaded(root, state)  # the scan saved a good file over the bad one
+
+
+def test_a_snapshot_is_only_used_for_the_same_limits(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha"])
+    saved_catalog(root, state)
+    assert warm_loaded(root, state)  # the same limits load it
+    # The file was written for enforce_limits=True (its header says so): a catalog without limits scans.
+    unlimited = catalog_for(root, state, enforce_limits=False)
+    assert len(unlimited.snapshot) == 1
+    assert unlimited.validated
+
+
+def test_a_snapshot_that_cannot_be_saved_is_one_warning(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    root = tmp_path / "skills"
+    make_tree(root, ["alpha"])
+    (tmp_path / "not-a-folder").write_text("a file where the cache folder should be\n")
+    store = SnapshotStore(tmp_path / "not-a-folder" / "snapshot")
+    caplog.set_level(logging.WARNING, logger="skillwire.catalog")
+    catalog = SkillCatalog([root], snapshot_store=store)
+    assert len(catalog.snapshot) == 1
+    catalog.wait_for_save(30)
+    assert [r.getMessage() for r in caplog.records if "not saved" in r.getMessage()]
+
+
+def test_skills_in_code_are_never_served_from_a_snapshot(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha"])
+    first = catalog_for(root, state)
+    first.add_files("tools/inline", {"SKILL.md": SKILL_MD.format(name="inline", n=1)})
+    assert len(first.snapshot) == 2
+    first.wait_for_save(30)
+    assert not (state / "digests.sqlite.snapshot").exists()
