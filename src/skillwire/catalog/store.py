@@ -9,10 +9,11 @@ Layout under the location's prefix (see `catalog.published` for what the objects
 The client is obstore (Rust `object_store` behind an async Python API). It reads the standard AWS
 environment itself (`AWS_ENDPOINT_URL`, `AWS_ACCESS_KEY_ID`, `AWS_SECRET_ACCESS_KEY`,
 `AWS_SESSION_TOKEN`, `AWS_REGION`, `AWS_ALLOW_HTTP`), so the same command works against AWS S3,
-MinIO, R2, GCS's S3 API and SeaweedFS. Retries and timeouts are kept short: a server must notice an
-unreachable store in seconds (and go on serving its last snapshot), not after obstore's default three
-minutes of retrying. obstore is imported on first use only: a server of folders never loads it
-(15 ms and 10 MB of its start).
+MinIO, R2, GCS's S3 API and SeaweedFS; `catalog.aws_credentials` adds the profiles of the shared
+files `~/.aws/credentials` and `~/.aws/config`, `credential_process` included. Retries and timeouts
+are kept short: a server must notice an unreachable store in seconds (and go on serving its last
+snapshot), not after obstore's default three minutes of retrying. obstore is imported on first use
+only: a server of folders never loads it (15 ms and 10 MB of its start).
 
 Every blob leaves `BlobReader` only after its bytes were hashed and matched the digest the index
 published; a blob that does not match is refused and never cached.
@@ -20,12 +21,10 @@ published; a blob that does not match is refused and never cached.
 
 from __future__ import annotations
 
-import configparser
 import hashlib
 import os
 import threading
 from collections import OrderedDict
-from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import timedelta
 from pathlib import Path
@@ -100,10 +99,17 @@ def open_store(location: StoreLocation, *, create: bool = False, timeout_seconds
         elif not directory.is_dir():
             raise StoreError(f"{location}: no such directory")
         return LocalStore(prefix=directory)
+    from skillwire.catalog.aws_credentials import AwsCredentialsError, s3_settings
+
+    try:
+        aws = s3_settings(os.environ)  # the shared files' profile, and its credential_process if any
+    except AwsCredentialsError as exc:
+        raise StoreError(f"{location}: {exc}") from None
     return S3Store(
         location.bucket,
         prefix=location.prefix or None,
-        config=shared_config(os.environ) or None,  # type: ignore[arg-type]
+        config=aws.config or None,  # type: ignore[arg-type]
+        credential_provider=aws.credential_provider,
         # Client options given here replace those obstore read from the environment, so the one
         # environment setting among them is carried over.
         client_options={
@@ -119,59 +125,13 @@ def open_store(location: StoreLocation, *, create: bool = False, timeout_seconds
     )
 
 
-# The AWS shared files, as the AWS CLI and SDKs read them: what the environment leaves unset.
-# obstore reads the environment itself but not these files, and its `config` overrides the
-# environment, so only keys whose variable is absent are taken from the files.
-_FROM_CREDENTIALS = {
-    "aws_access_key_id": ("access_key_id", "AWS_ACCESS_KEY_ID"),
-    "aws_secret_access_key": ("secret_access_key", "AWS_SECRET_ACCESS_KEY"),
-    "aws_session_token": ("session_token", "AWS_SESSION_TOKEN"),
-}
-_FROM_CONFIG = {
-    "region": ("region", "AWS_REGION"),
-    "endpoint_url": ("endpoint", "AWS_ENDPOINT_URL"),
-}
-
-
-def shared_config(environ: Mapping[str, str]) -> dict[str, str]:
-    """Settings for the profile `AWS_PROFILE` (or `default`) from `~/.aws/credentials` and
-    `~/.aws/config` (or `AWS_SHARED_CREDENTIALS_FILE` / `AWS_CONFIG_FILE`), for keys the environment
-    does not set. Missing or unreadable files give nothing; credentials in `config` count too."""
-    profile = environ.get("AWS_PROFILE") or environ.get("AWS_DEFAULT_PROFILE") or "default"
-    home = Path(environ.get("HOME") or Path.home())
-    credentials_file = Path(environ.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials")
-    config_file = Path(environ.get("AWS_CONFIG_FILE") or home / ".aws" / "config")
-    found: dict[str, str] = {}
-    # In the config file a named profile's section is `[profile NAME]`; the default is `[default]`.
-    config_section = profile if profile == "default" else f"profile {profile}"
-    sources = (
-        (credentials_file, profile, _FROM_CREDENTIALS),
-        (config_file, config_section, {**_FROM_CREDENTIALS, **_FROM_CONFIG}),
-    )
-    for path, section, keys in sources:
-        values = _ini_section(path, section)
-        for name, (key, variable) in keys.items():
-            value = values.get(name, "").strip()
-            if value and not environ.get(variable) and key not in found:
-                found[key] = value
-    if "region" not in found and not environ.get("AWS_REGION") and environ.get("AWS_DEFAULT_REGION"):
-        found["region"] = environ["AWS_DEFAULT_REGION"]
-    return found
-
-
-def _ini_section(path: Path, section: str) -> dict[str, str]:
-    parser = configparser.RawConfigParser()
-    try:
-        parser.read(path, encoding="utf-8")
-    except (OSError, configparser.Error, UnicodeDecodeError):
-        return {}
-    return dict(parser.items(section)) if parser.has_section(section) else {}
-
-
 def describe(exc: BaseException) -> str:
     """One line for a store failure: obstore's messages carry a multi-line debug dump after the first."""
+    from skillwire.catalog.aws_credentials import provider_failure
+
     text = str(exc).strip().splitlines()
     first = text[0] if text else type(exc).__name__
+    first = provider_failure(first) or first  # a failed credential_process says what failed itself
     return first if len(first) <= 300 else first[:297] + "..."
 
 

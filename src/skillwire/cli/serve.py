@@ -308,8 +308,11 @@ def run(args: argparse.Namespace) -> int:
             args.quiet = quiet or index > 0  # one summary and one "listening on", not one per worker
             return serve(args, paths, published, roots, address, sock)
 
-        return run_workers(args.workers, worker, debug=args.debug)
-    return serve(args, paths, published, roots, address, sock)
+        with contextlib.closing(sock):  # the parent's copy; each worker has its own
+            return run_workers(args.workers, worker, debug=args.debug)
+    # Closed here too when loading the catalog fails (a store that cannot be reached, bad credentials).
+    with sock if sock is not None else contextlib.nullcontext():
+        return serve(args, paths, published, roots, address, sock)
 
 
 def serve(
