@@ -42,9 +42,17 @@ def build_server(
 
     With `token_verifier` and `auth` (the SDK's own bearer-token support) every request to `/mcp`
     must carry a valid token (401 otherwise); see `server.visibility` for per-caller catalogs."""
-    server = MCPServer(name, version=__version__, instructions=None, token_verifier=token_verifier, auth=auth)
-    skills.attach(server)
-    return server
+    return MCPServer(
+        name,
+        version=__version__,
+        instructions=None,
+        token_verifier=token_verifier,
+        auth=auth,
+        # The SDK's public extension points, as any user would write them (see SkillsExtension).
+        extensions=[skills],
+        middleware=skills.middleware(),
+        subscriptions=skills.subscriptions,
+    )
 
 
 def transport_security(host: str, extra_hosts: Sequence[str] = ()) -> TransportSecuritySettings:

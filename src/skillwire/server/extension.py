@@ -1,28 +1,31 @@
-"""`SkillsExtension`: SEP-2640 on the official `mcp` SDK, added to any server in one line.
+"""`SkillsExtension`: SEP-2640 on the official `mcp` SDK, through the SDK's public extension points.
 
     skills = SkillsExtension(SkillCatalog(["./skills"]))
-    skills.attach(mcp)          # an MCPServer or a low-level Server
+    mcp = MCPServer("docs", extensions=[skills], middleware=skills.middleware(), subscriptions=skills.subscriptions)
 
-`attach` binds `skills/list`, `skills/get` and `resources/directory/read`, advertises the extension
-(also in the legacy 2025-11-25 `initialize` result, which the SDK would otherwise strip), and wraps
-the server's own `resources/read` and `resources/list` so skill URIs are served here and every other
-URI falls through to the handlers the server already had. Each request reads the current snapshot
-once and costs O(log n + page).
+`extensions=` binds `skills/list`, `skills/get` and `resources/directory/read` and advertises the extension;
+`middleware=` serves skill files through the server's `resources/read` and `resources/list` beside its own
+resources (`server/resources.py`), re-adds the advertisement to the legacy 2025-11-25 `initialize` result
+(`server/legacy.py`) and remembers legacy sessions for change notifications (`server/notify.py`);
+`subscriptions=` is the bus a catalog change is published on for 2026 `subscriptions/listen` streams.
+`skills.attach(server)` does all of it to a server already built (an `MCPServer` or a low-level `Server`);
+on an `MCPServer` that needs two private attributes, which only `server/_sdk.py` touches.
+Each request reads the current snapshot once and costs O(log n + page).
 """
 
 from __future__ import annotations
 
-import json
 import logging
 import weakref
 from collections.abc import Sequence
 from typing import Any, Literal
 
 import anyio
-from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.server.context import HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp_types import PaginatedRequestParams, ReadResourceRequestParams, RequestParams
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
@@ -31,21 +34,22 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
 from skillwire.catalog.store import BlobUnavailable, StoredFile
-from skillwire.core.cursor import decode_cursor, encode_cursor
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidCursor, InvalidSkillURI
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
 from skillwire.core.verify import skill_md_mismatch
+from skillwire.server import _sdk
 from skillwire.server.content import dynamic_contents, file_contents
+from skillwire.server.legacy import LegacyInitializeAdvertiser
 from skillwire.server.notify import ListChangedNotifier
+from skillwire.server.resources import SkillResources, install_resource_handlers
 
 __all__ = ["EXTENSION_ID", "SkillsExtension"]
 
 logger = logging.getLogger("skillwire.server")
 
 EXTENSION_ID = "io.modelcontextprotocol/skills"
-_ATTACHED = "_skillwire_extension"  # marks the resources/* handlers `attach` installed
 CacheScope = Literal["public", "private"]
 _BIG_FILE = 256 * 1024  # read files above this size in a worker thread
 
@@ -72,8 +76,11 @@ def invalid_params(message: str, uri: str | None = None) -> MCPError:
 class SkillsExtension(Extension):
     """The MCP Skills extension (`io.modelcontextprotocol/skills`) for an `mcp` server: `skills/list`,
     `skills/get`, `resources/directory/read`, and `skill://` files through `resources/read` and
-    `resources/list`. `attach(server)` installs it on an `MCPServer` or a low-level `Server`; the
-    server's own resources keep working (non-skill URIs fall through to its handlers).
+    `resources/list`, beside the server's own resources (any URI the catalog does not serve reaches them).
+
+    Install it with `MCPServer(extensions=[skills], middleware=skills.middleware(),
+    subscriptions=skills.subscriptions)`, or with `skills.attach(server)` on a server already built (an
+    `MCPServer` or a low-level `Server`; idempotent, and one extension may serve several servers).
 
     Parameters
     ----------
@@ -92,6 +99,9 @@ class SkillsExtension(Extension):
     signatures:
         Publisher signatures to add to the entries' `_meta` (a `SignatureBook`, read from a signed
         catalog's signatures file), or None.
+    subscriptions:
+        The `SubscriptionBus` catalog changes are published on (pass the same one to
+        `MCPServer(subscriptions=...)`); a new in-memory bus by default, available as `.subscriptions`.
     """
 
     identifier = EXTENSION_ID
@@ -106,6 +116,7 @@ class SkillsExtension(Extension):
         ttl_ms: int = 60_000,
         cache_scope: CacheScope = "private",
         signatures: SignatureBook | None = None,
+        subscriptions: SubscriptionBus | None = None,
     ) -> None:
         if page_size < 1 or directory_page_size < 1:
             raise ValueError("page sizes must be at least 1")
@@ -123,6 +134,14 @@ class SkillsExtension(Extension):
         # an entry never changes, and a refresh that changes a skill makes a new one.
         self.signatures = signatures
         self._signature_meta: dict[int, tuple[weakref.ref[SkillEntry], dict[str, Any] | None]] = {}
+        # The middleware is built here, once, because `MCPServer(middleware=...)` takes it before the server
+        # exists; the same objects then serve every server the extension is installed on.
+        self.subscriptions: SubscriptionBus = subscriptions if subscriptions is not None else InMemorySubscriptionBus()
+        self.notifier = ListChangedNotifier(self.subscriptions)
+        self.file_router = SkillResources(self)
+        self.legacy_advertiser = LegacyInitializeAdvertiser(extensions={self.identifier: self.settings()})
+        self.catalog.on_change_async(self.notifier.notify)
+        self._warned_no_middleware = False
 
     # -- Extension contract ----------------------------------------------------------------------------
 
@@ -136,48 +155,31 @@ class SkillsExtension(Extension):
         ]
         if self.directory_read:
             bindings.append(MethodBinding("resources/directory/read", ReadDirectoryParams, self.handle_directory_read))
-        return bindings
+        # The internal methods `resources/read` and `resources/list` of skill files are routed to.
+        return [*bindings, *self.file_router.methods()]
+
+    def middleware(self) -> list[ServerMiddleware[Any]]:
+        """What `MCPServer(middleware=...)` needs for the rest: skill files in `resources/read` and
+        `resources/list`, the legacy `initialize` advertisement, and legacy sessions' change notifications."""
+        return [self.legacy_advertiser, self.notifier, self.file_router]
 
     def attach(self, server: MCPServer | Server[Any]) -> None:
-        """Install everything on `server` (idempotent for the methods `MCPServer(extensions=[...])` bound)."""
-        lowlevel: Server[Any] = server._lowlevel_server if isinstance(server, MCPServer) else server
+        """Install everything on a server already built; what is already installed is left as it is."""
+        if isinstance(server, MCPServer):
+            # `MCPServer` applies extensions only in its constructor, and its bus has no public accessor.
+            lowlevel = _sdk.lowlevel_server(server)
+            self.notifier.add_bus(_sdk.subscription_bus(server))
+        else:
+            lowlevel = server
         for binding in self.methods():
             if lowlevel.get_request_handler(binding.method) is None:
                 lowlevel.add_request_handler(binding.method, binding.params_type, binding.handler)
         lowlevel.extensions[self.identifier] = self.settings()
-        # The handlers the server already had are captured per server (one extension may serve several
-        # servers), and attaching twice does not wrap our own handler around itself.
-        read_entry = lowlevel.get_request_handler("resources/read")
-        list_entry = lowlevel.get_request_handler("resources/list")
-        previous_read = read_entry.handler if read_entry is not None else None
-        previous_list = list_entry.handler if list_entry is not None else None
-        if getattr(previous_read, _ATTACHED, None) is not self:
-
-            async def read_resource(
-                ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
-            ) -> HandlerResult:
-                return await self.handle_read_resource(ctx, params, previous=previous_read)
-
-            setattr(read_resource, _ATTACHED, self)
-            lowlevel.add_request_handler("resources/read", ReadResourceRequestParams, read_resource)
-        if getattr(previous_list, _ATTACHED, None) is not self:
-
-            async def list_resources(
-                ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
-            ) -> HandlerResult:
-                return await self.handle_list_resources(ctx, params, previous=previous_list)
-
-            setattr(list_resources, _ATTACHED, self)
-            lowlevel.add_request_handler("resources/list", PaginatedRequestParams, list_resources)
-        if not any(isinstance(m, LegacyInitializeAdvertiser) for m in lowlevel.middleware):
-            lowlevel.middleware.append(LegacyInitializeAdvertiser(lowlevel))
-        if self.notifier is None:
-            bus = server._subscriptions if isinstance(server, MCPServer) else None
-            self.notifier = ListChangedNotifier(bus)
-            lowlevel.middleware.append(self.notifier)
-            self.catalog.on_change_async(self.notifier.notify)
-
-    notifier: ListChangedNotifier | None = None
+        install_resource_handlers(lowlevel, self)
+        installed = lowlevel.middleware
+        for middleware in self.middleware():
+            if not any(present is middleware for present in installed):
+                installed.append(middleware)
 
     def _wire(self, skill: Any) -> dict[str, Any]:
         """A catalog skill's entry as sent, with its publisher signature when one matches it."""
@@ -210,12 +212,19 @@ class SkillsExtension(Extension):
         (`server.visibility.PerCallerSkills`), so every method sees one and the same catalog."""
         return self.catalog.snapshot
 
-    def _cache_fields(self) -> dict[str, Any]:
+    def cache_fields(self) -> dict[str, Any]:
         return {"ttlMs": self.ttl_ms, "cacheScope": self.cache_scope}
 
     # -- skills/list, skills/get -------------------------------------------------------------------------
 
     async def handle_list(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> HandlerResult:
+        if not self.file_router.seen_request and not self._warned_no_middleware:
+            # The middleware wraps every request, this one included, so it has run by now if it is installed.
+            self._warned_no_middleware = True
+            logger.warning(
+                "SkillsExtension is bound without its middleware: skill files are not served by resources/read; "
+                "pass middleware=skills.middleware() to MCPServer, or call skills.attach(server)"
+            )
         snapshot = self.snapshot_for(ctx)
         try:
             page, next_cursor = snapshot.list_page(params.cursor, self.page_size)
@@ -224,7 +233,7 @@ class SkillsExtension(Extension):
         result: dict[str, Any] = {"resultType": "complete", "skills": [self._wire(s) for s in page]}
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
-        result.update(self._cache_fields())
+        result.update(self.cache_fields())
         return result
 
     async def handle_get(self, ctx: ServerRequestContext[Any, Any], params: GetSkillParams) -> HandlerResult:
@@ -242,7 +251,7 @@ class SkillsExtension(Extension):
         if skill is None:
             hint = "" if uri.endswith("/" + SKILL_MD) else f" (a skill is named by its {SKILL_MD} URI)"
             raise invalid_params(f"Unknown skill: this server serves no skill at {params.uri}{hint}", params.uri)
-        return {"resultType": "complete", "skill": self._wire(skill), **self._cache_fields()}
+        return {"resultType": "complete", "skill": self._wire(skill), **self.cache_fields()}
 
     # -- resources/directory/read ----------------------------------------------------------------------------
 
@@ -269,12 +278,24 @@ class SkillsExtension(Extension):
             result["nextCursor"] = page.next_cursor
         return result
 
-    # -- resources/read, resources/list: skill URIs here, the rest to the server's own handlers --------
+    # -- resources/read of skill files (routed here by `server.resources.SkillResources`) -------------------
+
+    def serves_resource(self, snapshot: CatalogSnapshot, uri: str) -> bool:
+        """Whether `resources/read` of `uri` is answered from the catalog (else the server's own resources are):
+        a file it lists, a file of one of its dynamic skills, or a malformed URI in one of its schemes (which
+        gets a specific error rather than the server's generic "not found")."""
+        if uri in snapshot.files:  # as published: no parsing (the common case, and parsing costs)
+            return True
+        try:
+            canonical = str(parse_uri(uri))
+        except InvalidSkillURI:
+            return uri.partition("://")[0].lower() in snapshot.schemes | {"skill"}
+        return canonical in snapshot.files or snapshot.dynamic_skill_for(canonical) is not None
 
     async def handle_read_resource(
-        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams, *, previous: Any = None
+        self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> HandlerResult:
-        """Serve a skill file; any other URI goes to `previous`, the server's own handler (if any)."""
+        """Serve a skill file (a URI `serves_resource` accepted)."""
         raw = str(params.uri)
         snapshot = self.snapshot_for(ctx)
         # As in handle_get: a file URI exactly as published needs no parsing.
@@ -283,38 +304,31 @@ class SkillsExtension(Extension):
             try:
                 uri = str(parse_uri(raw))
             except InvalidSkillURI as exc:
-                if raw.partition("://")[0].lower() in snapshot.schemes | {"skill"}:
-                    raise invalid_params(f"Resource not found: {exc}", raw) from None
-        if uri is not None:
-            file = snapshot.files.get(uri)
-            if isinstance(file, StoredFile):
-                try:
-                    data = await file.read_async()
-                except BlobUnavailable as exc:
-                    logger.warning("refusing to serve %s: %s", uri, exc)
-                    raise MCPError(INTERNAL_ERROR, str(exc), {"uri": raw}) from None
-                return {"resultType": "complete", "contents": [file_contents(file, data)], **self._cache_fields()}
-            if file is not None:
-                try:
-                    data = file.read() if file.size <= _BIG_FILE else await anyio.to_thread.run_sync(file.read)
-                except (FileChanged, OSError) as exc:
-                    # Serving new bytes under the old digest would make every host reject the skill; the
-                    # honest answer is an error and a fresh snapshot for the next request.
-                    logger.warning("refusing to serve %s: %s", uri, exc)
-                    await anyio.to_thread.run_sync(self.catalog.refresh)
-                    raise MCPError(
-                        INTERNAL_ERROR, f"{uri} changed on the server; fetch its entry again", {"uri": raw}
-                    ) from None
-                return {
-                    "resultType": "complete",
-                    "contents": [file_contents(file, data)],
-                    **self._cache_fields(),
-                }
-            owner = snapshot.dynamic_skill_for(uri)
-            if owner is not None:
-                return await self._read_dynamic(raw, uri, *owner)
-        if previous is not None:
-            return await previous(ctx, params)  # type: ignore[no-any-return]
+                raise invalid_params(f"Resource not found: {exc}", raw) from None
+        file = snapshot.files.get(uri)
+        if isinstance(file, StoredFile):
+            try:
+                data = await file.read_async()
+            except BlobUnavailable as exc:
+                logger.warning("refusing to serve %s: %s", uri, exc)
+                raise MCPError(INTERNAL_ERROR, str(exc), {"uri": raw}) from None
+            return {"resultType": "complete", "contents": [file_contents(file, data)], **self.cache_fields()}
+        if file is not None:
+            try:
+                data = file.read() if file.size <= _BIG_FILE else await anyio.to_thread.run_sync(file.read)
+            except (FileChanged, OSError) as exc:
+                # Serving new bytes under the old digest would make every host reject the skill; the
+                # honest answer is an error and a fresh snapshot for the next request.
+                logger.warning("refusing to serve %s: %s", uri, exc)
+                await anyio.to_thread.run_sync(self.catalog.refresh)
+                raise MCPError(
+                    INTERNAL_ERROR, f"{uri} changed on the server; fetch its entry again", {"uri": raw}
+                ) from None
+            return {"resultType": "complete", "contents": [file_contents(file, data)], **self.cache_fields()}
+        owner = snapshot.dynamic_skill_for(uri)
+        if owner is not None:
+            return await self._read_dynamic(raw, uri, *owner)
+        # The snapshot changed since `serves_resource` looked (a refresh in between): the file is gone.
         raise invalid_params(f"Resource not found: {raw}", raw)
 
     async def _read_dynamic(self, raw: str, uri: str, skill: Any, file_path: str) -> HandlerResult:
@@ -342,80 +356,5 @@ class SkillsExtension(Extension):
         return {
             "resultType": "complete",
             "contents": [dynamic_contents(uri, file_path, data)],
-            **self._cache_fields(),
+            **self.cache_fields(),
         }
-
-    async def handle_list_resources(
-        self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams, *, previous: Any = None
-    ) -> HandlerResult:
-        # Phase-tagged cursor: the server's own resources first (its cursor carried inside ours), then
-        # every listed SKILL.md. Both halves are keyset-paged, so no phase costs more than a page.
-        snapshot = self.snapshot_for(ctx)
-        phase, key = ("own", None) if previous is not None else ("skills", None)
-        if params.cursor is not None:
-            try:
-                phase, key = json.loads(decode_cursor(params.cursor, "resources/list", secret=snapshot.cursor_secret))
-            except (InvalidCursor, ValueError, TypeError) as exc:
-                raise invalid_params(f"invalid cursor for resources/list: {exc}") from None
-            if phase == "own" and previous is None:  # issued by another server sharing the secret
-                raise invalid_params("invalid cursor for resources/list: this server has no own resources")
-        result: dict[str, Any] = {"resultType": "complete", "resources": [], **self._cache_fields()}
-        next_state: list[Any] | None = None
-        if phase == "own":
-            own = await previous(ctx, params.model_copy(update={"cursor": key}))
-            own_dict = own if isinstance(own, dict) else own.model_dump(by_alias=True, mode="json", exclude_none=True)
-            result["resources"] = list(own_dict.get("resources", []))
-            # The server's own pages keep the server's own cache hints; ours apply to skill pages only.
-            for hint in ("ttlMs", "cacheScope"):
-                if hint in own_dict:
-                    result[hint] = own_dict[hint]
-            own_next = own_dict.get("nextCursor")
-            room = self.page_size - len(result["resources"])
-            if own_next:
-                next_state = ["own", own_next]
-            elif snapshot.listed and room > 0:
-                # The server's own listing ended on this page: fill the rest with SKILL.md resources,
-                # so a server without resources of its own does not answer with an empty first page.
-                items, after = snapshot.skill_md_page(None, room)
-                result["resources"] += items
-                if after is not None:
-                    next_state = ["skills", after]
-            elif snapshot.listed:
-                next_state = ["skills", None]
-        else:
-            items, after = snapshot.skill_md_page(key, self.page_size)
-            result["resources"] = items
-            if after is not None:
-                next_state = ["skills", after]
-        if next_state is not None:
-            result["nextCursor"] = encode_cursor(
-                "resources/list", json.dumps(next_state), secret=snapshot.cursor_secret
-            )
-        return result
-
-
-class LegacyInitializeAdvertiser:
-    """Puts `capabilities.extensions` back into the 2025-11-25 `initialize` result.
-
-    The SDK serialises `initialize` through the 2025-11-25 `ServerCapabilities` model, which has no
-    `extensions` field, so the advertisement would silently vanish and no legacy client would ever
-    learn that this server serves skills. Drop this once the SDK keeps the field.
-    """
-
-    def __init__(self, server: Server[Any]) -> None:
-        self.server = server
-
-    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-        result = await call_next(ctx)
-        if ctx.method == "initialize" and isinstance(result, dict) and self.server.extensions:
-            capabilities = result.get("capabilities")
-            if isinstance(capabilities, dict):
-                advertised = dict(capabilities.get("extensions") or {})
-                for identifier, settings in self.server.extensions.items():
-                    advertised.setdefault(identifier, settings)
-                capabilities["extensions"] = advertised
-                resources = capabilities.get("resources")
-                if isinstance(resources, dict):
-                    # We send notifications/resources/list_changed to legacy sessions (server.notify).
-                    resources["listChanged"] = True
-        return result
