@@ -36,7 +36,7 @@ from typing import Any, TextIO
 import anyio
 import httpx2
 from anyio.abc import Process
-from mcp.client._transport import TransportStreams
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client.stdio import get_default_environment
 from mcp.os.posix.utilities import terminate_posix_process_tree
 from mcp.shared.message import SessionMessage
@@ -258,6 +258,12 @@ async def _exited_within(process: Process, seconds: float) -> bool:
     return process.returncode is not None
 
 
+# What bounded_stdio_client yields, spelled with anyio's public types: the SDK's name for the pair,
+# `TransportStreams`, lives in the private `mcp.client._transport` (no module but server/_sdk.py may touch
+# an SDK private: tests/server/test_sdk_seam.py).
+StdioStreams = tuple[MemoryObjectReceiveStream[SessionMessage | Exception], MemoryObjectSendStream[SessionMessage]]
+
+
 @asynccontextmanager
 async def bounded_stdio_client(
     command: Sequence[str],
@@ -265,7 +271,7 @@ async def bounded_stdio_client(
     *,
     env: Mapping[str, str] | None = None,
     errlog: TextIO = sys.stderr,
-) -> AsyncIterator[TransportStreams]:
+) -> AsyncIterator[StdioStreams]:
     """Run `command` and talk newline-delimited JSON-RPC over its stdin/stdout, every line bounded."""
     process: Process = await anyio.open_process(
         list(command),
