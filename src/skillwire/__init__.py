@@ -23,6 +23,9 @@ from skillwire._version import __version__
 from skillwire.catalog.audiences import (
     InvalidAudienceRule,
 )
+from skillwire.catalog.aws_credentials import (
+    AwsCredentialsError,
+)
 from skillwire.catalog.catalog import (
     SkillCatalog,
 )
@@ -189,6 +192,7 @@ __all__ = [
     "ApprovalStore",
     "ApprovalStoreError",
     "ApproveAll",
+    "AwsCredentialsError",
     "BindError",
     "BlobUnavailable",
     "ClientLimits",
