@@ -17,10 +17,13 @@ import anyio
 import mcp_types
 import pytest
 from mcp.client import Client
+from mcp.server.extension import Extension, MethodBinding
 from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
+from mcp.shared.subscriptions import ResourcesListChanged
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import BaseModel, ConfigDict
 
@@ -235,3 +238,48 @@ async def test_a_routed_read_still_passes_the_sdks_initialize_gate(catalog: Skil
             {"uri": "skill://alpha/SKILL.md", "mimeType": "text/markdown", "text": SKILL_MD.format(name="alpha")}
         ]
     }
+
+
+class OtherSkills(Extension):
+    """Stands for mcp's own `Skills` extension (python-sdk main, unreleased): same identifier, own handlers."""
+
+    identifier = EXTENSION_ID
+
+    async def answer(self, ctx: Any, params: Any) -> dict[str, Any]:
+        return {"skills": []}
+
+    def methods(self) -> list[MethodBinding]:
+        return [
+            MethodBinding("skills/list", mcp_types.PaginatedRequestParams, self.answer),
+            MethodBinding("skills/get", mcp_types.PaginatedRequestParams, self.answer),
+        ]
+
+
+def test_one_skills_extension_per_server(catalog: SkillCatalog) -> None:
+    ours = SkillsExtension(catalog)
+    # The SDK refuses a second extension with the same identifier in the constructor ...
+    with pytest.raises(ValueError, match="already registered"):
+        MCPServer("both", extensions=[OtherSkills(), ours])
+    # ... and attach() refuses to put ours beside one that already answers skills/*, changing nothing.
+    server: MCPServer[Any] = MCPServer("theirs", extensions=[OtherSkills()])
+    before = list(server.middleware)
+    with pytest.raises(ValueError, match=r"skills/list is already served on this server by .*install one"):
+        ours.attach(server)
+    assert server.middleware == before
+    assert ours.notifier.buses == [ours.subscriptions]
+    # Attaching our own extension again is not a conflict (the idempotent case).
+    mine: MCPServer[Any] = MCPServer("mine", extensions=[ours], middleware=ours.middleware())
+    ours.attach(mine)
+    assert [m for m in mine.middleware if m in ours.middleware()] == ours.middleware()
+
+
+@pytest.mark.anyio
+async def test_one_extension_on_two_servers_tells_both_buses(catalog: SkillCatalog) -> None:
+    skills = SkillsExtension(catalog)
+    heard: dict[str, list[object]] = {"first": [], "second": []}
+    for name in heard:
+        bus = InMemorySubscriptionBus()
+        bus.subscribe(heard[name].append)
+        skills.attach(MCPServer(name, subscriptions=bus))  # each server's own bus, found by attach
+    await skills.notifier.notify()
+    assert [type(e) for e in heard["first"]] == [type(e) for e in heard["second"]] == [ResourcesListChanged]

@@ -165,13 +165,26 @@ class SkillsExtension(Extension):
 
     def attach(self, server: MCPServer | Server[Any]) -> None:
         """Install everything on a server already built; what is already installed is left as it is."""
+        bus: SubscriptionBus | None = None
         if isinstance(server, MCPServer):
             # `MCPServer` applies extensions only in its constructor, and its bus has no public accessor.
             lowlevel = _sdk.lowlevel_server(server)
-            self.notifier.add_bus(_sdk.subscription_bus(server))
+            bus = _sdk.subscription_bus(server)
         else:
             lowlevel = server
-        for binding in self.methods():
+        bindings = self.methods()
+        for binding in bindings:
+            entry = lowlevel.get_request_handler(binding.method)
+            if entry is not None and entry.handler != binding.handler:
+                # Another skills extension (mcp's own `Skills`, or a second SkillsExtension) answers skills/*
+                # here: wrapping or replacing it would leave one advertisement over two implementations.
+                raise ValueError(
+                    f"{binding.method} is already served on this server by {entry.handler!r}; "
+                    f"install one {self.identifier} extension per server"
+                )
+        if bus is not None:
+            self.notifier.add_bus(bus)
+        for binding in bindings:
             if lowlevel.get_request_handler(binding.method) is None:
                 lowlevel.add_request_handler(binding.method, binding.params_type, binding.handler)
         lowlevel.extensions[self.identifier] = self.settings()
