@@ -6,7 +6,8 @@ and shows as `skillwire.X` in reprs and tracebacks.
     from skillwire import SkillCatalog, SkillsExtension
 
     skills = SkillsExtension(SkillCatalog(["./skills"]))
-    skills.attach(mcp)      # any mcp MCPServer or low-level Server
+    mcp = MCPServer("docs", extensions=[skills], middleware=skills.middleware(), subscriptions=skills.subscriptions)
+    # or skills.attach(server): any mcp MCPServer or low-level Server already built
 
     from skillwire import ApproveAll, SkillHost, UnlistedFile
 

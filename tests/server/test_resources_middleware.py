@@ -283,3 +283,20 @@ async def test_one_extension_on_two_servers_tells_both_buses(catalog: SkillCatal
         skills.attach(MCPServer(name, subscriptions=bus))  # each server's own bus, found by attach
     await skills.notifier.notify()
     assert [type(e) for e in heard["first"]] == [type(e) for e in heard["second"]] == [ResourcesListChanged]
+
+
+@pytest.mark.anyio
+async def test_the_readmes_own_server_snippet_runs_as_written(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, no_private_access: None
+) -> None:
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    section = readme.split("### In your own server", 1)[1]
+    snippet = section.split("```python\n", 1)[1].split("```", 1)[0]
+    (tmp_path / "skills" / "alpha").mkdir(parents=True)
+    (tmp_path / "skills" / "alpha" / "SKILL.md").write_text(SKILL_MD.format(name="alpha"), encoding="utf-8")
+    monkeypatch.chdir(tmp_path)
+    namespace: dict[str, Any] = {}
+    exec(compile(snippet, "README.md", "exec"), namespace)  # the reader's copy-paste, as is
+    async with Client(namespace["mcp"]) as client:
+        [content] = (await call(client, "resources/read", {"uri": "skill://alpha/SKILL.md"}))["contents"]
+        assert content["text"] == SKILL_MD.format(name="alpha")
