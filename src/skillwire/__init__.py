@@ -17,173 +17,178 @@ and shows as `skillwire.X` in reprs and tracebacks.
 
 What is public follows one rule (tests/test_public_api.py checks it): every class and function a
 module lists in its `__all__` (outside `skillwire.cli`, the command line), and every
-`SkillwireError` subclass. To make a new name public, add it to its module's `__all__` and here.
+`SkillwireError` subclass. To make a new name public, add it to its module's `__all__` and here, in
+the `TYPE_CHECKING` imports, `__all__` and `_EXPORTS` (tests/test_public_api.py checks the three agree).
 """
 
+import typing
+
 from skillwire._version import __version__
-from skillwire.catalog.audiences import (
-    InvalidAudienceRule,
-)
-from skillwire.catalog.aws_credentials import (
-    AwsCredentialsError,
-)
-from skillwire.catalog.catalog import (
-    SkillCatalog,
-)
-from skillwire.catalog.digests import (
-    DigestCache,
-)
-from skillwire.catalog.filesystem import (
-    SkillRoot,
-)
-from skillwire.catalog.persist import (
-    SnapshotStore,
-)
-from skillwire.catalog.published import (
-    InvalidIndex,
-)
-from skillwire.catalog.signatures import (
-    SigningError,
-)
-from skillwire.catalog.snapshot import (
-    FileChanged,
-)
-from skillwire.catalog.store import (
-    BlobUnavailable,
-    StoreError,
-)
-from skillwire.checks.hazards import (
-    Hazard,
-    HazardKind,
-    interop_hazards,
-    yaml_interop_hazards,
-)
-from skillwire.checks.links import (
-    check_links,
-)
-from skillwire.checks.lint import (
-    Finding,
-    LintedSkill,
-    LintPathError,
-    LintReport,
-    SkillMdCheck,
-    check_skill_md,
-    lint_path,
-)
-from skillwire.client.limits import (
-    ClientLimits,
-)
-from skillwire.client.skills import (
-    DirectoryItem,
-    EntryProblem,
-    Listing,
-    ResourceContent,
-    SkillsClient,
-)
-from skillwire.core.entry import (
-    SkillEntry,
-)
-from skillwire.core.errors import (
-    ApprovalDenied,
-    ApprovalStoreError,
-    CodeExecutionDenied,
-    ConnectionLost,
-    CrossOriginReadDenied,
-    DigestMismatch,
-    DynamicSkillDeclined,
-    ExtensionNotDeclared,
-    FrontmatterError,
-    FrontmatterMismatch,
-    HostError,
-    InvalidCursor,
-    InvalidEntry,
-    InvalidName,
-    InvalidResponse,
-    InvalidServerEntry,
-    InvalidSkillURI,
-    LimitExceeded,
-    NotASkill,
-    RequestTimeout,
-    ResponseTooLarge,
-    ServerError,
-    SignatureError,
-    SignatureInvalid,
-    SignatureMissing,
-    SizeMismatch,
-    SkillChanged,
-    SkillError,
-    SkillNotActive,
-    SkillNotFound,
-    SkillwireError,
-    UnknownOrigin,
-    UnlistedFile,
-    UnsafeCacheLocation,
-    UntrustedSigner,
-    VerificationFailed,
-)
-from skillwire.core.json import frontmatter_differences
-from skillwire.core.manifest import (
-    ManifestDiff,
-    ManifestFile,
-)
-from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
-from skillwire.core.yaml import (
-    frontmatter_size_problem,
-    parse_frontmatter,
-)
-from skillwire.host.active import (
-    ActiveSkill,
-    DirectoryView,
-)
-from skillwire.host.approvals import (
-    ApprovalStore,
-)
-from skillwire.host.cache import (
-    ContentCache,
-)
-from skillwire.host.framing import (
-    TaggedContent,
-)
-from skillwire.host.host import (
-    SkillHost,
-)
-from skillwire.host.identity import (
-    SkillRef,
-)
-from skillwire.host.origins import (
-    LocalOrigin,
-    ServerOrigin,
-)
-from skillwire.host.policy import (
-    ApprovalRequest,
-    ApproveAll,
-    CodeExecution,
-    CrossOriginRead,
-    DenyAll,
-    Policy,
-)
-from skillwire.host.registry import (
-    Collision,
-    RegisteredSkill,
-)
-from skillwire.host.tools import (
-    SkillTools,
-    ToolResult,
-)
-from skillwire.host.trust import (
-    TrustPolicy,
-)
-from skillwire.server.app import (
-    BindError,
-    bind_http_socket,
-    build_server,
-    serve_http,
-    serve_stdio,
-)
-from skillwire.server.extension import (
-    EXTENSION_ID,
-    SkillsExtension,
-)
+
+if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__getattr__` imports on first use
+    from skillwire.catalog.audiences import (
+        InvalidAudienceRule,
+    )
+    from skillwire.catalog.aws_credentials import (
+        AwsCredentialsError,
+    )
+    from skillwire.catalog.catalog import (
+        SkillCatalog,
+    )
+    from skillwire.catalog.digests import (
+        DigestCache,
+    )
+    from skillwire.catalog.filesystem import (
+        SkillRoot,
+    )
+    from skillwire.catalog.persist import (
+        SnapshotStore,
+    )
+    from skillwire.catalog.published import (
+        InvalidIndex,
+    )
+    from skillwire.catalog.signatures import (
+        SigningError,
+    )
+    from skillwire.catalog.snapshot import (
+        FileChanged,
+    )
+    from skillwire.catalog.store import (
+        BlobUnavailable,
+        StoreError,
+    )
+    from skillwire.checks.hazards import (
+        Hazard,
+        HazardKind,
+        interop_hazards,
+        yaml_interop_hazards,
+    )
+    from skillwire.checks.links import (
+        check_links,
+    )
+    from skillwire.checks.lint import (
+        Finding,
+        LintedSkill,
+        LintPathError,
+        LintReport,
+        SkillMdCheck,
+        check_skill_md,
+        lint_path,
+    )
+    from skillwire.client.limits import (
+        ClientLimits,
+    )
+    from skillwire.client.skills import (
+        DirectoryItem,
+        EntryProblem,
+        Listing,
+        ResourceContent,
+        SkillsClient,
+    )
+    from skillwire.core.entry import (
+        SkillEntry,
+    )
+    from skillwire.core.errors import (
+        ApprovalDenied,
+        ApprovalStoreError,
+        CodeExecutionDenied,
+        ConnectionLost,
+        CrossOriginReadDenied,
+        DigestMismatch,
+        DynamicSkillDeclined,
+        ExtensionNotDeclared,
+        FrontmatterError,
+        FrontmatterMismatch,
+        HostError,
+        InvalidCursor,
+        InvalidEntry,
+        InvalidName,
+        InvalidResponse,
+        InvalidServerEntry,
+        InvalidSkillURI,
+        LimitExceeded,
+        NotASkill,
+        RequestTimeout,
+        ResponseTooLarge,
+        ServerError,
+        SignatureError,
+        SignatureInvalid,
+        SignatureMissing,
+        SizeMismatch,
+        SkillChanged,
+        SkillError,
+        SkillNotActive,
+        SkillNotFound,
+        SkillwireError,
+        UnknownOrigin,
+        UnlistedFile,
+        UnsafeCacheLocation,
+        UntrustedSigner,
+        VerificationFailed,
+    )
+    from skillwire.core.json import frontmatter_differences
+    from skillwire.core.manifest import (
+        ManifestDiff,
+        ManifestFile,
+    )
+    from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
+    from skillwire.core.yaml import (
+        frontmatter_size_problem,
+        parse_frontmatter,
+    )
+    from skillwire.host.active import (
+        ActiveSkill,
+        DirectoryView,
+    )
+    from skillwire.host.approvals import (
+        ApprovalStore,
+    )
+    from skillwire.host.cache import (
+        ContentCache,
+    )
+    from skillwire.host.framing import (
+        TaggedContent,
+    )
+    from skillwire.host.host import (
+        SkillHost,
+    )
+    from skillwire.host.identity import (
+        SkillRef,
+    )
+    from skillwire.host.origins import (
+        LocalOrigin,
+        ServerOrigin,
+    )
+    from skillwire.host.policy import (
+        ApprovalRequest,
+        ApproveAll,
+        CodeExecution,
+        CrossOriginRead,
+        DenyAll,
+        Policy,
+    )
+    from skillwire.host.registry import (
+        Collision,
+        RegisteredSkill,
+    )
+    from skillwire.host.tools import (
+        SkillTools,
+        ToolResult,
+    )
+    from skillwire.host.trust import (
+        TrustPolicy,
+    )
+    from skillwire.server.app import (
+        BindError,
+        bind_http_socket,
+        build_server,
+        serve_http,
+        serve_stdio,
+    )
+    from skillwire.server.extension import (
+        EXTENSION_ID,
+        SkillsExtension,
+    )
 
 __all__ = [
     "EXTENSION_ID",
@@ -290,15 +295,160 @@ __all__ = [
     "yaml_interop_hazards",
 ]
 
+# Which module defines each public name. Imported on first use (PEP 562), not with the package: any
+# `import skillwire.<module>` runs this file first, and importing every public name here (the host,
+# the client, checks with markdown-it-py, rich, signing, ...) was 0.3 s of CPU of every `skillwire
+# serve` start (python -X importtime), which needs only the catalog and the server.
+_EXPORTS: dict[str, tuple[str, ...]] = {
+    "skillwire.catalog.audiences": ("InvalidAudienceRule",),
+    "skillwire.catalog.aws_credentials": ("AwsCredentialsError",),
+    "skillwire.catalog.catalog": ("SkillCatalog",),
+    "skillwire.catalog.digests": ("DigestCache",),
+    "skillwire.catalog.filesystem": ("SkillRoot",),
+    "skillwire.catalog.persist": ("SnapshotStore",),
+    "skillwire.catalog.published": ("InvalidIndex",),
+    "skillwire.catalog.signatures": ("SigningError",),
+    "skillwire.catalog.snapshot": ("FileChanged",),
+    "skillwire.catalog.store": (
+        "BlobUnavailable",
+        "StoreError",
+    ),
+    "skillwire.checks.hazards": (
+        "Hazard",
+        "HazardKind",
+        "interop_hazards",
+        "yaml_interop_hazards",
+    ),
+    "skillwire.checks.links": ("check_links",),
+    "skillwire.checks.lint": (
+        "Finding",
+        "LintedSkill",
+        "LintPathError",
+        "LintReport",
+        "SkillMdCheck",
+        "check_skill_md",
+        "lint_path",
+    ),
+    "skillwire.client.limits": ("ClientLimits",),
+    "skillwire.client.skills": (
+        "DirectoryItem",
+        "EntryProblem",
+        "Listing",
+        "ResourceContent",
+        "SkillsClient",
+    ),
+    "skillwire.core.entry": ("SkillEntry",),
+    "skillwire.core.errors": (
+        "ApprovalDenied",
+        "ApprovalStoreError",
+        "CodeExecutionDenied",
+        "ConnectionLost",
+        "CrossOriginReadDenied",
+        "DigestMismatch",
+        "DynamicSkillDeclined",
+        "ExtensionNotDeclared",
+        "FrontmatterError",
+        "FrontmatterMismatch",
+        "HostError",
+        "InvalidCursor",
+        "InvalidEntry",
+        "InvalidName",
+        "InvalidResponse",
+        "InvalidServerEntry",
+        "InvalidSkillURI",
+        "LimitExceeded",
+        "NotASkill",
+        "RequestTimeout",
+        "ResponseTooLarge",
+        "ServerError",
+        "SignatureError",
+        "SignatureInvalid",
+        "SignatureMissing",
+        "SizeMismatch",
+        "SkillChanged",
+        "SkillError",
+        "SkillNotActive",
+        "SkillNotFound",
+        "SkillwireError",
+        "UnknownOrigin",
+        "UnlistedFile",
+        "UnsafeCacheLocation",
+        "UntrustedSigner",
+        "VerificationFailed",
+    ),
+    "skillwire.core.json": ("frontmatter_differences",),
+    "skillwire.core.manifest": (
+        "ManifestDiff",
+        "ManifestFile",
+    ),
+    "skillwire.core.skill_md": (
+        "SkillDocument",
+        "parse_skill_md",
+        "split_skill_md",
+    ),
+    "skillwire.core.yaml": (
+        "frontmatter_size_problem",
+        "parse_frontmatter",
+    ),
+    "skillwire.host.active": (
+        "ActiveSkill",
+        "DirectoryView",
+    ),
+    "skillwire.host.approvals": ("ApprovalStore",),
+    "skillwire.host.cache": ("ContentCache",),
+    "skillwire.host.framing": ("TaggedContent",),
+    "skillwire.host.host": ("SkillHost",),
+    "skillwire.host.identity": ("SkillRef",),
+    "skillwire.host.origins": (
+        "LocalOrigin",
+        "ServerOrigin",
+    ),
+    "skillwire.host.policy": (
+        "ApprovalRequest",
+        "ApproveAll",
+        "CodeExecution",
+        "CrossOriginRead",
+        "DenyAll",
+        "Policy",
+    ),
+    "skillwire.host.registry": (
+        "Collision",
+        "RegisteredSkill",
+    ),
+    "skillwire.host.tools": (
+        "SkillTools",
+        "ToolResult",
+    ),
+    "skillwire.host.trust": ("TrustPolicy",),
+    "skillwire.server.app": (
+        "BindError",
+        "bind_http_socket",
+        "build_server",
+        "serve_http",
+        "serve_stdio",
+    ),
+    "skillwire.server.extension": (
+        "EXTENSION_ID",
+        "SkillsExtension",
+    ),
+}
+_MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 
-def _publish() -> None:
-    """Show the public names as `skillwire.X` (reprs, tracebacks, docs), as httpx does: where a class
-    is defined inside the package is not part of the API."""
-    for name in __all__:
-        value = globals()[name]
-        if isinstance(value, type) or (callable(value) and hasattr(value, "__code__")):
-            value.__module__ = __name__
+
+def __getattr__(name: str) -> object:
+    module = _MODULE_OF.get(name)
+    if module is None:
+        raise AttributeError(f"module 'skillwire' has no attribute {name!r}")
+    from importlib import import_module
+
+    value = getattr(import_module(module), name)
+    # Shown as `skillwire.X` (reprs, tracebacks, docs), as httpx does: where a class is defined
+    # inside the package is not part of the API.
+    if isinstance(value, type) or (callable(value) and hasattr(value, "__code__")):
+        value.__module__ = __name__
+    globals()[name] = value  # the next access is an ordinary attribute
+    return value
 
 
-_publish()
-del _publish
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})

@@ -28,8 +28,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from enum import StrEnum
 from pathlib import Path
-
-import pathspec
+from typing import TYPE_CHECKING
 
 from skillwire.catalog.digests import DigestCache, FileDigest, pack_stat, stat_identity
 from skillwire.catalog.mime import guess_mime_type
@@ -42,6 +41,10 @@ from skillwire.core.manifest import limit_problem
 from skillwire.core.skill_md import parse_skill_md
 from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
 from skillwire.core.verify import file_mismatches
+
+if TYPE_CHECKING:
+    # Imported where a `.skillignore` is parsed: a start serving a persisted snapshot walks nothing.
+    import pathspec
 
 __all__ = ["SkillRoot"]
 
@@ -223,6 +226,8 @@ class _Walker:
             data = handle.read(MAX_SKILLIGNORE_BYTES + 1)
         if len(data) > MAX_SKILLIGNORE_BYTES:
             return f"a .skillignore larger than {MAX_SKILLIGNORE_BYTES:,} bytes"
+        import pathspec
+
         try:
             return pathspec.GitIgnoreSpec.from_lines(data.decode("utf-8").splitlines())
         except UnicodeDecodeError:

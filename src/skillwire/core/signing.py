@@ -24,13 +24,15 @@ import hashlib
 import json
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
-
-import sshsig
-from sshsig.ssh_public_key import PublicKey, ssh_key_fingerprint_sha256_str
+from typing import TYPE_CHECKING, Any
 
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SignatureInvalid, SignatureMissing
+
+if TYPE_CHECKING:
+    # sshsig (over `cryptography`) is imported where a signature or key is checked: a server without
+    # signatures, and every start before its first signed entry, does without it.
+    from sshsig.ssh_public_key import PublicKey
 
 NAMESPACE = "skillwire-manifest-v1"
 SIGNATURE_META_KEY = "io.skillwire/signature"
@@ -95,6 +97,8 @@ class Signer:
 
 def public_key_of(line: str) -> PublicKey:
     """Parse an OpenSSH public key line (`ssh-ed25519 AAAA... comment`); `ValueError` if it is not one."""
+    from sshsig.ssh_public_key import PublicKey
+
     try:
         return PublicKey.from_openssh_str(line.strip())
     except (ValueError, NotImplementedError, IndexError) as exc:
@@ -102,6 +106,8 @@ def public_key_of(line: str) -> PublicKey:
 
 
 def fingerprint_of(key: PublicKey) -> str:
+    from sshsig.ssh_public_key import ssh_key_fingerprint_sha256_str
+
     return ssh_key_fingerprint_sha256_str(key)
 
 
@@ -115,6 +121,8 @@ def verify_entry(entry: SkillEntry) -> Signer:
     signature = Signature.from_entry(entry)
     if entry.is_dynamic:
         raise SignatureInvalid(entry.uri, "a dynamic skill cannot carry a valid signature (it has no manifest)")
+    import sshsig
+
     try:
         key = sshsig.check_signature(manifest_statement(entry), signature.armored, namespace=NAMESPACE)
     except (sshsig.InvalidSignature, NotImplementedError, ValueError) as exc:

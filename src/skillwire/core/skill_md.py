@@ -12,7 +12,6 @@ from dataclasses import dataclass
 
 from skillwire.core.errors import NotASkill
 from skillwire.core.json import JSONValue
-from skillwire.core.yaml import parse_frontmatter
 
 __all__ = ["SkillDocument", "parse_skill_md", "split_skill_md"]
 
@@ -79,6 +78,10 @@ def parse_skill_md(data: bytes | str) -> SkillDocument:
     else:
         text = data
     frontmatter_text, body, fm_line, body_line = split_skill_md(text)
+    # Imported here, not with the module: the YAML engine (ruamel.yaml) is a tenth of a second of
+    # imports that a server serving its persisted snapshot, whose frontmatter is decoded, never needs.
+    from skillwire.core.yaml import parse_frontmatter
+
     frontmatter = parse_frontmatter(frontmatter_text, first_line=fm_line)
     return SkillDocument(
         frontmatter=frontmatter,
