@@ -199,8 +199,8 @@ def test_invalid_index_keeps_the_last_good_snapshot(seaweedfs: SeaweedS3, aws_en
     assert catalog.status.last_error is not None
     assert "does not hash" in catalog.status.last_error
     # An index whose bytes hash right but whose header announces more skill lines than it holds.
-    first_skill = bytes(obstore.get(store, pointer["index"]).bytes()).split(b"\n")[1]
-    short = b'{"format":"skillwire-index/1","skills":2}\n' + first_skill
+    header, first_skill = bytes(obstore.get(store, pointer["index"]).bytes()).split(b"\n")[:2]
+    short = json.dumps({**json.loads(header), "skills": 2}).encode() + b"\n" + first_skill
     short_id = hashlib.sha256(short).hexdigest()
     obstore.put(store, f"indexes/{short_id}.jsonl", short)
     moved = {**pointer, "id": short_id, "index": f"indexes/{short_id}.jsonl"}

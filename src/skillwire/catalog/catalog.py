@@ -233,7 +233,7 @@ class SkillCatalog:
 
     def _announce(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
         """Tell the listeners when `new` publishes something else than `old`; whether it does."""
-        differs = not _same_published(old, new)
+        differs = not self._publishes_same(old, new)
         if differs:
             for listener in self._listeners:
                 try:
@@ -241,6 +241,9 @@ class SkillCatalog:
                 except Exception:
                     logger.exception("catalog change listener failed")
         return differs
+
+    def _publishes_same(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
+        return _same_published(old, new)
 
     def _scan_root(
         self,

@@ -7,26 +7,27 @@ index object holding every entry and the skip report under a key derived from th
 the pointer therefore always finds a complete index whose blobs are all in place; an unchanged
 catalog publishes to the same id and uploads nothing.
 
-The index (format `skillwire-index/1`) is JSON Lines of canonical JSON (sorted keys, no spaces, UTF-8):
-a header, then one line per skill, sorted by URI:
+The index (format `skillwire-index/2`, described in `catalog.indexed`) is JSON Lines: a header
+holding the skip report, the audience rules and the tables every skill shares (each distinct digest
+once, as hex, and the MIME types), then one line per skill sorted by URI, each starting with its URI,
+its files as `[path, digest index, size, mimeType index, isText]`. Lines, so that a replica reads
+only each line's URI at load and a skill's record when a request needs it; the URI first, so that
+reading it needs no JSON parse; tables, because a 100,000-skill catalog has a million file records
+and most of an inline record was its 71-character digest (the index went from 142 MB to 50 MB).
 
-    {"audiences": [...], "format": "skillwire-index/1", "ignored": [{"path", "reason"}...],
-     "skills": <count>, "skipped": [{"location", "reason"}...]}
-    {"files": [["SKILL.md", "sha256:<hex>", 1234, "text/markdown", true], ...],
-     "frontmatter": {...}, "source": "<folder it came from>", "uri": "skill://acme/x/SKILL.md"}
-    ...
+Format 1 (until this version: a line per skill of canonical JSON with the digest and MIME type
+inline, `{"files": [[path, "sha256:<hex>", size, mimeType, isText]...], "frontmatter", "source",
+"uri"}`) is still served, built whole at load as before (5.4 s and 420 MB on 100,000 skills x 10
+files, against 0.3 s and 50 MB), so replicas of this version can roll out before the catalog is
+republished; `publish` writes format 2 only.
 
-Lines, because a reader then parses one skill at a time: parsing a 100,000-skill index whole left
-its transient objects spread over the heap, 300 MB of a replica's RSS (926 MB against 611 MB).
-
-Each file is `[path inside the skill (URI-encoded, as in its URI), digest, size, mimeType, is UTF-8
-text]`: arrays, because a 100,000-skill catalog has a million of them and keys would double the
-index. The pointer is `{"format": "skillwire-pointer/1", "id": "<hex>", "index": "indexes/<hex>.jsonl",
+The pointer is `{"format": "skillwire-pointer/1", "id": "<hex>", "index": "indexes/<hex>.jsonl",
 "skills": N, "files": N}`.
 
-A server loads the index named by the pointer (no hashing, no listing of the bucket), checks that
-its bytes hash to the id the pointer names, and builds the same immutable `CatalogSnapshot` a folder
-catalog serves, whose files read their bytes by digest through a verified cache (`catalog.store`).
+A server streams the index named by the pointer (no hashing of files, no listing of the bucket),
+checks that its bytes hash to the id the pointer names, and serves an `IndexedSnapshot`: the
+`CatalogSnapshot` interface over the index's lines, whose files read their bytes by digest through a
+verified cache (`catalog.store`).
 """
 
 from __future__ import annotations
@@ -47,16 +48,29 @@ from skillwire.catalog.audiences import AudienceRules, audience_rules
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.indexed import (
+    INDEX_FORMAT_1,
+    INDEX_FORMAT_2,
+    IndexedSnapshot,
+    RecordLoader,
+    field_error,
+    indexed_snapshot,
+    receive,
+)
+from skillwire.catalog.indexed import (
+    InvalidIndex as InvalidIndex,  # re-exported: raised by PublishedCatalog, long imported from here
+)
+from skillwire.catalog.indexed import (
+    PublishedSnapshot as PublishedSnapshot,
+)
 from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, SkippedSkill
 from skillwire.catalog.store import (
     BLOB_PREFIX,
     DEFAULT_CACHE_BYTES,
-    IN_STORE,
     INDEX_PREFIX,
     POINTER_KEY,
     BlobReader,
-    StoredFile,
     StoreError,
     StoreLocation,
     blob_key,
@@ -66,24 +80,17 @@ from skillwire.catalog.store import (
     parse_location,
 )
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.core.entry import SkillEntry
-from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.signing import SIGNATURE_META_KEY
-from skillwire.core.uri import SKILL_MD
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
 
 logger = logging.getLogger("skillwire.published")
 
-INDEX_FORMAT = "skillwire-index/1"
+INDEX_FORMAT = INDEX_FORMAT_2  # what `publish` writes
 POINTER_FORMAT = "skillwire-pointer/1"
 _UPLOADS_AT_ONCE = 16
-
-
-class InvalidIndex(StoreError):
-    """The pointer or the index it names is not a usable published catalog."""
 
 
 # -- writing ---------------------------------------------------------------------------------------------
@@ -94,20 +101,44 @@ def canonical_json(value: object) -> bytes:
 
 
 def encode_index(index: Mapping[str, Any]) -> bytes:
-    """The index document as stored: a header line, then a line per skill (see the module docstring)."""
+    """The index document (`build_index`) as stored, in format 2 (see `catalog.indexed`).
+
+    Deterministic, so an unchanged catalog encodes to the same bytes and so the same id: tables in
+    order of first use, every JSON value canonical (sorted keys), the fields of a line in a fixed order.
+    """
+    digests: dict[str, int] = {}
+    mimes: dict[str, int] = {}
+    file_uris: set[str] = set()
+    lines: list[bytes] = []
+    for skill in index["skills"]:
+        uri = skill["uri"]
+        root = uri[: uri.rfind("/") + 1]
+        files = []
+        for path, digest, size, mime, is_text in skill["files"]:
+            file_uris.add(root + path)
+            # The digest's hex only: the table is a string of 64 hex digits per digest.
+            number = digests.setdefault(digest[len(DIGEST_PREFIX) :], len(digests))
+            files.append([path, number, size, mimes.setdefault(mime, len(mimes)), is_text])
+        # The URI first, then the listed flag, so a reader finds both without parsing the line;
+        # json.dumps escapes every newline inside strings, so a record is always exactly one line.
+        parts = [b'{"uri":', canonical_json(uri)]
+        if skill.get("listed", True) is False:
+            parts.append(b',"listed":false')
+        parts += [b',"files":', canonical_json(files), b',"frontmatter":', canonical_json(skill["frontmatter"])]
+        parts += [b',"source":', canonical_json(skill["source"])]
+        if "_meta" in skill:
+            parts += [b',"_meta":', canonical_json(skill["_meta"])]
+        parts.append(b"}")
+        lines.append(b"".join(parts))
     header = {key: value for key, value in index.items() if key != "skills"}
-    header["skills"] = len(index["skills"])
-    # json.dumps escapes every newline inside strings, so a record is always exactly one line.
-    return b"\n".join([canonical_json(header), *(canonical_json(skill) for skill in index["skills"])])
-
-
-class PublishedSnapshot(CatalogSnapshot):
-    """A snapshot loaded from an index: also which index, and the audience rules it declares."""
-
-    def __init__(self, *args: Any, index_id: str = "", rules: AudienceRules = (), **options: Any) -> None:
-        super().__init__(*args, **options)
-        self.index_id = index_id
-        self.audience_rules = rules
+    header.update(
+        format=INDEX_FORMAT_2,
+        skills=len(lines),
+        files=len(file_uris),
+        digests="".join(digests),
+        mimeTypes=list(mimes),
+    )
+    return b"\n".join([canonical_json(header), *lines])
 
 
 def build_index(
@@ -280,6 +311,17 @@ async def _upload(store: ObjectStore, files: list[CatalogFile]) -> int:
 
 # -- reading -----------------------------------------------------------------------------------------------
 
+_INDEX_CHUNK = 1 << 20
+
+
+def _store_chunks(stream: Iterable[Any], location: StoreLocation) -> Iterator[bytes | memoryview]:
+    """The index's chunks as the store sends them; a failure mid-way is the store's, said in one line."""
+    try:
+        for chunk in stream:
+            yield memoryview(chunk)
+    except Exception as exc:
+        raise StoreError(f"{location} is unreachable: {describe(exc)}") from None
+
 
 @dataclass(frozen=True)
 class Pointer:
@@ -301,47 +343,79 @@ def parse_pointer(data: bytes, etag: str | None) -> Pointer:
     return Pointer(index_id, key, etag)
 
 
-def _field_error(where: str, what: str) -> InvalidIndex:
-    return InvalidIndex(f"index: {where}: {what}")
-
-
 def snapshot_from_index(
     body: bytes, index_id: str, blobs: BlobReader, *, cursor_secret: bytes = DEFAULT_CURSOR_SECRET
 ) -> CatalogSnapshot:
     """The snapshot an index describes; `InvalidIndex` naming the first thing that is wrong."""
-    if hashlib.sha256(body).hexdigest() != index_id:
+    return load_index([body], len(body), index_id, blobs, cursor_secret=cursor_secret)
+
+
+def load_index(
+    chunks: Iterable[bytes | memoryview],
+    size: int,
+    index_id: str,
+    blobs: BlobReader,
+    *,
+    cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
+) -> CatalogSnapshot:
+    """The snapshot of an index streamed in `chunks` (`size` bytes): an `IndexedSnapshot` for format 2,
+    a snapshot built whole for format 1."""
+    received = receive(chunks, size)
+    if received.sha256 != index_id:
         raise InvalidIndex(f"{INDEX_PREFIX}{index_id}.jsonl does not hash to its id (truncated or altered)")
-    records = _records(body)
     try:
-        index = json.loads(next(records))
-    except (ValueError, StopIteration) as exc:
+        index = json.loads(received.header)
+    except ValueError as exc:
         raise InvalidIndex(f"index {index_id[:12]} does not start with a JSON header: {exc}") from None
-    if not isinstance(index, dict) or index.get("format") != INDEX_FORMAT:
-        raise InvalidIndex(f"index {index_id[:12]} is not a {INDEX_FORMAT} document")
-    count = index.get("skills")
-    if type(count) is not int or count < 0:
-        raise _field_error("skills", "the header must give the number of skill lines")
-    loader = _Loader(blobs)
-    skills: list[CatalogSkill] = []
-    for position, line in enumerate(records):
-        try:
-            raw = json.loads(line)
-        except ValueError as exc:
-            raise _field_error(f"skills[{position}]", f"line is not JSON: {exc}") from None
-        skills.append(loader.skill(position, raw))  # this line's parsed objects are freed right after
-    if len(skills) != count:
-        raise _field_error("skills", f"the header announces {count} skill lines, the index holds {len(skills)}")
-    files = loader.files
+    form = index.get("format") if isinstance(index, dict) else None
+    if form not in (INDEX_FORMAT_1, INDEX_FORMAT_2):
+        raise InvalidIndex(f"index {index_id[:12]} is not a {INDEX_FORMAT_2} (or {INDEX_FORMAT_1}) document")
     skipped = [_skipped(i, s) for i, s in enumerate(_list_of(index, "skipped"))]
     ignored = [_ignored(i, s) for i, s in enumerate(_list_of(index, "ignored"))]
     rules = audience_rules(_rule(i, r) for i, r in enumerate(_list_of(index, "audiences")))
+    if form == INDEX_FORMAT_2:
+        return indexed_snapshot(
+            index,
+            received.rest,
+            index_id,
+            blobs,
+            skipped=skipped,
+            ignored=ignored,
+            rules=rules,
+            cursor_secret=cursor_secret,
+        )
+    logger.warning(
+        "index %s is in format %s: built whole at load (slow and large at fleet scale); "
+        "republish it with this skillwire to serve it from its lines",
+        index_id[:12],
+        INDEX_FORMAT_1,
+    )
+    count = index.get("skills")
+    if type(count) is not int or count < 0:
+        raise field_error("skills", "the header must give the number of skill lines")
+    loader = RecordLoader(blobs)
+    skills: list[CatalogSkill] = []
+    for position, line in enumerate(_records(received.rest)):
+        try:
+            raw = json.loads(line)
+        except ValueError as exc:
+            raise field_error(f"skills[{position}]", f"line is not JSON: {exc}") from None
+        skills.append(loader.skill(position, raw))  # this line's parsed objects are freed right after
+    if len(skills) != count:
+        raise field_error("skills", f"the header announces {count} skill lines, the index holds {len(skills)}")
     return PublishedSnapshot(
-        skills, files.values(), skipped, ignored=ignored, cursor_secret=cursor_secret, index_id=index_id, rules=rules
+        skills,
+        loader.files.values(),
+        skipped,
+        ignored=ignored,
+        cursor_secret=cursor_secret,
+        index_id=index_id,
+        rules=rules,
     )
 
 
-def _records(body: bytes) -> Iterator[bytes]:
-    """The lines of an index, one slice at a time (never a second copy of the whole body)."""
+def _records(body: bytearray) -> Iterator[bytearray]:
+    """The lines of a format-1 index after its header, one slice at a time."""
     start = 0
     while start < len(body):
         end = body.find(b"\n", start)
@@ -353,105 +427,30 @@ def _records(body: bytes) -> Iterator[bytes]:
 
 def _rule(position: int, raw: object) -> tuple[str, list[str]]:
     if not isinstance(raw, dict) or not isinstance(raw.get("prefix"), str) or "://" not in raw["prefix"]:
-        raise _field_error(f"audiences[{position}]", "must be {prefix: a URI prefix, audiences: [...]}")
+        raise field_error(f"audiences[{position}]", "must be {prefix: a URI prefix, audiences: [...]}")
     names = raw.get("audiences")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):
-        raise _field_error(f"audiences[{position}]", "audiences must be a non-empty list of strings")
+        raise field_error(f"audiences[{position}]", "audiences must be a non-empty list of strings")
     return raw["prefix"], names
 
 
 def _list_of(index: Mapping[str, object], key: str) -> list[object]:
     value = index.get(key, [])
     if not isinstance(value, list):
-        raise _field_error(key, "must be an array")
+        raise field_error(key, "must be an array")
     return cast(list[object], value)
 
 
 def _skipped(position: int, raw: object) -> SkippedSkill:
     if not isinstance(raw, dict) or not isinstance(raw.get("location"), str) or not isinstance(raw.get("reason"), str):
-        raise _field_error(f"skipped[{position}]", "must be {location, reason} strings")
+        raise field_error(f"skipped[{position}]", "must be {location, reason} strings")
     return SkippedSkill(raw["location"], raw["reason"])
 
 
 def _ignored(position: int, raw: object) -> tuple[str, str]:
     if not isinstance(raw, dict) or not isinstance(raw.get("path"), str) or not isinstance(raw.get("reason"), str):
-        raise _field_error(f"ignored[{position}]", "must be {path, reason} strings")
+        raise field_error(f"ignored[{position}]", "must be {path, reason} strings")
     return raw["path"], raw["reason"]
-
-
-class _Loader:
-    """Builds the snapshot's skills and files from an index's records, one pass, checked as it goes.
-
-    Written for a million file records: the checks are plain type tests, error messages are built
-    only on failure, and the strings a catalog repeats (MIME types, digests of files that share
-    content) are kept once (measured on 100,000 skills x 10 files: about 150 MB less).
-    """
-
-    def __init__(self, blobs: BlobReader) -> None:
-        self.blobs = blobs
-        self.files: dict[str, StoredFile] = {}
-        self.strings: dict[str, str] = {}
-
-    def skill(self, position: int, raw: object) -> CatalogSkill:
-        if type(raw) is not dict:
-            raise _field_error(f"skills[{position}]", "must be an object")
-        uri, frontmatter, raw_files = raw.get("uri"), raw.get("frontmatter"), raw.get("files")
-        source = raw.get("source")
-        # The index hashed to the id its pointer names, so its URIs are what `publish` wrote (canonical,
-        # from a scan); a full parse of each (a fifth of the load) would only catch a foreign writer's bug.
-        if type(uri) is not str or not uri.endswith("/" + SKILL_MD) or "://" not in uri or "/../" in uri:
-            raise _field_error(f"skills[{position}]", f"uri {uri!r} is not a SKILL.md URI")
-        if type(frontmatter) is not dict or type(frontmatter.get("name")) is not str:
-            raise _field_error(f"skills[{position}] ({uri})", "frontmatter must be an object with a name")
-        if type(raw_files) is not list or not raw_files:
-            raise _field_error(f"skills[{position}] ({uri})", "files must be a non-empty array")
-        root = uri[: -len(SKILL_MD)]
-        manifest = [self.file(position, number, uri, root, item) for number, item in enumerate(raw_files)]
-        if not any(f.uri == uri for f in manifest):
-            raise _field_error(f"skills[{position}] ({uri})", "files do not include the skill's SKILL.md")
-        meta = raw.get("_meta")  # a publisher signature travels with the entry (core/signing.py)
-        entry = SkillEntry(
-            uri,
-            cast(dict[str, JSONValue], frontmatter),
-            tuple(manifest),
-            meta=cast(dict[str, JSONValue], meta) if type(meta) is dict else None,
-        )
-        return CatalogSkill(entry, source if type(source) is str else uri, listed=raw.get("listed", True) is not False)
-
-    def file(self, position: int, number: int, skill_uri: str, root: str, item: object) -> StoredFile:
-        if type(item) is not list or len(item) != 5:
-            raise self._bad(position, number, skill_uri, "must be [path, digest, size, mimeType, isText]")
-        path, digest, size, mime, is_text = item
-        if type(path) is not str or not path or path[0] == "/" or (".." in path and ".." in path.split("/")):
-            raise self._bad(position, number, skill_uri, f"path {path!r} is not a relative path inside the skill")
-        # Length and prefix only, for the same reason as URIs; a wrong digest fails every read of its file.
-        if type(digest) is not str or len(digest) != 71 or not digest.startswith(DIGEST_PREFIX):
-            raise self._bad(position, number, skill_uri, f"digest {digest!r} is not sha256:<64 hex>")
-        if type(size) is not int or size < 0:
-            raise self._bad(position, number, skill_uri, f"size {size!r} is not a non-negative integer")
-        if type(mime) is not str or type(is_text) is not bool:
-            raise self._bad(position, number, skill_uri, "mimeType must be a string and isText a boolean")
-        file_uri = root + path
-        known = self.files.get(file_uri)
-        if known is not None:  # a nested skill's file, also in its enclosing skill's manifest
-            if known.digest != digest:
-                raise self._bad(position, number, skill_uri, f"{file_uri} is listed twice with different digests")
-            return known
-        strings = self.strings
-        made = self.files[file_uri] = StoredFile(
-            file_uri,
-            strings.setdefault(digest, digest),
-            size,
-            strings.setdefault(mime, mime),
-            is_text,
-            IN_STORE,
-            self.blobs,
-        )
-        return made
-
-    @staticmethod
-    def _bad(position: int, number: int, skill_uri: str, what: str) -> InvalidIndex:
-        return _field_error(f"skills[{position}].files[{number}] ({skill_uri})", what)
 
 
 @dataclass
@@ -509,25 +508,40 @@ class PublishedCatalog(SkillCatalog):
         return parse_pointer(data, result.meta.get("e_tag"))
 
     def _load_index(self, pointer: Pointer) -> CatalogSnapshot:
-        try:
-            body = bytes(obstore.get(self.store, pointer.index).bytes())
-        except Exception as exc:
-            if is_not_found(exc):
-                missing = f"{POINTER_KEY} names {pointer.index}, which {self.location} does not hold"
-                raise InvalidIndex(missing) from None
-            raise StoreError(f"{self.location} is unreachable: {describe(exc)}") from None
-        # As for a folder scan (see SkillCatalog._build): no cyclic GC while a million objects are made,
-        # and the survivors frozen so request-time collections never walk them.
+        # As for a folder scan (see SkillCatalog._build): no cyclic GC while the snapshot is made, and
+        # the survivors frozen so request-time collections never walk them.
         gc.collect()
         was_enabled = gc.isenabled()
         gc.disable()
         try:
-            snapshot = snapshot_from_index(body, pointer.id, self.blobs, cursor_secret=self.cursor_secret)
+            try:
+                result = obstore.get(self.store, pointer.index)
+                size = result.meta["size"]
+                # Streamed: the index is held once, in the buffer the snapshot keeps (catalog.indexed).
+                chunks = _store_chunks(result.stream(min_chunk_size=_INDEX_CHUNK), self.location)
+                snapshot = load_index(chunks, size, pointer.id, self.blobs, cursor_secret=self.cursor_secret)
+            except StoreError:
+                raise
+            except Exception as exc:
+                if is_not_found(exc):
+                    missing = f"{POINTER_KEY} names {pointer.index}, which {self.location} does not hold"
+                    raise InvalidIndex(missing) from None
+                raise StoreError(f"{self.location} is unreachable: {describe(exc)}") from None
         finally:
             if was_enabled:
                 gc.enable()
         gc.freeze()
         return snapshot
+
+    def _publishes_same(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
+        # Comparing two indexed snapshots file by file would build every record of both; their lines
+        # and tables compare as bytes instead. Any difference there (a source, a MIME type, an
+        # audience rule) counts as a change: a spurious list_changed costs a client one re-list.
+        if isinstance(old, IndexedSnapshot) and isinstance(new, IndexedSnapshot):
+            return old.audience_rules == new.audience_rules and old.records.same_content(new.records)
+        if isinstance(old, IndexedSnapshot) or isinstance(new, IndexedSnapshot):
+            return False  # a change of index format: notify rather than build every record to compare
+        return super()._publishes_same(old, new)
 
     def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
         with self._refresh_lock:

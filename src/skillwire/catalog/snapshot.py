@@ -251,14 +251,15 @@ class CatalogSnapshot:
         self.cursor_secret = cursor_secret
         self.skipped: tuple[SkippedSkill, ...] = tuple(skipped)
         self.ignored: tuple[tuple[str, str], ...] = tuple(ignored)
-        self.skill_by_uri: dict[str, CatalogSkill] = {}
+        # Read-only Mapping/Sequence types: a published snapshot (catalog.indexed) answers them from
+        # its index's lines instead of holding an object per skill and file.
+        by_uri: dict[str, CatalogSkill] = {}
         for skill in skills:
-            self.skill_by_uri[skill.uri] = skill
-        self.listed: list[CatalogSkill] = sorted(
-            (s for s in self.skill_by_uri.values() if s.listed), key=lambda s: s.uri
-        )
-        self._listed_keys = [s.uri for s in self.listed]
-        self.files: dict[str, CatalogFile] = {f.uri: f for f in files}
+            by_uri[skill.uri] = skill
+        self.skill_by_uri: Mapping[str, CatalogSkill] = by_uri
+        self.listed: Sequence[CatalogSkill] = sorted((s for s in by_uri.values() if s.listed), key=lambda s: s.uri)
+        self._listed_keys: Sequence[str] = [s.uri for s in self.listed]
+        self.files: Mapping[str, CatalogFile] = {f.uri: f for f in files}
         self.dynamic_roots: dict[ParsedURI, CatalogSkill] = {
             s.entry.path.root: s for s in self.skill_by_uri.values() if s.entry.is_dynamic
         }
@@ -384,7 +385,7 @@ class CatalogSnapshot:
         if cursor is not None:
             after = decode_cursor(cursor, "skills/list", secret=self.cursor_secret)
             start = bisect.bisect_right(self._listed_keys, after)
-        page = self.listed[start : start + limit]
+        page = list(self.listed[start : start + limit])
         more = start + limit < len(self.listed)
         next_cursor = encode_cursor("skills/list", page[-1].uri, secret=self.cursor_secret) if more else None
         return page, next_cursor

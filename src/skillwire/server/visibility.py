@@ -31,6 +31,7 @@ from mcp.server.context import ServerRequestContext
 
 from skillwire.catalog.audiences import AudienceRules, InvalidAudienceRule, visible_to
 from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.indexed import IndexedSnapshot
 from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
 from skillwire.server.extension import SkillsExtension
 
@@ -102,7 +103,12 @@ class PerCallerSkills(SkillsExtension):
         def keep(skill: CatalogSkill) -> bool:
             return visible_to(rules, skill.uri, audiences) and (extra is None or extra(skill, audiences))
 
-        view = view_of(snapshot, keep)
+        if isinstance(snapshot, IndexedSnapshot):
+            # A subset of the index's records, not a copy of them; the hook alone needs a built skill.
+            hook = None if extra is None else (lambda skill: extra(skill, audiences))
+            view: CatalogSnapshot = snapshot.view(lambda uri: visible_to(rules, uri, audiences), hook)
+        else:
+            view = view_of(snapshot, keep)
         with self._lock:
             self._views[key] = (snapshot, view)
             while len(self._views) > _VIEWS_KEPT:
