@@ -669,17 +669,3 @@ def indexed_snapshot(
         index_id=index_id,
         rules=rules,
     )
-
-
-__all__ = [
-    "INDEX_FORMAT_1",
-    "INDEX_FORMAT_2",
-    "IndexRecords",
-    "IndexedSnapshot",
-    "InvalidIndex",
-    "PublishedSnapshot",
-    "RecordLoader",
-    "field_error",
-    "indexed_snapshot",
-    "receive",
-]
