@@ -10,6 +10,9 @@ import pytest
 
 from support.seaweed import SeaweedS3, weed_binary
 
+# Records the rule of every lint and check finding, for tests/checks/test_rule_coverage.py.
+pytest_plugins = ("support.rule_coverage",)
+
 # Tests (and the servers and clients they start as subprocesses, which inherit the environment) must
 # never read or write the real user's approvals, digest cache or content cache.
 _STATE = tempfile.mkdtemp(prefix="skillwire-test-home-")
