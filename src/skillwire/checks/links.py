@@ -73,7 +73,7 @@ class Link:
     shown: str  # the same, percent-decoded for people to read (markdown-it's own display form)
 
 
-def _drop_footnote_definitions(state: StateCore) -> None:
+def _resolve_no_references(state: StateCore) -> None:
     """Between the block and the inline pass: no reference resolves in the inline pass (definitions
     are reported at their own line), and GFM footnote definitions are not links at all."""
     state.env["references"] = {}
@@ -81,7 +81,7 @@ def _drop_footnote_definitions(state: StateCore) -> None:
 
 
 _MARKDOWN = MarkdownIt("commonmark", {"inline_definitions": True})
-_MARKDOWN.core.ruler.after("block", "skillwire_definitions", _drop_footnote_definitions)
+_MARKDOWN.core.ruler.after("block", "skillwire_definitions", _resolve_no_references)
 
 _LINE_BREAKS = ("softbreak", "hardbreak")
 
