@@ -75,6 +75,9 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         check_skill_md,
         lint_path,
     )
+    from skillwire.client.bounds import (
+        WireBounds,
+    )
     from skillwire.client.limits import (
         ClientLimits,
     )
@@ -278,6 +281,7 @@ __all__ = [
     "UnsafeCacheLocation",
     "UntrustedSigner",
     "VerificationFailed",
+    "WireBounds",
     "__version__",
     "bind_http_socket",
     "build_server",
@@ -329,6 +333,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "check_skill_md",
         "lint_path",
     ),
+    "skillwire.client.bounds": ("WireBounds",),
     "skillwire.client.limits": ("ClientLimits",),
     "skillwire.client.skills": (
         "DirectoryItem",

@@ -31,6 +31,7 @@ from mcp.client import Client
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot, scan_root
 from skillwire.catalog.snapshot import CatalogFile, FileChanged
+from skillwire.client.bounds import WireBounds
 from skillwire.client.limits import ClientLimits
 from skillwire.client.skills import DirectoryItem, EntryProblem, Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
@@ -222,12 +223,30 @@ class SkillHost:
         self._servers[origin.label] = _Connection(origin, skills.client, skills)
         return skills
 
-    async def attach_client(self, label: str, client: Client | SkillsClient) -> SkillsClient:
+    async def attach_client(
+        self, label: str, client: Client | SkillsClient, *, bounds: WireBounds | None = None
+    ) -> SkillsClient:
         """Use an already-connected `mcp` client (in-process servers, custom transports), or a `SkillsClient`
-        opened with `skillwire.client.connection` (which keeps its limits and guarded transports)."""
+        opened with `skillwire.client.connection` (which keeps its limits and guarded transports).
+
+        A client you built yourself has only the timeouts and entry caps: its bytes never pass through
+        skillwire. Build it over `WireBounds` transports and pass `bounds` to have every answer's bytes
+        bounded as for `add_server` (see `skillwire.client.bounds`)."""
         if label in self._servers or label in self._local:
             raise ValueError(f"an origin labelled {label!r} already exists")
-        skills = client if isinstance(client, SkillsClient) else SkillsClient(client, origin=label)
+        if bounds is not None:
+            if isinstance(client, SkillsClient):
+                raise ValueError("a SkillsClient keeps its own bounds; pass bounds only with an mcp Client")
+            if not bounds.transports:
+                raise ValueError("no transport was made from these WireBounds: build the Client over them")
+            if bounds.attached:
+                raise ValueError("these WireBounds belong to another connection: one WireBounds per Client")
+            bounds.attached = True
+            bounds.budget.connected = True  # the handshake is done: faults stay with their request
+        if isinstance(client, SkillsClient):
+            skills = client
+        else:
+            skills = SkillsClient(client, origin=label, budget=bounds.budget if bounds is not None else None)
         self._servers[label] = _Connection(ServerOrigin(label, url="inproc://" + label), skills.client, skills)
         return skills
 
