@@ -100,7 +100,7 @@ def draw(results: dict[str, Any], path: Path) -> None:
         "start → first skills/list (s)",
         [
             ("skillwire cold", SW[0], _peer("skillwire", "start_first_list_s")),
-            ("skillwire restart (digest cache)", SW[2], _peer("skillwire", "restart_digest_cache_s")),
+            ("skillwire restart (snapshot cache)", SW[2], _peer("skillwire", "restart_digest_cache_s")),
             ("FastMCP", FM[0], _peer("fastmcp", "start_first_list_s")),
             ("TypeScript SDK", TS[0], _peer("typescript", "start_first_list_s")),
             ("bare read+hash loop", LOOP, lambda c: c.get("machine", {}).get("read_hash_loop_s")),

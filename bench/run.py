@@ -136,7 +136,8 @@ QUICK = Settings(
 # (key, label, unit, which is better). Every metric appears for both peers: a number or a status.
 METRICS: list[tuple[str, str, str, str]] = [
     ("start_first_list_s", "start → first skills/list (cold)", "s", "lower"),
-    ("restart_digest_cache_s", "restart with digest cache → first list", "s", "lower"),
+    # The key predates the persisted snapshot; a restart with the cache now serves it (catalog/persist.py).
+    ("restart_digest_cache_s", "restart (snapshot + digest cache) → first list", "s", "lower"),
     ("cold_start_vs_loop", "cold start ÷ bare read+hash loop", "×", "lower"),
     ("list_all_s", "whole skills/list (all pages)", "s", "lower"),
     ("page_p50_ms", "skills/list page p50", "ms", "lower"),
@@ -371,8 +372,10 @@ async def run_skillwire(
     run = PeerRun(catalog, "skillwire")
     logs = workdir / "logs"
     digests = workdir / f"digests-{catalog}.sqlite"
-    for suffix in ("", "-wal", "-shm"):
-        Path(f"{digests}{suffix}").unlink(missing_ok=True)
+    # The digest cache and what lives next to it: SQLite's -wal/-shm and the persisted snapshots
+    # (`<file>.snapshot-<hash>`), so the first start below really starts without either.
+    for stale in workdir.glob(f"{digests.name}*"):
+        stale.unlink(missing_ok=True)
     budget = settings.skillwire_start_budget
 
     async def launch_skillwire(log: str, digest_cache: Path | None = None) -> Started:
@@ -750,7 +753,7 @@ def targets(results: dict[str, Any]) -> list[dict[str, Any]]:
     )
     share = restart / cold * 100 if cold and restart else None
     add(
-        "restart with digest cache ≤ 25% of cold start",
+        "restart (snapshot + digest cache) ≤ 25% of cold start",
         big,
         share,
         None if share is None else share <= 25,

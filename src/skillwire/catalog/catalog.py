@@ -384,9 +384,18 @@ class SkillCatalog:
         if self._unvalidated is None:
             await self._watch(stop_event, debounce_ms)
             return
+        # Arming the watcher holds the GIL for the whole set-up (watchfiles' RustNotify adds one
+        # inotify watch per folder without releasing it: 0.6 s of CPU for 30,000 folders here, the
+        # event loop frozen meanwhile), and the stat check is a few tenths of a second more. A warm
+        # start answers first: both wait a moment, so the requests waiting at start-up are served
+        # from the persisted snapshot. Nothing is missed by waiting: the check runs after the
+        # watcher is armed (tasks start in the order they are started, and awatch builds its
+        # watcher before its first await), so a change made before arming shows in the check and
+        # one made after it reaches the watcher. A cold start arms at once, as its scan just ran.
+        await anyio.sleep(_WARM_SETTLE_S)
         async with anyio.create_task_group() as group:
+            group.start_soon(self._watch, stop_event, debounce_ms)
             group.start_soon(self.validate_and_notify)
-            await self._watch(stop_event, debounce_ms)
 
     async def _notify_async(self) -> None:
         for listener in self._async_listeners:
@@ -410,6 +419,10 @@ class SkillCatalog:
                 continue
             if differs:
                 await self._notify_async()
+
+
+# How long a warm start serves before arming its watcher and checking its snapshot (see `watch`).
+_WARM_SETTLE_S = 1.0
 
 
 def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
