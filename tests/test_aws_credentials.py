@@ -328,3 +328,14 @@ def test_the_json_is_what_the_aws_cli_prints(tmp_path: Path) -> None:
     payload = {"Version": 1, **KEYS, "Expiration": "2999-01-01T00:00:00+00:00"}
     credential = ProcessCredentials(script(tmp_path, f"print(json.dumps({json.dumps(payload)}, indent=2))\n"), "p")()
     assert credential["expires_at"] == datetime(2999, 1, 1, tzinfo=UTC)
+
+
+def test_a_named_profile_that_is_nowhere_is_an_error(tmp_path: Path) -> None:
+    environ = files(tmp_path, config="[profile other]\nregion = eu-west-1\n", AWS_PROFILE="typo")
+    with pytest.raises(AwsCredentialsError) as failure:
+        s3_settings(environ)
+    assert str(failure.value) == (
+        "AWS profile 'typo' (from AWS_PROFILE) is in neither the credentials file nor the config file"
+    )
+    # The default profile may be absent: then there is nothing in the files, as before.
+    assert s3_settings(files(tmp_path)).config == {}

@@ -96,12 +96,15 @@ def test_the_modern_wire_is_unaffected(two_workers: RunningServer) -> None:
 
 
 @pytest.mark.conformance
+@pytest.mark.parametrize("spec_version", ["2025-11-25", None], ids=["legacy", "modern"])
 @pytest.mark.parametrize("scenario", SKILLS_SCENARIOS)
-def test_conformance_legacy_scenarios_pass_behind_workers(two_workers: RunningServer, scenario: str) -> None:
+def test_conformance_scenarios_pass_behind_workers(
+    two_workers: RunningServer, scenario: str, spec_version: str | None
+) -> None:
     reason = missing_tools_reason()
     if reason:
         pytest.skip(reason)
-    run = run_server_scenario(two_workers.url, scenario, spec_version="2025-11-25", force=True)
+    run = run_server_scenario(two_workers.url, scenario, spec_version=spec_version, force=spec_version is not None)
     assert not run.not_applicable, run.summary()
     assert run.checks, run.summary()
     assert not run.failures(), run.summary()

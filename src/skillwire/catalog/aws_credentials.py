@@ -91,6 +91,7 @@ class Profile:
     name: str
     credentials: dict[str, str]  # from `~/.aws/credentials`, section `[NAME]`
     config: dict[str, str]  # from `~/.aws/config`, section `[profile NAME]` (`[default]` for the default)
+    found: bool = True  # whether either file has a section for it
 
     def get(self, key: str) -> str:
         """The credentials file's value over the config file's, as the AWS CLI merges them."""
@@ -103,17 +104,20 @@ def load_profile(environ: Mapping[str, str]) -> Profile:
     credentials_file = Path(environ.get("AWS_SHARED_CREDENTIALS_FILE") or home / ".aws" / "credentials")
     config_file = Path(environ.get("AWS_CONFIG_FILE") or home / ".aws" / "config")
     config_section = name if name == "default" else f"profile {name}"
-    return Profile(name, _ini_section(credentials_file, name), _ini_section(config_file, config_section))
+    credentials = _ini_section(credentials_file, name)
+    config = _ini_section(config_file, config_section)
+    return Profile(name, credentials or {}, config or {}, found=credentials is not None or config is not None)
 
 
-def _ini_section(path: Path, section: str) -> dict[str, str]:
-    """Missing or unreadable files give nothing, as for the AWS CLI."""
+def _ini_section(path: Path, section: str) -> dict[str, str] | None:
+    """The section's keys; None when the file or the section is missing or unreadable (as the AWS CLI
+    treats an unreadable file: as absent)."""
     parser = configparser.RawConfigParser()
     try:
         parser.read(path, encoding="utf-8")
     except (OSError, configparser.Error, UnicodeDecodeError):
-        return {}
-    return dict(parser.items(section)) if parser.has_section(section) else {}
+        return None
+    return dict(parser.items(section)) if parser.has_section(section) else None
 
 
 @dataclass(frozen=True)
@@ -137,6 +141,11 @@ def s3_settings(environ: Mapping[str, str]) -> S3Settings:
         config["region"] = environ["AWS_DEFAULT_REGION"]
     if any(environ.get(variable) for variable in _CREDENTIALS_FROM_ENVIRONMENT):
         return S3Settings(config)
+    if not profile.found and (environ.get("AWS_PROFILE") or environ.get("AWS_DEFAULT_PROFILE")):
+        # Named on purpose and absent: the AWS CLI refuses too, rather than sign requests with nothing.
+        raise AwsCredentialsError(
+            f"AWS profile {profile.name!r} (from AWS_PROFILE) is in neither the credentials file nor the config file"
+        )
     refuse_service_profiles(profile)
     static = profile.credentials if profile.credentials.get("aws_access_key_id") else {}
     command = "" if static else profile.get("credential_process")
