@@ -446,7 +446,7 @@ async def test_k_local_name_collision_never_shadows(server: HostileServer, tmp_p
         assert remote is not None
         assert (local.ref.origin, local.kind) == ("local", "local")
         assert (remote.ref, remote.kind) == (SkillRef(ORIGIN, uri("deploy")), "mcp")
-        catalog = s.host.catalog()
+        catalog = s.host.available_skills_prompt()
         assert 'name="deploy" origin="local"' in catalog
         assert f'name="{ORIGIN}/deploy" origin="{ORIGIN}"' in catalog
         assert "deploy" in collisions[0].describe()

@@ -16,7 +16,7 @@ from support.imports import EDGES, MODULES, Edge
 
 # Each layer and the layers it may import (docs/architecture.md draws the same stack). `root` is the
 # package `__init__`, the public surface: it may import every library layer, and nothing inside the
-# package imports it. `_version` is a leaf anyone may import.
+# package imports it. `_version` and `_deprecation` are leaves anyone may import.
 LAYERS: dict[str, set[str]] = {
     "core": set(),
     "catalog": {"core"},
@@ -29,7 +29,7 @@ LAYERS: dict[str, set[str]] = {
     "root": {"core", "catalog", "client", "server", "host", "checks"},
     "__main__": {"cli"},
 }
-LEAVES = {"skillwire._version"}
+LEAVES = {"skillwire._version", "skillwire._deprecation"}
 
 
 def layer_of(module: str) -> str:

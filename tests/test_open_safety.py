@@ -22,8 +22,8 @@ import pytest
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.safe_open import UnsafeFile, read_regular
-from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
-from skillwire.core.errors import VerificationFailed
+from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.core.errors import ServedFileChanged, VerificationFailed
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import sha256_digest
 from skillwire.host.approvals import ApprovalStore
@@ -249,5 +249,5 @@ def test_an_unchanged_local_skill_still_loads(tmp_path: Path) -> None:
 def test_file_changed_is_still_what_a_rewritten_served_file_raises(served: tuple[Path, CatalogSnapshot]) -> None:
     root, snapshot = served
     (root / "alpha" / "references" / "notes.md").write_text("other bytes\n")
-    with pytest.raises(FileChanged):
+    with pytest.raises(ServedFileChanged):
         snapshot.files["skill://alpha/references/notes.md"].read()

@@ -50,9 +50,6 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
     from skillwire.catalog.signatures import (
         SigningError,
     )
-    from skillwire.catalog.snapshot import (
-        FileChanged,
-    )
     from skillwire.catalog.store import (
         BlobUnavailable,
         StoreError,
@@ -113,6 +110,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         NotASkill,
         RequestTimeout,
         ResponseTooLarge,
+        ServedFileChanged,
         ServerError,
         SignatureError,
         SignatureInvalid,
@@ -220,7 +218,6 @@ __all__ = [
     "DynamicSkillDeclined",
     "EntryProblem",
     "ExtensionNotDeclared",
-    "FileChanged",
     "Finding",
     "FrontmatterError",
     "FrontmatterMismatch",
@@ -249,6 +246,7 @@ __all__ = [
     "RequestTimeout",
     "ResourceContent",
     "ResponseTooLarge",
+    "ServedFileChanged",
     "ServerError",
     "ServerOrigin",
     "SignatureError",
@@ -312,7 +310,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.catalog.persist": ("SnapshotStore",),
     "skillwire.catalog.published": ("InvalidIndex",),
     "skillwire.catalog.signatures": ("SigningError",),
-    "skillwire.catalog.snapshot": ("FileChanged",),
     "skillwire.catalog.store": (
         "BlobUnavailable",
         "StoreError",
@@ -365,6 +362,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "NotASkill",
         "RequestTimeout",
         "ResponseTooLarge",
+        "ServedFileChanged",
         "ServerError",
         "SignatureError",
         "SignatureInvalid",
@@ -438,9 +436,16 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
+# Old names that still work, each use warning with a DeprecationWarning that names the new one.
+_RENAMED = {"FileChanged": "ServedFileChanged"}
 
 
 def __getattr__(name: str) -> object:
+    if name in _RENAMED:
+        from skillwire._deprecation import warn_renamed
+
+        warn_renamed(f"skillwire.{name}", f"skillwire.{_RENAMED[name]}")
+        return __getattr__(_RENAMED[name])
     module = _MODULE_OF.get(name)
     if module is None:
         raise AttributeError(f"module 'skillwire' has no attribute {name!r}")

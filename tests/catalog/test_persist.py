@@ -20,7 +20,8 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.persist import Persisted, SnapshotStore
-from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
+from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.core.errors import ServedFileChanged
 
 SKILL_MD = (
     '---\nname: {name}\ndescription: The {name} skill, for snapshot tests.\nmetadata:\n  n: "{n}"\n---\n\n# {name}\n'
@@ -183,7 +184,7 @@ def test_edits_made_while_down_are_refused_then_served_after_validation(tmp_path
     stale = warm.snapshot
     assert not warm.validated
     edited = stale.files["skill://team/beta/references/notes.md"]
-    with pytest.raises(FileChanged):
+    with pytest.raises(ServedFileChanged):
         edited.read()  # the listed digest is the old one: refused, never served under it
     changes: list[tuple[CatalogSnapshot, CatalogSnapshot]] = []
     warm.on_change(lambda old, new: changes.append((old, new)))

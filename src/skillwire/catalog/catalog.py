@@ -20,11 +20,13 @@ from pathlib import Path
 
 import anyio
 
-from skillwire.catalog.code import CodeSkills, F
+from skillwire._deprecation import warn_renamed
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords, scan_root, uri_for
+from skillwire.catalog.inline import F, InlineSkills
+from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.persist import Persisted, SnapshotStore
-from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, DynamicReader, SkippedSkill
+from skillwire.catalog.snapshot import CatalogSnapshot, DynamicReader
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.json import JSONValue
 
@@ -76,7 +78,7 @@ class SkillCatalog:
         snapshot_store: SnapshotStore | None = None,
     ) -> None:
         self.roots: list[SkillRoot] = [r if isinstance(r, SkillRoot) else SkillRoot(Path(r)) for r in roots]
-        self.code = CodeSkills()
+        self.inline = InlineSkills()  # skills defined in Python (`skill`, `add_files`, ...)
         self.digests = digest_cache if digest_cache is not None else DigestCache()
         self.enforce_limits = enforce_limits
         self.cursor_secret = cursor_secret
@@ -89,7 +91,7 @@ class SkillCatalog:
         self._refresh_lock = threading.Lock()
         self._listeners: list[Listener] = []
         self._root_results: list[ScanResult] = []  # the last scan of each root, for incremental refresh
-        self._code_result: ScanResult | None = None
+        self._inline_result: ScanResult | None = None
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
         self._missing_roots: set[int] = set()  # roots that were not folders at the last refresh
         self._gc_frozen_once = False  # the first build freezes what survives it (see `_build`)
@@ -98,17 +100,23 @@ class SkillCatalog:
         self._unvalidated: Persisted | None = None
         self._saver: threading.Thread | None = None
 
-    # -- skills defined in code (see catalog.code) -------------------------------------------------
+    # -- skills defined in Python (see catalog.inline) -------------------------------------------------
+
+    @property
+    def code(self) -> InlineSkills:
+        """Deprecated: the skills defined in Python are `inline` (the old name said "code")."""
+        warn_renamed("SkillCatalog.code", "SkillCatalog.inline")
+        return self.inline
 
     def skill(self, path: str, *, listed: bool = True) -> Callable[[F], F]:
-        return self.code.skill(path, listed=listed)
+        return self.inline.skill(path, listed=listed)
 
     def add_folder(self, path: str, folder: str | os.PathLike[str], *, listed: bool = True) -> None:
-        self.code.add_folder(path, folder, listed=listed)
+        self.inline.add_folder(path, folder, listed=listed)
         self._snapshot = None
 
     def add_files(self, path: str, files: Mapping[str, bytes | str], *, listed: bool = True) -> None:
-        self.code.add_files(path, files, listed=listed)
+        self.inline.add_files(path, files, listed=listed)
         self._snapshot = None
 
     def add_dynamic(
@@ -120,7 +128,7 @@ class SkillCatalog:
         frontmatter: Mapping[str, JSONValue] | None = None,
         listed: bool = True,
     ) -> None:
-        self.code.add_dynamic(path, description=description, read=read, frontmatter=frontmatter, listed=listed)
+        self.inline.add_dynamic(path, description=description, read=read, frontmatter=frontmatter, listed=listed)
         self._snapshot = None
 
     # -- snapshots -----------------------------------------------------------------------------------
@@ -142,7 +150,7 @@ class SkillCatalog:
     def _load_persisted(self) -> CatalogSnapshot | None:
         """The snapshot the store holds for these roots, now served unvalidated; None for a scan."""
         store = self.snapshot_store
-        if store is None or len(self.code) or not self.roots or not all(r.path.is_dir() for r in self.roots):
+        if store is None or len(self.inline) or not self.roots or not all(r.path.is_dir() for r in self.roots):
             return None
         with self._refresh_lock:
             if self._snapshot is not None:
@@ -153,7 +161,7 @@ class SkillCatalog:
                 persisted = store.load(self.roots, self.enforce_limits)
                 if persisted is None:
                     return None
-                skills, files, skipped, ignored = _merge(persisted.results)
+                skills, files, skipped, ignored = merge_sources(persisted.results)
                 snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
                 if not self._gc_frozen_once:
                     # Frozen without the collection `_build` runs first: nothing has served a request
@@ -322,7 +330,7 @@ class SkillCatalog:
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
         workers = self.hash_workers
         # Only a full scan of folders alone is saved: its walk records validate the whole snapshot.
-        persist = self.snapshot_store is not None and changed is None and not len(self.code)
+        persist = self.snapshot_store is not None and changed is None and not len(self.inline)
         records: list[WalkRecords] = [[] for _ in self.roots]
         started_ns = time.time_ns()
         with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
@@ -334,12 +342,14 @@ class SkillCatalog:
             results = [result for result, _ in scans]
             rescanned = [part for _, part in scans if part is not None]
             self._root_results = list(results)
-            if len(self.code):
-                if changed is None or self._code_result is None:
-                    # The watcher sees folders only, so a watcher refresh keeps the code skills' last scan.
-                    self._code_result = self.code.scan(self.digests, enforce_limits=self.enforce_limits, executor=pool)
-                results.append(self._code_result)
-        skills, files, skipped, ignored = _merge(results)
+            if len(self.inline):
+                if changed is None or self._inline_result is None:
+                    # The watcher sees folders only, so a watcher refresh keeps the inline skills' last scan.
+                    self._inline_result = self.inline.scan(
+                        self.digests, enforce_limits=self.enforce_limits, executor=pool
+                    )
+                results.append(self._inline_result)
+        skills, files, skipped, ignored = merge_sources(results)
         snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
         if changed is not None and len(rescanned) == len(self.roots):
             # Every root was refreshed folder by folder: only the rescanned folders can hold files
@@ -439,65 +449,6 @@ def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
         if before is not file and before.digest != file.digest:
             return False
     return all(old_skills[uri].listed == skill.listed for uri, skill in new.skill_by_uri.items())
-
-
-def _merge(
-    results: list[ScanResult],
-) -> tuple[list[CatalogSkill], list[CatalogFile], list[SkippedSkill], list[tuple[str, str]]]:
-    """Combine sources; a skill overlapping another source's skill is skipped, never merged."""
-    skill_roots: dict[tuple[str, tuple[str, ...]], int] = {}
-    occupied: dict[tuple[str, tuple[str, ...]], int] = {}  # every directory at or above a served root
-    skills: list[CatalogSkill] = []
-    files: list[CatalogFile] = []
-    skipped: list[SkippedSkill] = []
-    ignored: list[tuple[str, str]] = []
-    if len(results) == 1:
-        # One source cannot overlap itself (a scan never publishes into another skill's folder).
-        only = results[0]
-        return only.skills, only.files, only.skipped, only.ignored  # read, never changed, by the caller
-    for index, result in enumerate(results):
-        skipped += result.skipped
-        ignored += result.ignored
-        kept: list[CatalogSkill] = []
-        for skill in result.skills:
-            path = skill.entry.path
-            key = (path.scheme, path.segments)
-            clash = _clash(key, index, skill_roots, occupied)
-            if clash is not None:
-                skipped.append(
-                    SkippedSkill(skill.source, f"{path.root_uri} overlaps a skill from another source: {clash}")
-                )
-                continue
-            kept.append(skill)
-        for skill in kept:
-            path = skill.entry.path
-            skill_roots[(path.scheme, path.segments)] = index
-            for depth in range(1, len(path.segments) + 1):
-                occupied.setdefault((path.scheme, path.segments[:depth]), index)
-        if len(kept) == len(result.skills):
-            files += result.files  # nothing dropped: every file belongs to a kept skill
-        else:
-            wanted = {f.uri for s in kept for f in s.entry.files}
-            files += [f for f in result.files if f.uri in wanted]
-        skills += kept
-    return skills, files, skipped, ignored
-
-
-def _clash(
-    key: tuple[str, tuple[str, ...]],
-    index: int,
-    skill_roots: dict[tuple[str, tuple[str, ...]], int],
-    occupied: dict[tuple[str, tuple[str, ...]], int],
-) -> str | None:
-    scheme, segments = key
-    for depth in range(1, len(segments) + 1):
-        owner = skill_roots.get((scheme, segments[:depth]))
-        if owner is not None and owner != index:
-            return f"another source already serves the skill at {'/'.join(segments[:depth])}"
-    owner = occupied.get(key)
-    if owner is not None and owner != index:
-        return "another source already serves skills below this path"
-    return None
 
 
 class _FullRescanNeeded(Exception):

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
 
+from skillwire._deprecation import renamed_attributes
 from skillwire.catalog.safe_open import read_regular
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, decode_cursor, encode_cursor
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import ServedFileChanged
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, parse_uri
@@ -32,9 +33,8 @@ from skillwire.core.verify import file_matches
 META_PREFIX = "io.modelcontextprotocol.skills/"
 DIRECTORY_MIME_TYPE = "inode/directory"
 
-
-class FileChanged(SkillwireError):
-    """A file's bytes on disk no longer match the digest this snapshot published."""
+# `FileChanged` was this module's own exception; it is `ServedFileChanged` in the one hierarchy now.
+__getattr__ = renamed_attributes(__name__, {"FileChanged": ("skillwire.ServedFileChanged", ServedFileChanged)})
 
 
 def read_disk(path: str, expected_size: int) -> bytes:
@@ -74,7 +74,7 @@ class CatalogFile(ManifestFile):
         content = self.content
         data = read_disk(content, self.size) if isinstance(content, str) else content.data
         if not file_matches(self, data):
-            raise FileChanged(f"{self.uri} changed since it was published; fetch the entry again")
+            raise ServedFileChanged(f"{self.uri} changed since it was published; fetch the entry again")
         return data
 
 

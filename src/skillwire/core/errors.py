@@ -31,6 +31,7 @@ __all__ = [
     "NotASkill",
     "RequestTimeout",
     "ResponseTooLarge",
+    "ServedFileChanged",
     "ServerError",
     "SizeMismatch",
     "SkillChanged",
@@ -182,6 +183,13 @@ class UntrustedSigner(SignatureError):
     def __init__(self, uri: str, message: str, *, fingerprint: str) -> None:
         super().__init__(uri, message)
         self.fingerprint = fingerprint
+
+
+class ServedFileChanged(SkillwireError):
+    """The server side: a published file's bytes no longer match the digest its snapshot published (it
+    changed on disk after the scan, or was swapped for a link, a FIFO or a folder). The server answers
+    the read with an error and rescans; it never serves the new bytes under the old digest. (A host
+    that receives bytes not matching an entry raises `VerificationFailed` instead.)"""
 
 
 class ServerError(SkillwireError):

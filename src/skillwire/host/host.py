@@ -28,9 +28,10 @@ from typing import Self
 import anyio
 from mcp.client import Client
 
+from skillwire._deprecation import warn_renamed
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot, scan_root
-from skillwire.catalog.snapshot import CatalogFile, FileChanged
+from skillwire.catalog.snapshot import CatalogFile
 from skillwire.client.bounds import WireBounds
 from skillwire.client.limits import ClientLimits
 from skillwire.client.skills import DirectoryItem, EntryProblem, Listing, SkillsClient
@@ -42,6 +43,7 @@ from skillwire.core.errors import (
     DynamicSkillDeclined,
     FrontmatterMismatch,
     LimitExceeded,
+    ServedFileChanged,
     ServerError,
     SkillNotFound,
     SkillwireError,
@@ -59,6 +61,7 @@ from skillwire.host.framing import TaggedContent
 from skillwire.host.identity import SkillRef
 from skillwire.host.origins import LocalOrigin, ServerOrigin, server_origin
 from skillwire.host.policy import ApprovalRequest, CrossOriginRead, DenyAll, Policy
+from skillwire.host.prompt import available_skills_prompt
 from skillwire.host.registry import Collision, RegisteredSkill, Registry
 from skillwire.host.trust import SignatureCheck, TrustPolicy, bound_files
 
@@ -343,42 +346,15 @@ class SkillHost:
     def collisions(self) -> tuple[Collision, ...]:
         return self.registry.collisions
 
+    def available_skills_prompt(self, *, budget_chars: int = 8000) -> str:
+        """The `<available_skills>` text for the model's context: name, description, origin and uri of
+        every registered skill, within a size budget (`host/prompt.py` says how it shortens)."""
+        return available_skills_prompt(self.registry, budget_chars=budget_chars)
+
     def catalog(self, *, budget_chars: int = 8000) -> str:
-        """The skills for the model's context: name, description, origin and uri, within a size budget.
-
-        When everything does not fit, descriptions are shortened first; skills that still do not fit
-        are counted, not silently dropped.
-        """
-        skills = sorted(self.registry, key=lambda s: (s.kind != "local", s.display_name))
-        if not skills:
-            return ""
-        for limit in (1024, 300, 120, 60, 0):
-            lines = [self._catalog_line(s, limit) for s in skills]
-            text = "\n".join(lines)
-            if len(text) <= budget_chars:
-                return f"<available_skills>\n{text}\n</available_skills>"
-        kept: list[str] = []
-        used = 0
-        for line in (self._catalog_line(s, 0) for s in skills):
-            if used + len(line) + 1 > budget_chars - 80:
-                break
-            kept.append(line)
-            used += len(line) + 1
-        omitted = len(skills) - len(kept)
-        kept.append(f'<omitted count="{omitted}">call list_skills to see the rest</omitted>')
-        return "<available_skills>\n" + "\n".join(kept) + "\n</available_skills>"
-
-    @staticmethod
-    def _catalog_line(skill: RegisteredSkill, description_limit: int) -> str:
-        from html import escape
-
-        description = skill.description
-        if len(description) > description_limit:
-            description = description[: max(0, description_limit - 1)].rstrip() + ("…" if description_limit else "")
-        return (
-            f'<skill name="{escape(skill.display_name)}" origin="{escape(skill.ref.origin)}" '
-            f'uri="{escape(skill.ref.uri)}">{escape(description)}</skill>'
-        )
+        """Deprecated name of `available_skills_prompt` ("catalog" is the server's `SkillCatalog`)."""
+        warn_renamed("SkillHost.catalog()", "SkillHost.available_skills_prompt()")
+        return self.available_skills_prompt(budget_chars=budget_chars)
 
     # -- the load path ----------------------------------------------------------------------------------------------
 
@@ -492,7 +468,7 @@ class SkillHost:
         file = self._local[origin].files[uri]
         try:
             return file.read()
-        except FileChanged:
+        except ServedFileChanged:
             raise VerificationFailed(
                 uri, "the local file changed since it was scanned; list the skills again"
             ) from None

@@ -32,10 +32,10 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.signatures import SignatureBook
-from skillwire.catalog.snapshot import CatalogSnapshot, FileChanged
+from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import BlobUnavailable, StoredFile
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import InvalidCursor, InvalidSkillURI
+from skillwire.core.errors import InvalidCursor, InvalidSkillURI, ServedFileChanged
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
 from skillwire.core.verify import skill_md_mismatch
@@ -329,7 +329,7 @@ class SkillsExtension(Extension):
         if file is not None:
             try:
                 data = file.read() if file.size <= _BIG_FILE else await anyio.to_thread.run_sync(file.read)
-            except (FileChanged, OSError) as exc:
+            except (ServedFileChanged, OSError) as exc:
                 # Serving new bytes under the old digest would make every host reject the skill; the
                 # honest answer is an error and a fresh snapshot for the next request.
                 logger.warning("refusing to serve %s: %s", uri, exc)

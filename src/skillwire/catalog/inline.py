@@ -25,6 +25,7 @@ from typing import Any, TypeVar
 
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
+from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.mime import guess_mime_type, is_utf8_text
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader, MemoryContent, SkippedSkill
 from skillwire.core.entry import DYNAMIC, SkillEntry
@@ -54,8 +55,9 @@ class _DynamicSkill:
     listed: bool
 
 
-class CodeSkills:
-    """The registry of skills defined in code (one per catalog)."""
+class InlineSkills:
+    """The skills defined in Python for one catalog: folders from decorated functions, dicts of files,
+    generated (dynamic) skills."""
 
     def __init__(self) -> None:
         self._items: list[_FolderSkill | _DynamicSkill] = []
@@ -105,10 +107,8 @@ class CodeSkills:
         # Each item is its own source: two items publishing into the same skill (the same path twice,
         # or a folder whose nested skill another item also defines) must not be merged file by file,
         # so the later one is skipped with a reason, exactly as between folders on disk.
-        from skillwire.catalog.catalog import _merge  # catalog imports this module
-
         results = [self._scan_item(item, cache, enforce_limits, executor) for item in self._items]
-        skills, files, skipped, ignored = _merge(results)
+        skills, files, skipped, ignored = merge_sources(results)
         return ScanResult(skills, files, skipped, ignored)
 
     def _scan_item(
