@@ -1,5 +1,6 @@
-"""The import graph of `src/skillwire` (issue 12): layers import only downwards, and no command of the
-command line imports another. Read from the import statements (`tests/support/imports.py`), so nothing
+"""The import graph of `src/skillwire` (issue 12): layers import only downwards, no command of the
+command line imports another, no import cycle anywhere, and only the modules that read YAML import the
+YAML engine. Read from the import statements (`tests/support/imports.py`), so nothing
 is imported to judge it and a package `__init__` cannot hide an edge.
 
 Every kind of import counts here: module level, deferred inside a function, and under
@@ -12,7 +13,7 @@ from __future__ import annotations
 
 import pytest
 
-from support.imports import EDGES, MODULES, Edge
+from support.imports import EDGES, MODULES, Edge, cycles, internal_edges
 
 # Each layer and the layers it may import (docs/architecture.md draws the same stack). `root` is the
 # package `__init__`, the public surface: it may import every library layer, and nothing inside the
@@ -103,3 +104,46 @@ def test_cli_modules_are_either_a_command_or_shared(module: str) -> None:
     # missing from `COMMANDS` (and `skillwire --help`).
     defines_parser = any("def add_parser(" in line for line in MODULES[module].read_text().splitlines())
     assert defines_parser == (module in command_modules()), module
+
+
+# -- import cycles ------------------------------------------------------------------------------------------------
+
+
+def test_the_cycle_finder_finds_a_cycle() -> None:
+    graph = {"a": {"b"}, "b": {"c"}, "c": {"a", "d"}, "d": set(), "e": {"e"}}
+    assert cycles(graph) == [["a", "b", "c", "a"]]  # a self-import is not an edge (`internal_edges` drops it)
+
+
+def test_no_import_cycle_in_the_package() -> None:
+    """No two modules of `src/skillwire` import each other, directly or through others.
+
+    Every import counts: module level, under `if TYPE_CHECKING:` (the two modules still depend on each
+    other's names; `host/active.py` and `host/host.py` were a cycle hidden that way), and inside a
+    function (a deferred import only postpones the cycle to the first call: `catalog/code.py` imported
+    `catalog.catalog` in a method). A package `__init__` counts only for what it imports itself.
+    """
+    found = cycles(internal_edges("module", "type-checking", "function"))
+    assert not found, "\n".join(" -> ".join(cycle) for cycle in found)
+
+
+# -- the YAML engine ------------------------------------------------------------------------------------------------
+
+# Who may import `skillwire.core.yaml` (any of its modules), and why: each one reads YAML or re-exports
+# the reader. A module that needs only JSON value types or JavaScript equality imports `core/json.py`.
+YAML_IMPORTERS = {
+    "skillwire": "the public surface re-exports parse_frontmatter, the refusals and the interop hazards",
+    "skillwire.core.frontmatter": "the old module, a re-export kept for code written against it",
+    "skillwire.core.skill_md": "parse_skill_md reads the frontmatter block it splits off",
+    "skillwire.checks.lint": "lint reads frontmatter for key lines and reports the YAML interop hazards",
+}
+
+
+def test_only_the_listed_modules_import_the_yaml_engine() -> None:
+    importers = {
+        e.source
+        for edges in EDGES.values()
+        for e in edges
+        if e.target.split(".")[:3] == ["skillwire", "core", "yaml"] and not e.source.startswith("skillwire.core.yaml")
+    }
+    assert sorted(importers - YAML_IMPORTERS.keys()) == [], "import JSON types from skillwire.core.json instead"
+    assert sorted(YAML_IMPORTERS.keys() - importers) == [], "stale entries in YAML_IMPORTERS"

@@ -21,7 +21,6 @@ published; a blob that does not match is refused and never cached.
 
 from __future__ import annotations
 
-import hashlib
 import os
 import threading
 from collections import OrderedDict
@@ -34,6 +33,7 @@ from urllib.parse import unquote
 from skillwire.catalog.snapshot import CatalogFile, MemoryContent
 from skillwire.core.errors import SkillwireError
 from skillwire.core.manifest import DIGEST_PREFIX
+from skillwire.core.verify import file_matches
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -183,7 +183,7 @@ class BlobReader:
                 self._cached_bytes -= len(evicted)
 
     def _verified(self, file: CatalogFile, data: bytes) -> bytes:
-        if len(data) != file.size or DIGEST_PREFIX + hashlib.sha256(data).hexdigest() != file.digest:
+        if not file_matches(file, data):  # size, then digest: core/verify.py decides
             raise BlobUnavailable(
                 f"{file.uri}: the object store's {blob_key(file.digest)} does not match the published digest "
                 f"({len(data)} bytes, {file.size} expected); refusing to serve corrupt bytes"

@@ -12,8 +12,9 @@ does not list is never surfaced as a skill file.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
@@ -28,10 +29,9 @@ from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestDiff, ManifestF
 from skillwire.core.uri import SKILL_MD, SkillPath
 from skillwire.host.framing import TaggedContent
 from skillwire.host.identity import SkillRef
-from skillwire.host.policy import CodeExecution
-
-if TYPE_CHECKING:
-    from skillwire.host.host import SkillHost
+from skillwire.host.policy import CodeExecution, Policy
+from skillwire.host.reader import OriginReader
+from skillwire.host.registry import OriginKind
 
 __all__ = ["ActiveSkill", "DirectoryView"]
 
@@ -61,8 +61,9 @@ class ActiveSkill:
 
     Parameters
     ----------
-    host:
-        The `SkillHost` that loaded it (reads go through its connections and cache).
+    reader:
+        Where its bytes come from, verified: the loading host's `OriginReader` (its connections, its
+        local folders, its cache).
     ref:
         Its identity: (origin label, SKILL.md URI).
     entry:
@@ -73,23 +74,36 @@ class ActiveSkill:
         `"mcp"` (from a server) or `"local"` (from a local skills folder).
     allowed_tools:
         The approved `allowed-tools` grant, or None.
+    policy:
+        Asked before code runs for it (`gate_code_execution`).
+    on_revoke:
+        Called with the new entry when `refresh()` finds the skill changed: the host revokes the
+        approval bound to the old file set and registers the new entry.
+    refused:
+        Words a refusal's message (the host adds why when no policy was given at all).
     """
 
     def __init__(
         self,
-        host: SkillHost,
+        reader: OriginReader,
         ref: SkillRef,
         entry: SkillEntry,
         skill_md: str,
         *,
-        kind: str,
+        kind: OriginKind,
         allowed_tools: str | None,
+        policy: Policy,
+        on_revoke: Callable[[SkillRef, SkillEntry], None],
+        refused: Callable[[str], str],
     ) -> None:
-        self._host = host
+        self._reader = reader
+        self._policy = policy
+        self._on_revoke = on_revoke
+        self._refused = refused
         self.ref = ref
         self.entry = entry
         self.path: SkillPath = entry.path
-        self.kind = kind  # "mcp" or "local"
+        self.kind = kind
         self._skill_md = skill_md
         self._allowed_tools = allowed_tools
         self._files = {f.uri: f for f in entry.files}
@@ -145,7 +159,7 @@ class ActiveSkill:
         self._require_active()
         uri = self.resolve(reference)
         if self.entry.is_dynamic:
-            data = await self._host._fetch_unverified(self.ref.origin, uri)
+            data = await self._reader.fetch_unverified(self.ref.origin, uri)
             self._dynamic_bytes += len(data)
             if self._dynamic_bytes > MAX_BYTES_PER_SKILL:
                 raise LimitExceeded(
@@ -156,7 +170,7 @@ class ActiveSkill:
         listed = self._files.get(uri)
         if listed is None:
             raise UnlistedFile(uri, self.ref.uri)
-        return await self._host._fetch_verified(self.ref.origin, listed)
+        return await self._reader.fetch_verified(self.ref.origin, listed)
 
     async def read(self, reference: str) -> TaggedContent:
         """A file of this skill as context: verified text (or a note for binary files), origin-tagged."""
@@ -211,7 +225,7 @@ class ActiveSkill:
         longer shows, means the skill changed: `SkillChanged`, never a new skill file.
         """
         view = self.list_directory(reference)
-        items = await self._host._read_directory(self.ref.origin, view.uri)
+        items = await self._reader.read_directory(self.ref.origin, view.uri)
         shown = {item.uri for item in items}
         expected = {f.uri for f in view.files} | set(view.directories)
         extra, missing = sorted(shown - expected), sorted(expected - shown)
@@ -225,10 +239,10 @@ class ActiveSkill:
     async def refresh(self) -> ManifestDiff:
         """Fetch the entry again; if its file set changed, the approval is revoked and this skill deactivated."""
         self._require_active()
-        new_entry = await self._host._get_entry(self.ref, use_cache=False)
+        new_entry = await self._reader.get_entry(self.ref, use_cache=False)
         diff = diff_manifests(self.entry.files, new_entry.files)
         if diff or new_entry.frontmatter != self.entry.frontmatter or new_entry.is_dynamic != self.entry.is_dynamic:
-            self._host._revoke(self.ref, new_entry)
+            self._on_revoke(self.ref, new_entry)
             self.active = False
         return diff
 
@@ -239,11 +253,9 @@ class ActiveSkill:
         self._require_active()
         if self.kind == "local":
             return
-        approved = await self._host.policy.approve_code_execution(CodeExecution(self.ref, tool, dict(arguments or {})))
+        approved = await self._policy.approve_code_execution(CodeExecution(self.ref, tool, dict(arguments or {})))
         if not approved:
-            raise CodeExecutionDenied(
-                self._host._refused(f"running {tool!r} while acting on {self.ref} was not approved")
-            )
+            raise CodeExecutionDenied(self._refused(f"running {tool!r} while acting on {self.ref} was not approved"))
 
     def close(self) -> None:
         self.active = False

@@ -34,7 +34,7 @@ from skillwire.catalog.filesystem import SkillRoot, scan_root
 from skillwire.catalog.snapshot import CatalogFile
 from skillwire.client.bounds import WireBounds
 from skillwire.client.limits import ClientLimits
-from skillwire.client.skills import DirectoryItem, EntryProblem, Listing, SkillsClient
+from skillwire.client.skills import EntryProblem, Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
     ApprovalDenied,
@@ -43,16 +43,14 @@ from skillwire.core.errors import (
     DynamicSkillDeclined,
     FrontmatterMismatch,
     LimitExceeded,
-    ServedFileChanged,
     ServerError,
     SkillNotFound,
     SkillwireError,
     UnknownOrigin,
     UnlistedFile,
-    VerificationFailed,
 )
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestFile
-from skillwire.core.verify import skill_md_mismatch, verify_file
+from skillwire.core.verify import skill_md_mismatch
 from skillwire.host.active import ActiveSkill
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache
@@ -62,7 +60,8 @@ from skillwire.host.identity import SkillRef
 from skillwire.host.origins import LocalOrigin, ServerOrigin, server_origin
 from skillwire.host.policy import ApprovalRequest, CrossOriginRead, DenyAll, Policy
 from skillwire.host.prompt import available_skills_prompt
-from skillwire.host.registry import Collision, RegisteredSkill, Registry
+from skillwire.host.reader import OriginReader
+from skillwire.host.registry import Collision, OriginKind, RegisteredSkill, Registry
 from skillwire.host.trust import SignatureCheck, TrustPolicy, bound_files
 
 __all__ = ["SkillHost"]
@@ -153,12 +152,23 @@ class SkillHost:
         # the embedding application's explicit choice, never a side effect of constructing a host.
         self._owns_approvals = approvals is None
         self.approvals = approvals if approvals is not None else ApprovalStore.in_memory()
-        self.cache: ContentCache | None = (cache if cache is not None else ContentCache()) if use_cache else None
+        chosen_cache = (cache if cache is not None else ContentCache()) if use_cache else None
         self.registry = Registry()
         self._servers: dict[str, _Connection] = {}
         self._local: dict[str, _LocalSkills] = {}
         self._stack = contextlib.AsyncExitStack()
         self.active: list[ActiveSkill] = []
+        # Every read of an origin's bytes, for the load path and each ActiveSkill (host/reader.py).
+        self.reader = OriginReader(
+            server=lambda label: self._server(label).skills,
+            local_files=self._local_files,
+            cache=chosen_cache,
+        )
+
+    @property
+    def cache(self) -> ContentCache | None:
+        """The verified-content cache, the one its reads use (None with `use_cache=False`)."""
+        return self.reader.cache
 
     async def __aenter__(self) -> Self:
         await self._stack.__aenter__()
@@ -285,6 +295,10 @@ class SkillHost:
     def origins(self) -> list[str]:
         return [*self._servers, *self._local]
 
+    def _local_files(self, label: str) -> dict[str, CatalogFile] | None:
+        local = self._local.get(label)
+        return local.files if local is not None else None
+
     def _server(self, label: str) -> _Connection:
         connection = self._servers.get(label)
         if connection is None:
@@ -358,10 +372,6 @@ class SkillHost:
 
     # -- the load path ----------------------------------------------------------------------------------------------
 
-    async def _get_entry(self, ref: SkillRef, *, use_cache: bool = True) -> SkillEntry:
-        connection = self._server(ref.origin)
-        return await connection.skills.get_skill(ref.uri, use_cache=use_cache)
-
     async def load(self, origin: str, uri: str) -> ActiveSkill:
         """Load one skill: the only way a skill becomes active. See the module docstring for the steps."""
         ref = SkillRef(origin, uri)
@@ -372,7 +382,7 @@ class SkillHost:
             entry = registered.entry
         else:
             # Absent from the listing (or never listed): the server confirms the skill with skills/get.
-            entry = await self._get_entry(ref)
+            entry = await self.reader.get_entry(ref)
         if entry.is_dynamic and not self.policy.allow_dynamic:
             raise DynamicSkillDeclined(f"{ref}: the skill's content is dynamic (no digests); the policy declines it")
         problem = entry.limit_problem()
@@ -388,7 +398,7 @@ class SkillHost:
             # failed (its frontmatter, say) must not survive to cover that digest under another entry.
             # And only a person's: an automatic yes covers this load alone (see host/policy.py).
             self.approvals.approve(ref, bound, allowed_tools=allowed_tools)
-        active = ActiveSkill(self, ref, entry, skill_md, kind="mcp", allowed_tools=allowed_tools)
+        active = self._activate(ref, entry, skill_md, kind="mcp", allowed_tools=allowed_tools)
         if registered is None:
             # Confirmed by skills/get and loaded: now the registry (and the catalog) knows it too.
             self.registry.add(RegisteredSkill(ref, "mcp", entry))
@@ -428,14 +438,14 @@ class SkillHost:
     async def _fetch_skill_md(self, ref: SkillRef, entry: SkillEntry) -> str:
         listed: ManifestFile | None = None
         if entry.is_dynamic:
-            data = await self._fetch_unverified(ref.origin, ref.uri)
+            data = await self.reader.fetch_unverified(ref.origin, ref.uri)
             if len(data) > MAX_BYTES_PER_SKILL:
                 raise LimitExceeded(f"{ref}: dynamic SKILL.md is over {MAX_BYTES_PER_SKILL:,} bytes")
         else:
             listed = entry.file(ref.uri)
             assert listed is not None  # from_wire guarantees SKILL.md is listed
             # Cached only once the frontmatter check below passes too: that is part of verifying it.
-            data = await self._fetch_verified(ref.origin, listed, store=False)
+            data = await self.reader.fetch_verified(ref.origin, listed, store=False)
         # The served file's own words (values, parse errors quoting it) stay out of the exception, which
         # may reach the model unframed; they are logged for the operator instead.
         # Off the event loop: decoding is linear and bounded, but other servers' requests must not wait on it.
@@ -443,62 +453,37 @@ class SkillHost:
         if mismatch is not None:
             logger.warning("%s: the served SKILL.md does not match the entry: %s", ref, "; ".join(mismatch.details))
             raise FrontmatterMismatch(ref.uri, mismatch.fields)
-        if listed is not None and self.cache is not None and ref.origin in self._servers:
-            self.cache.put(ref.origin, listed.uri, data, listed)
+        if listed is not None:
+            self.reader.store_verified(ref.origin, listed, data)
         return data.decode("utf-8")
 
     def _load_local(self, ref: SkillRef) -> ActiveSkill:
         registered = self.registry.get(ref)
         if registered is None:
             raise SkillNotFound(f"no local skill {ref.uri} under {ref.origin!r}")
-        data = self._read_local(ref.origin, ref.uri)
-        active = ActiveSkill(
-            self, ref, registered.entry, data.decode("utf-8", "replace"), kind="local", allowed_tools=None
+        data = self.reader.read_local(ref.origin, ref.uri)
+        active = self._activate(
+            ref, registered.entry, data.decode("utf-8", "replace"), kind="local", allowed_tools=None
         )
         self.active.append(active)
         return active
 
-    def _read_local(self, origin: str, uri: str) -> bytes:
-        """A local skill file's bytes, only if it is still the regular file the scan hashed.
+    def _activate(
+        self, ref: SkillRef, entry: SkillEntry, skill_md: str, *, kind: OriginKind, allowed_tools: str | None
+    ) -> ActiveSkill:
+        return ActiveSkill(
+            self.reader,
+            ref,
+            entry,
+            skill_md,
+            kind=kind,
+            allowed_tools=allowed_tools,
+            policy=self.policy,
+            on_revoke=self._revoke,
+            refused=self._refused,
+        )
 
-        Read like a server reads a served file (`CatalogFile.read`): never through a symlink, never
-        blocking on a FIFO, and checked against the scan's digest, so a SKILL.md replaced since the
-        scan (by a link to a file elsewhere, a FIFO, other bytes) is refused rather than returned.
-        """
-        file = self._local[origin].files[uri]
-        try:
-            return file.read()
-        except ServedFileChanged:
-            raise VerificationFailed(
-                uri, "the local file changed since it was scanned; list the skills again"
-            ) from None
-        except OSError as exc:
-            reason = exc.strerror or str(exc)
-            raise VerificationFailed(uri, f"the local file can no longer be read safely ({reason})") from None
-
-    # -- fetching ----------------------------------------------------------------------------------------------------
-
-    async def _fetch_verified(self, origin: str, listed: ManifestFile, *, store: bool = True) -> bytes:
-        """Bytes of a listed file, from the cache (re-hashed) or the server, checked against the manifest."""
-        if origin in self._local:
-            data = self._read_local(origin, listed.uri)
-        else:
-            if self.cache is not None:
-                cached = self.cache.get(origin, listed.uri, listed)
-                if cached is not None:
-                    return cached
-            content = await self._server(origin).skills.read_skill_uri(listed.uri, size=listed.size)
-            data = content.data
-        verify_file(listed, data)
-        if store and self.cache is not None and origin in self._servers:
-            self.cache.put(origin, listed.uri, data, listed)
-        return data
-
-    async def _fetch_unverified(self, origin: str, uri: str) -> bytes:
-        return (await self._server(origin).skills.read_skill_uri(uri)).data
-
-    async def _read_directory(self, origin: str, uri: str) -> list[DirectoryItem]:
-        return await self._server(origin).skills.read_directory(uri)
+    # -- revocation ----------------------------------------------------------------------------------------------------
 
     def _revoke(self, ref: SkillRef, new_entry: SkillEntry) -> None:
         # A different set revokes the stored approval (the signer is part of the set: host/trust.py).

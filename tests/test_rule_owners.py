@@ -1,0 +1,188 @@
+"""One owner per rule (issue 12): "these bytes are the listed file" (size, then SHA-256) is decided in
+`core/verify.py`, and the Agent Skills field bounds are applied in `core/fields.py` (from the numbers
+`core/names.py` defines). Read from the AST of `src/skillwire`, so a new copy of either rule fails here
+before it can disagree with its owner.
+
+What counts as a copy of verification: computing a SHA-256 (`hashlib`), turning bytes into the
+`sha256:` form (`sha256_digest`), or comparing anything with a size or digest (`x.size`, `x.digest`,
+`["size"]`, a hash) by `==`/`!=`. Each module that does one of these for another reason is listed
+below with that reason; an entry that no longer matches anything fails too, so the lists stay true.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+import pytest
+
+from support.imports import MODULES
+
+VERIFY_OWNER = "skillwire.core.verify"
+
+# module -> why it computes a SHA-256 itself
+HASHING = {
+    "skillwire.core.manifest": "sha256_digest: the one function turning bytes into the SEP's `sha256:<hex>` form",
+    "skillwire.catalog.digests": "hashes files while a server scans (streamed, cached by stat): makes digests only",
+    "skillwire.core.signing": "the digest of the signed manifest statement, not of any file",
+    "skillwire.core.cursor": "HMAC-SHA-256 over pagination cursors",
+    "skillwire.catalog.published": "a published index is addressed by the SHA-256 of its own bytes, not a skill file",
+    "skillwire.server.visibility": "`--tokens` keeps bearer tokens as their SHA-256 and compares them in constant time",
+}
+# module -> why it turns bytes into a digest with `sha256_digest`
+DIGEST_MAKERS = {
+    VERIFY_OWNER: "the owner",
+    "skillwire.core.manifest": "manifest_hash: the digest of the canonical {uri, digest, size} set",
+    "skillwire.catalog.inline": "makes the manifest of skills defined in Python from their bytes",
+    "skillwire.host.trust": "the bound set's marker entry for a verified signer",
+}
+# (module, the comparison as written) -> why it is not "these bytes are the listed file"
+COMPARISONS = {
+    ("skillwire.catalog.catalog", "before.digest != file.digest"): "a refresh telling changed files from two scans",
+    ("skillwire.catalog.published", "hashlib.sha256(body).hexdigest() != index_id"): "the index's own address",
+    ("skillwire.catalog.published", "known.digest != digest"): "an index listing one file twice, two digests",
+    ("skillwire.catalog.store", "result.meta['size'] != file.size"): (
+        "the store's metadata, refused before a body is read (the body then goes through core.verify)"
+    ),
+}
+
+_DIGEST_NAMES = {"digest", "size", "hexdigest", "sha256", "sha256_digest"}
+
+
+def _names_a_size_or_digest(node: ast.expr) -> bool:
+    if isinstance(node, ast.Attribute) and node.attr in _DIGEST_NAMES:
+        return True
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        return name in _DIGEST_NAMES
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return node.slice.value in ("size", "digest")
+    if isinstance(node, ast.BinOp):  # `PREFIX + hashlib.sha256(data).hexdigest()`
+        return _names_a_size_or_digest(node.left) or _names_a_size_or_digest(node.right)
+    return False
+
+
+def size_or_digest_comparisons(tree: ast.AST) -> Iterator[str]:
+    """Each `==`/`!=` between a size or digest and something that is not a literal (`size == 0` is a
+    rule about sizes, not a verification)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.Eq | ast.NotEq) for op in node.ops):
+            parts = [node.left, *node.comparators]
+            if any(map(_names_a_size_or_digest, parts)) and not any(isinstance(p, ast.Constant) for p in parts):
+                yield ast.unparse(node)
+
+
+def uses_hashlib(tree: ast.AST) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import) and any(alias.name == "hashlib" for alias in node.names):
+            return True
+        if isinstance(node, ast.ImportFrom) and node.module == "hashlib":
+            return True
+    return False
+
+
+def calls(tree: ast.AST, name: str) -> bool:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call):
+            func = node.func
+            if (func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")) == name:
+                return True
+    return False
+
+
+TREES = {module: ast.parse(path.read_text(encoding="utf-8")) for module, path in MODULES.items()}
+
+
+def test_the_detectors_find_a_copied_verification() -> None:
+    # The shapes the six copies had before core/verify.py (issue 12), so the scan below can fail.
+    copied = ast.parse(
+        "import hashlib\n"
+        "def check(listed, data):\n"
+        "    if len(data) != listed.size or 'sha256:' + hashlib.sha256(data).hexdigest() != listed.digest:\n"
+        "        raise ValueError\n"
+        "    return sha256_digest(data) == item['digest']\n"
+    )
+    assert uses_hashlib(copied)
+    assert calls(copied, "sha256_digest")
+    assert sorted(size_or_digest_comparisons(copied)) == [
+        "'sha256:' + hashlib.sha256(data).hexdigest() != listed.digest",
+        "len(data) != listed.size",
+        "sha256_digest(data) == item['digest']",
+    ]
+    assert not list(size_or_digest_comparisons(ast.parse("ok = file.size == 0 or digest.startswith('sha256:')")))
+
+
+def test_only_the_listed_modules_compute_a_sha256() -> None:
+    found = {module for module, tree in TREES.items() if uses_hashlib(tree)}
+    assert found - HASHING.keys() == set(), "verify bytes with skillwire.core.verify, or list the module with why"
+    assert HASHING.keys() - found == set(), "stale entries in HASHING"
+
+
+def test_only_the_listed_modules_turn_bytes_into_a_digest() -> None:
+    found = {module for module, tree in TREES.items() if calls(tree, "sha256_digest")}
+    assert found - DIGEST_MAKERS.keys() == set(), "verify bytes with skillwire.core.verify, or list the module"
+    assert DIGEST_MAKERS.keys() - found == set(), "stale entries in DIGEST_MAKERS"
+
+
+def test_sizes_and_digests_are_compared_only_by_their_owner() -> None:
+    found = {
+        (module, comparison)
+        for module, tree in TREES.items()
+        if module != VERIFY_OWNER
+        for comparison in size_or_digest_comparisons(tree)
+    }
+    assert sorted(found - COMPARISONS.keys()) == [], "call skillwire.core.verify, or list the comparison with why"
+    assert sorted(COMPARISONS.keys() - found) == [], "stale entries in COMPARISONS"
+
+
+# -- field rules ------------------------------------------------------------------------------------------------
+
+FIELD_OWNER = "skillwire.core.fields"
+# The bounds and the name rule, defined in core/names.py and applied by core/fields.py alone.
+FIELD_RULE_NAMES = {
+    "MAX_NAME_LENGTH",
+    "MAX_DESCRIPTION_LENGTH",
+    "MAX_COMPATIBILITY_LENGTH",
+    "ASCII_NAME_RE",
+    "name_problem",
+}
+FIELD_BOUNDS = {64, 500, 1024}
+FIELDS = ("name", "description", "compatibility")
+
+
+def field_rule_uses(tree: ast.AST) -> Iterator[str]:
+    """Imports of the field bounds, and `len(<a field>)` compared with a bound's number."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom):
+            yield from (f"imports {a.name}" for a in node.names if a.name in FIELD_RULE_NAMES)
+        elif isinstance(node, ast.Attribute) and node.attr in FIELD_RULE_NAMES:
+            yield f"uses {node.attr}"
+        elif isinstance(node, ast.Compare):
+            parts = [node.left, *node.comparators]
+            measured = [
+                p
+                for p in parts
+                if isinstance(p, ast.Call)
+                and getattr(p.func, "id", "") == "len"
+                and any(field in ast.unparse(p).lower() for field in FIELDS)
+            ]
+            if measured and any(isinstance(p, ast.Constant) and p.value in FIELD_BOUNDS for p in parts):
+                yield ast.unparse(node)
+
+
+def test_the_field_detector_finds_a_copied_bound() -> None:
+    copied = ast.parse(
+        "from skillwire.core.names import MAX_DESCRIPTION_LENGTH\n"
+        "bad = len(fm['description']) > 1024 or len(name) > 64\n"
+    )
+    assert sorted(field_rule_uses(copied)) == [
+        "imports MAX_DESCRIPTION_LENGTH",
+        "len(fm['description']) > 1024",
+        "len(name) > 64",
+    ]
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m not in (FIELD_OWNER, "skillwire.core.names")))
+def test_field_rules_are_applied_only_in_core_fields(module: str) -> None:
+    assert list(field_rule_uses(TREES[module])) == [], f"{module}: use skillwire.core.fields (field_problems)"
