@@ -131,10 +131,11 @@ def test_no_import_cycle_in_the_package() -> None:
 # Who may import `skillwire.core.yaml` (any of its modules), and why: each one reads YAML or re-exports
 # the reader. A module that needs only JSON value types or JavaScript equality imports `core/json.py`.
 YAML_IMPORTERS = {
-    "skillwire": "the public surface re-exports parse_frontmatter, the refusals and the interop hazards",
+    "skillwire": "the public surface re-exports the YAML reader's functions (parse_frontmatter, ...)",
     "skillwire.core.frontmatter": "the old module, a re-export kept for code written against it",
     "skillwire.core.skill_md": "parse_skill_md reads the frontmatter block it splits off",
-    "skillwire.checks.lint": "lint reads frontmatter for key lines and reports the YAML interop hazards",
+    "skillwire.checks.lint": "lint parses each SKILL.md's frontmatter itself, to report where it fails",
+    "skillwire.checks.hazards": "walks the engine's scanner events (npm's corrections applied): hazards and lines",
 }
 
 
