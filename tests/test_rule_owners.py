@@ -27,6 +27,7 @@ HASHING = {
     "skillwire.core.signing": "the digest of the signed manifest statement, not of any file",
     "skillwire.core.cursor": "HMAC-SHA-256 over pagination cursors",
     "skillwire.catalog.published": "a published index is addressed by the SHA-256 of its own bytes, not a skill file",
+    "skillwire.catalog.indexed": "an index is checked against its own address (SHA-256) as it streams in",
     "skillwire.catalog.persist": "the persisted snapshot's file names and section checksums (a cache file of our own)",
     "skillwire.server.visibility": "`--tokens` keeps bearer tokens as their SHA-256 and compares them in constant time",
 }
@@ -40,8 +41,9 @@ DIGEST_MAKERS = {
 # (module, the comparison as written) -> why it is not "these bytes are the listed file"
 COMPARISONS = {
     ("skillwire.catalog.catalog", "before.digest != file.digest"): "a refresh telling changed files from two scans",
-    ("skillwire.catalog.published", "hashlib.sha256(body).hexdigest() != index_id"): "the index's own address",
-    ("skillwire.catalog.published", "known.digest != digest"): "an index listing one file twice, two digests",
+    ("skillwire.catalog.published", "received.sha256 != index_id"): "the index's own address",
+    ("skillwire.catalog.indexed", "known.digest != digest"): "an index listing one file twice, two digests",
+    ("skillwire.catalog.indexed", "known.digest != hex_digest"): "the same, in the compact index format",
     ("skillwire.catalog.persist", "hashlib.sha256(snapshot).hexdigest() != snapshot_sha"): "a cache file's checksum",
     ("skillwire.catalog.persist", "hashlib.sha256(walk).hexdigest() != walk_sha"): "a cache file's checksum",
     ("skillwire.catalog.store", "result.meta['size'] != file.size"): (
