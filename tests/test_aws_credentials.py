@@ -258,10 +258,7 @@ def test_the_process_wins_over_static_keys_in_the_config_file(tmp_path: Path) ->
     assert "access_key_id" not in settings.config
 
 
-@pytest.mark.parametrize(
-    "variable",
-    ["AWS_ACCESS_KEY_ID", "AWS_WEB_IDENTITY_TOKEN_FILE", "AWS_CONTAINER_CREDENTIALS_FULL_URI"],
-)
+@pytest.mark.parametrize("variable", ["AWS_ACCESS_KEY_ID", "AWS_WEB_IDENTITY_TOKEN_FILE"])
 def test_credentials_in_the_environment_win_over_any_profile(tmp_path: Path, variable: str) -> None:
     runs = tmp_path / "runs"
     command = printing(tmp_path, {"Version": 1, **KEYS}, runs=runs)
@@ -339,3 +336,14 @@ def test_a_named_profile_that_is_nowhere_is_an_error(tmp_path: Path) -> None:
     )
     # The default profile may be absent: then there is nothing in the files, as before.
     assert s3_settings(files(tmp_path)).config == {}
+
+
+def test_container_credentials_come_after_the_profile(tmp_path: Path) -> None:
+    """As for the AWS CLI: ECS/EKS container credentials are used only when the profile has none."""
+    command = printing(tmp_path, {"Version": 1, **KEYS})
+    environ = files(
+        tmp_path,
+        config=f"[default]\ncredential_process = {command}\n",
+        AWS_CONTAINER_CREDENTIALS_FULL_URI="http://127.0.0.1:1/creds",
+    )
+    assert s3_settings(environ).credential_provider is not None

@@ -75,13 +75,11 @@ _CONFIG_KEYS = {
     "region": ("region", "AWS_REGION"),
     "endpoint_url": ("endpoint", "AWS_ENDPOINT_URL"),
 }
-# Variables with which obstore finds credentials itself; when one is set, no profile is asked for them.
-_CREDENTIALS_FROM_ENVIRONMENT = (
-    "AWS_ACCESS_KEY_ID",
-    "AWS_WEB_IDENTITY_TOKEN_FILE",
-    "AWS_CONTAINER_CREDENTIALS_RELATIVE_URI",
-    "AWS_CONTAINER_CREDENTIALS_FULL_URI",
-)
+# Variables with which obstore finds credentials itself and which the AWS CLI prefers to any profile's;
+# when one is set, no profile is asked for credentials. (Container credentials and the instance
+# metadata service come after the profile for the AWS CLI, and for obstore once the profile's
+# credentials are given to it.)
+_CREDENTIALS_FROM_ENVIRONMENT = ("AWS_ACCESS_KEY_ID", "AWS_WEB_IDENTITY_TOKEN_FILE")
 
 
 @dataclass(frozen=True)
