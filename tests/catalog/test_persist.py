@@ -259,7 +259,23 @@ def _other_version(path: Path) -> None:
     path.write_bytes(data.replace(b'"skillwire": "', b'"skillwire": "0.0.0-'))
 
 
+def _forged_path_outside_the_root(path: Path) -> None:
+    """A well-formed file, checksums and all, whose first file is `/etc/hostname`: refused as data."""
+    data = path.read_bytes()
+    magic_end = data.index(b"\n") + 1
+    header_end = data.index(b"\n", magic_end)
+    header = json.loads(data[magic_end:header_end])
+    length = header["snapshot"][0]
+    snapshot_section, walk_section = data[header_end + 1 : header_end + 1 + length], data[header_end + 1 + length :]
+    roots = json.loads(snapshot_section)
+    roots[0]["paths"][0] = "/etc/hostname"
+    forged = json.dumps(roots).encode()
+    header["snapshot"] = [len(forged), hashlib.sha256(forged).hexdigest()]
+    path.write_bytes(data[:magic_end] + json.dumps(header).encode() + b"\n" + forged + walk_section)
+
+
 BAD_FILES: dict[str, Callable[[Path], object]] = {
+    "a path outside the root": _forged_path_outside_the_root,
     "empty": lambda path: path.write_bytes(b""),
     "truncated": _truncate,
     "one byte flipped": _flip_a_byte,

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import itertools
 import json
 import logging
 import os
@@ -236,7 +237,7 @@ def _decode(data: bytes, key: dict[str, Any]) -> Persisted:
         roots = json.loads(bytes(snapshot))
         if not isinstance(roots, list) or len(roots) != len(key["roots"]):
             raise _Unusable("wrong number of roots")
-        results = [_decode_result(root) for root in roots]
+        results = [_decode_result(root, base) for root, (base, _, _) in zip(roots, key["roots"], strict=True)]
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise _Unusable(f"malformed content: {type(exc).__name__}") from None
     return Persisted(results, started, walk)
@@ -247,7 +248,7 @@ def _only(values: list[Any], *kinds: type) -> bool:
     return set(map(type, values)) <= set(kinds)
 
 
-def _decode_result(root: dict[str, Any]) -> ScanResult:
+def _decode_result(root: dict[str, Any], base: str) -> ScanResult:
     uris, digests, sizes, mimes, mime, text, paths = (
         root[k] for k in ("uris", "digests", "sizes", "mimes", "mime", "text", "paths")
     )
@@ -260,6 +261,10 @@ def _decode_result(root: dict[str, Any]) -> ScanResult:
         raise _Unusable("a column of the wrong type")
     if min(mime, default=0) < 0:
         raise _Unusable("a negative index")
+    # Data, not trust: a file never names a path outside its root (`startswith` stays in C).
+    inside = base.rstrip(os.sep) + os.sep
+    if not all(map(str.startswith, paths, itertools.repeat(inside))):
+        raise _Unusable("a file outside its root")
     mime_types = [mimes[i] for i in mime]  # an index out of range is an IndexError: malformed
     files = list(map(CatalogFile, uris, digests, sizes, mime_types, text, paths))
     skills: list[CatalogSkill] = []

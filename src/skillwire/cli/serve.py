@@ -330,11 +330,13 @@ def serve(
     except SigningError as exc:
         raise UsageError(str(exc)) from None
     snapshot = catalog.snapshot
-    if not catalog.validated and (args.no_watch or nothing_to_serve(roots, snapshot) is not None):
+    problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
+    if not catalog.validated and (args.no_watch or problem is not None):
         # Without a watcher nothing would validate it later; and "nothing to serve" (an error) is
         # only ever said about the disk as it is now, never about the last run's snapshot.
         catalog.validate()
         snapshot = catalog.snapshot
+        problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
     options: dict[str, Any] = {
         "directory_read": not args.no_directory_read,
         "page_size": args.page_size,
@@ -343,7 +345,6 @@ def serve(
         "signatures": signatures or None,
     }
     skills, verifier, auth = per_caller(args, catalog, snapshot, address, options)
-    problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
     if problem is not None:
         if sock is not None:
             sock.close()
