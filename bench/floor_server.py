@@ -5,10 +5,11 @@
 At start it scans ROOT once with skillwire's own catalog and turns every answer into a ready-made
 Python dict: each `skills/list` page (keyed by cursor), each `skills/get` result, each file's
 `resources/read` result. A request then costs one dict lookup in the handler, so what a client
-measures against this server is the SDK's transport, dispatch and serialisation alone (uvicorn with
-h11, Starlette, the SDK's request handling and pydantic dumps) with the same bytes on the wire as
-skillwire's. The benchmark table shows it as the `floor` peer: skillwire's latency over this one is the
-part of each request that is skillwire's own.
+measures against this server is the SDK's transport, dispatch and serialisation alone (the HTTP stack
+of `skillwire serve`, built by the same `skillwire.server.app` functions: uvicorn on httptools and uvloop,
+Starlette, the SDK's request handling and pydantic dumps) with the same bytes on the wire as skillwire's.
+The benchmark table shows it as the `floor` peer: skillwire's latency over this one is the part of each
+request that is skillwire's own.
 """
 
 from __future__ import annotations
@@ -29,7 +30,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.server.app import transport_security
+from skillwire.server.app import event_loop_options, http_app, uvicorn_config
 from skillwire.server.content import file_contents
 from skillwire.server.extension import EXTENSION_ID
 
@@ -106,9 +107,7 @@ def main(argv: list[str] | None = None) -> int:
     # resources/read is a spec method, so an Extension cannot bind it; the same low-level registration
     # SkillsExtension.attach uses (a bench-only peer may use the private accessor).
     server._lowlevel_server.add_request_handler("resources/read", ReadResourceRequestParams, extension.handle_read)
-    app = server.streamable_http_app(host="127.0.0.1", transport_security=transport_security("127.0.0.1"))
-    config = uvicorn.Config(app, host="127.0.0.1", port=args.port, log_level="warning", lifespan="on", http="h11")
-    http = uvicorn.Server(config)
+    http = uvicorn.Server(uvicorn_config(http_app(server, host="127.0.0.1"), host="127.0.0.1", port=args.port))
     print(f"floor: {len(extension.gets)} skills, {len(extension.reads)} files precomputed", flush=True)
 
     async def run() -> None:
@@ -118,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
                 await anyio.sleep(0.01)
             print(f"listening on http://127.0.0.1:{args.port}/mcp", flush=True)
 
-    anyio.run(run)
+    anyio.run(run, backend_options=event_loop_options())
     return 0
 
 

@@ -27,7 +27,7 @@ from skillwire.catalog.store import is_store_url
 from skillwire.cli.args import INTERRUPTED, UsageError
 from skillwire.cli.roots import parse_roots
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.server.app import BindError, bind_http_socket, build_server, serve_http, serve_stdio
+from skillwire.server.app import BindError, bind_http_socket, build_server, event_loop_options, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 
 DEFAULT_HTTP = "127.0.0.1:8765"
@@ -382,6 +382,7 @@ def serve(
             # A legacy session lives in one worker's memory, and the kernel may hand the client's next
             # connection to another worker; stateless, any worker answers any request.
             legacy_sessions=args.workers <= 1,
-        )
+        ),
+        backend_options=event_loop_options(),  # uvloop: the HTTP stack's event loop (server/app.py)
     )
     return 0

@@ -3,6 +3,10 @@
 HTTP binds to 127.0.0.1 by default with DNS-rebinding protection on (the Host and Origin headers must
 name the bound host); binding elsewhere keeps the protection, allowing that host name only, unless
 more names are given. The catalog watcher runs beside the transport in the same task group.
+
+The HTTP stack is the SDK's Streamable HTTP app on uvicorn with httptools and (where it exists) uvloop,
+answering requests with one JSON body instead of an SSE stream. `http_app` and `uvicorn_config` build it,
+and `event_loop_options` picks the loop, so the benchmark's bare-SDK floor runs on exactly this stack.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import errno
 import logging
 import socket
 from collections.abc import Callable, Sequence
+from importlib.util import find_spec
 from typing import Any
 
 import anyio
@@ -19,13 +24,24 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.routing import BaseRoute
+from starlette.types import ASGIApp, Receive, Scope, Send
 
 from skillwire._version import __version__
 from skillwire.core.errors import SkillwireError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import health_route
 
-__all__ = ["BindError", "bind_http_socket", "build_server", "serve_http", "serve_stdio"]
+__all__ = [
+    "BindError",
+    "bind_http_socket",
+    "build_server",
+    "event_loop_options",
+    "http_app",
+    "serve_http",
+    "serve_stdio",
+    "uvicorn_config",
+]
 
 logger = logging.getLogger("skillwire.server")
 LOOPBACK = ("127.0.0.1", "localhost", "::1")
@@ -60,6 +76,63 @@ def transport_security(host: str, extra_hosts: Sequence[str] = ()) -> TransportS
     hosts += [h if ":" in h else f"{h}:*" for h in extra_hosts]
     origins = [f"http://{h}" for h in hosts] + [f"https://{h}" for h in hosts]
     return TransportSecuritySettings(enable_dns_rebinding_protection=True, allowed_hosts=hosts, allowed_origins=origins)
+
+
+class TrimHeaderWhitespace:
+    """ASGI middleware: header values without leading and trailing spaces or tabs (RFC 9110 section 5.5).
+
+    httptools hands header values over with their surrounding whitespace, h11 strips it. The SDK compares
+    `Mcp-Name` and `Mcp-Method` with the body byte for byte, so `Mcp-Name:   x  ` was refused under httptools
+    (the conformance suite's SEP-2243 whitespace check). Trimming here gives every parser h11's answer.
+    """
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] == "http":
+            scope["headers"] = [(name, value.strip(b" \t")) for name, value in scope["headers"]]
+        await self.app(scope, receive, send)
+
+
+def http_app(
+    server: MCPServer,
+    *,
+    host: str = "127.0.0.1",
+    allowed_hosts: Sequence[str] = (),
+    json_response: bool = True,
+    stateless: bool = False,
+    routes: Sequence[BaseRoute] = (),
+) -> ASGIApp:
+    """The Streamable HTTP ASGI app `serve_http` runs, for `server` bound on `host`.
+
+    `json_response`: answer each POST with one `application/json` body (the SDK's `json_response`). The
+    default streams nothing a skills server needs: skills handlers send no progress or log notifications
+    while answering, and list-changed notifications travel on the listen and GET streams, which stay SSE.
+    Without an SSE stream per request the SDK skips a task group, a memory channel and a disconnect watcher
+    for every request: about a quarter of a skills/get's server time. Pass False for a server whose
+    tools report progress while they run. `stateless`: the SDK's `stateless_http` (see `serve_http`).
+    `routes` are added beside `/mcp`.
+    """
+    app = server.streamable_http_app(
+        host=host,
+        transport_security=transport_security(host, allowed_hosts),
+        json_response=json_response,
+        stateless_http=stateless,
+    )
+    app.router.routes.extend(routes)
+    return TrimHeaderWhitespace(app)
+
+
+def uvicorn_config(app: ASGIApp, *, host: str, port: int) -> uvicorn.Config:
+    """uvicorn on httptools (a C parser; h11 is pure Python): about a fifth of a skills/get's server time.
+    Header whitespace is trimmed by `http_app`, as h11 would."""
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http="httptools")
+
+
+def event_loop_options() -> dict[str, Any]:
+    """`anyio.run` backend options: uvloop where it is installed (not on Windows), else asyncio's own loop."""
+    return {"use_uvloop": True} if find_spec("uvloop") is not None else {}
 
 
 class BindError(SkillwireError, OSError):
@@ -110,26 +183,27 @@ async def serve_http(
     on_ready: Callable[[str], Any] | None = None,
     sock: socket.socket | None = None,
     legacy_sessions: bool = True,
+    json_response: bool = True,
 ) -> None:
     """Serve over Streamable HTTP until cancelled or interrupted. `sock` is a socket already bound to
     host:port (`bind_http_socket`); without one it is bound here, and a failure raises `BindError`.
     Without `legacy_sessions`, the 2025-11-25 wire is served statelessly: no `Mcp-Session-Id`, each
     request answered on its own, hence no server-to-client notifications on that wire (see
-    `server.workers`). The 2026-07-28 wire is stateless either way."""
+    `server.workers`). The 2026-07-28 wire is stateless either way. `json_response`: see `http_app`.
+    Run it under `anyio.run(..., backend_options=event_loop_options())` for uvloop."""
     if sock is None:
         sock = bind_http_socket(host, port)
-    app = server.streamable_http_app(
+    # GET /healthz, for load balancers.
+    routes = [health_route(skills.catalog)]
+    app = http_app(
+        server,
         host=host,
-        transport_security=transport_security(host, allowed_hosts),
-        stateless_http=not legacy_sessions,
+        allowed_hosts=allowed_hosts,
+        json_response=json_response,
+        stateless=not legacy_sessions,
+        routes=routes,
     )
-    app.router.routes.append(health_route(skills.catalog))  # GET /healthz, for load balancers
-    # h11, never httptools even where it is installed (uvicorn[standard] picks it by default): httptools
-    # keeps trailing whitespace in header values, so a conforming `Mcp-Name: "x "` no longer matches
-    # its body and the request is refused (the conformance suite's SEP-2243 check), for about a
-    # millisecond saved per request.
-    config = uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http="h11")
-    http = uvicorn.Server(config)
+    http = uvicorn.Server(uvicorn_config(app, host=host, port=port))
 
     # The watcher waits for changes in a worker thread that cancellation cannot interrupt; it returns
     # within one poll step (50 ms) once this event is set, instead of at its 5 s timeout. So the event
