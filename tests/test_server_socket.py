@@ -9,11 +9,26 @@ from __future__ import annotations
 
 import asyncio
 import socket
+from collections.abc import Callable
 
-from skillwire.server.app import bind_http_socket
+import pytest
+
+from skillwire.server.app import bind_http_socket, event_loop_options
 
 
-def test_connections_accepted_on_the_bound_socket_have_tcp_nodelay() -> None:
+def _loops() -> list[tuple[str, Callable[[], asyncio.AbstractEventLoop]]]:
+    loops: list[tuple[str, Callable[[], asyncio.AbstractEventLoop]]] = [("asyncio", asyncio.new_event_loop)]
+    if event_loop_options().get("use_uvloop"):  # the loop `skillwire serve --http` runs on, where installed
+        import uvloop
+
+        loops.append(("uvloop", uvloop.new_event_loop))
+    return loops
+
+
+@pytest.mark.parametrize("new_loop", [factory for _, factory in _loops()], ids=[name for name, _ in _loops()])
+def test_connections_accepted_on_the_bound_socket_have_tcp_nodelay(
+    new_loop: Callable[[], asyncio.AbstractEventLoop],
+) -> None:
     sock = bind_http_socket("127.0.0.1", 0)
     assert sock.proto == socket.IPPROTO_TCP
     sock.listen()
@@ -38,6 +53,7 @@ def test_connections_accepted_on_the_bound_socket_have_tcp_nodelay() -> None:
         server.close()
         await server.wait_closed()
 
-    asyncio.run(main())
+    with asyncio.Runner(loop_factory=new_loop) as runner:
+        runner.run(main())
     assert len(seen) == 1
     assert seen[0] != 0
