@@ -417,3 +417,68 @@ async def edit_visible(
     if seen is None:
         return status("timed out", f"the edit did not show in skills/get within {budget:.0f} s")
     return seen
+
+
+# -- several servers measured side by side -------------------------------------------------------------------
+
+
+def server_cpu_s(pid: int) -> float | None:
+    """CPU seconds (user + system, every thread) the process `pid` has used so far, or None off Linux."""
+    try:
+        fields = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+@dataclass
+class Interleaved:
+    """Per-peer request times of one interleaved measurement, and what each peer's server spent on them."""
+
+    times: dict[str, list[float]]
+    cpu_ms: dict[str, float | None]  # server CPU ms per request (user + system), None when unknown
+    failed: dict[str, str]  # peer -> why it dropped out
+
+
+async def interleave(
+    clients: dict[str, RawClient],
+    pids: dict[str, int],
+    count: int,
+    budget: float,
+    one: Callable[[str, RawClient, int], Awaitable[None]],
+) -> Interleaved:
+    """`one(peer, client, i)` for i in range(count), each round visiting every peer once in a fresh random order.
+
+    On a shared machine the load drifts over minutes; measured one after the other, peers see different
+    loads, and a ratio of their latencies measures the drift as much as the servers. Side by side, round by
+    round, every peer sees the same load. A peer whose request fails drops out (with the reason), the rest go
+    on. Stops at `budget` seconds for all peers.
+    """
+    gc.collect()
+    gc.freeze()  # as in `sample`
+    rng = random.Random(3)
+    times: dict[str, list[float]] = {peer: [] for peer in clients}
+    failed: dict[str, str] = {}
+    before = {peer: server_cpu_s(pid) for peer, pid in pids.items()}
+    started = time.perf_counter()
+    with anyio.move_on_after(budget):
+        for index in range(count):
+            if time.perf_counter() - started > budget:
+                break
+            order = [peer for peer in clients if peer not in failed]
+            if not order:
+                break
+            rng.shuffle(order)
+            for peer in order:
+                began = time.perf_counter()
+                try:
+                    await one(peer, clients[peer], index)
+                except Exception as exc:
+                    failed[peer] = f"{type(exc).__name__}: {exc}"[:300]
+                    continue
+                times[peer].append(time.perf_counter() - began)
+    cpu_ms: dict[str, float | None] = {}
+    for peer, pid in pids.items():
+        first, now, done = before.get(peer), server_cpu_s(pid), len(times.get(peer, []))
+        cpu_ms[peer] = (now - first) / done * 1e3 if first is not None and now is not None and done else None
+    return Interleaved(times, cpu_ms, failed)

@@ -25,6 +25,12 @@ SDK 2.4.0's `ext/skills` filesystem loader and HTTP handler on Node 22; skipped 
 precomputed dicts: what a request costs before skillwire does anything). For them the host-load and
 watcher rows are n/a: they have no host library and no watcher.
 
+The whole listing, page, skills/get and resources/read latencies of skillwire, typescript and floor are
+measured side by side: each peer's server is kept running after its own measurements, and then every
+sample goes to each of them in turn, in a random order per round. On a shared machine the load drifts
+over minutes; measured one peer after the other, a latency ratio between peers measured the drift as
+much as the servers. Each of these measurements also records each server's CPU time per request.
+
 Prints a table (every peer, skillwire's advantage over each, targets with PASS/MISS) and writes the raw
 numbers as JSON and a PNG chart. FastMCP measurements have time budgets: past one, the value is recorded
 as "timed out" (with what was done), never waited for.
@@ -59,12 +65,15 @@ from bench.measure import (
     LARGE_MIN,
     SMALL_MAX,
     LoadTarget,
+    RawClient,
     Timing,
     Value,
     disk_path_of,
     edit_visible,
     fastmcp_read_skill_twice,
     get_latency,
+    interleave,
+    latencies,
     list_all,
     load_unverified,
     page_cost,
@@ -159,6 +168,13 @@ METRICS: list[tuple[str, str, str, str]] = [
     ("watch_visible_s", "edit → visible in skills/get", "s", "lower"),
 ]
 NO_RATIO = {"verify_overhead_pct", "load_cached_requests"}
+CPU_ROWS = [
+    ("list", "whole listing"),
+    ("page", "skills/list page"),
+    ("get", "skills/get"),
+    ("read_small", "read < 16 KB"),
+    ("read_large", "read ≥ 50 KB"),
+]
 
 
 def log(message: str) -> None:
@@ -351,6 +367,146 @@ async def listing_and_pages(
     return entries if isinstance(run.metrics.get("list_all_s"), float) else []
 
 
+@dataclass
+class Live:
+    """A server kept running after its peer's own measurements, for the side-by-side phase."""
+
+    run: PeerRun
+    server: Server
+    cursors: list[str | None]
+
+
+# Peers whose listing, page, skills/get and resources/read latencies are measured side by side (`side_by_side`).
+# FastMCP is measured on its own: its time budgets would stall every other peer's rounds.
+SIDE_BY_SIDE = ("skillwire", "typescript", "floor")
+LATENCY_KEYS = [
+    "list_all_s",
+    "page_p50_ms",
+    "page_p99_ms",
+    "get_p50_ms",
+    "get_p99_ms",
+    "read_small_p50_ms",
+    "read_small_p99_ms",
+    "read_small_MBps",
+    "read_large_p50_ms",
+    "read_large_MBps",
+]
+
+
+async def first_listing(
+    run: PeerRun, server: Server, expected_skills: int | None, budget: float
+) -> tuple[list[dict[str, Any]], list[str | None]]:
+    """One whole skills/list: the entries (to choose the workload from) and every page's cursor. The timed
+    listings come later, side by side; a listing that does not finish is the peer's `list_all_s` now."""
+    result, passes = await list_all(server.url, budget=budget, repeats=1)
+    if passes:
+        run.extra["list_pages"] = result.pages
+        run.extra["list_skills"] = len(result.entries)
+        return result.entries, result.cursors
+    pages_expected = -(-expected_skills // PAGE_SIZE) if expected_skills else None
+    estimate = result.elapsed / result.pages * pages_expected if result.pages and pages_expected else None
+    run.set(
+        "list_all_s",
+        status(
+            "timed out",
+            f"{result.pages} page(s) in {budget:.0f} s",
+            pages_done=result.pages,
+            elapsed_s=budget,
+            estimate_s=estimate,
+        ),
+    )
+    return [], []
+
+
+async def side_by_side(live: dict[str, Live], workload: Workload, settings: Settings) -> None:
+    """Whole listings, pages, skills/get and resources/read for every live peer, interleaved request by request.
+
+    Each peer gets the same requests (pages by position, since cursors are each server's own) in the same
+    rounds, in a random order per round, so load from other processes on a shared machine hits every peer
+    alike and the ratios between them hold. Each measurement also records each server's own CPU time per
+    request (`extra.server_cpu_ms`), which the load barely moves.
+    """
+    budget = settings.skillwire_budget * len(live)
+    pids = {peer: one.server.process.pid for peer, one in live.items()}
+    clients = {peer: RawClient(one.server.url) for peer, one in live.items()}
+    rng = random.Random(1)
+    pages = max(len(one.cursors) for one in live.values())
+    positions = [rng.randrange(pages) for _ in range(settings.page_samples)]
+
+    async def listing(peer: str, client: RawClient, index: int) -> None:
+        cursor: str | None = None
+        count = 0
+        while True:
+            page = await client.list_page(cursor)
+            count += len(page.get("skills") or [])
+            cursor = page.get("nextCursor") or None
+            if cursor is None:
+                break
+        if count != workload.skills:
+            raise AssertionError(f"a whole listing had {count} skills, not {workload.skills}")
+
+    async def page(peer: str, client: RawClient, index: int) -> None:
+        cursors = live[peer].cursors
+        await client.list_page(cursors[positions[index] % len(cursors)])
+
+    async def get(peer: str, client: RawClient, index: int) -> None:
+        uri = workload.get_uris[index]
+        result = await client.call("skills/get", {"uri": uri})
+        if result.get("skill", {}).get("uri") != uri:
+            raise AssertionError(f"skills/get {uri} answered {result!r:.200}")
+
+    def reader(files: list[tuple[str, int]]) -> Callable[[str, RawClient, int], Awaitable[None]]:
+        async def read(peer: str, client: RawClient, index: int) -> None:
+            uri, size = files[index]
+            data = await client.read(uri)
+            if len(data) != size:
+                raise AssertionError(f"{uri}: read {len(data)} bytes, the manifest says {size}")
+
+        return read
+
+    steps: list[tuple[str, int, Callable[[str, RawClient, int], Awaitable[None]]]] = [
+        ("list", settings.list_repeats, listing),
+        ("page", len(positions), page),
+        ("get", len(workload.get_uris), get),
+        ("read_small", len(workload.small), reader(workload.small)),
+        ("read_large", len(workload.large), reader(workload.large)),
+    ]
+    try:
+        for client in clients.values():  # warm each connection
+            await client.list_page(None)
+        for name, count, one in steps:
+            if count == 0:
+                for item in live.values():
+                    item.run.set(f"{name}_p50_ms", status("n/a", f"the catalog has no {name[5:]} files"))
+                continue
+            log(f"  side by side: {name} × {count} for {', '.join(live)}")
+            measured = await interleave(clients, pids, count, budget * (2 if name == "list" else 1), one)
+            for peer, item in live.items():
+                times = measured.times[peer]
+                item.run.extra.setdefault("server_cpu_ms", {})[name] = measured.cpu_ms.get(peer)
+                if peer in measured.failed:
+                    reason = measured.failed[peer]
+                    keys = ["list_all_s"] if name == "list" else [f"{name}_p50_ms", f"{name}_p99_ms"]
+                    for key in keys:
+                        item.run.set(key, status("failed", reason))
+                    continue
+                if name == "list":
+                    if times:
+                        item.run.set("list_all_s", statistics.median(times))
+                        item.run.extra["list_passes_s"] = times
+                    else:
+                        item.run.set("list_all_s", status("timed out", f"no whole listing within {budget:.0f} s"))
+                    continue
+                for key, value in latencies(name, times, f"no answer within {budget:.0f} s").items():
+                    item.run.set(key, value)
+                if name.startswith("read_") and times:
+                    files = workload.small if name == "read_small" else workload.large
+                    item.run.set(f"{name}_MBps", sum(size for _, size in files[: len(times)]) / sum(times) / 1e6)
+    finally:
+        for client in clients.values():
+            await client.__aexit__(None, None, None)
+
+
 async def gets_and_reads(run: PeerRun, server: Server, workload: Workload, budget: float) -> None:
     async def gets() -> None:
         for key, value in (await get_latency(server.url, workload.get_uris, budget=budget)).items():
@@ -367,8 +523,16 @@ async def gets_and_reads(run: PeerRun, server: Server, workload: Workload, budge
 
 
 async def run_skillwire(
-    catalog: str, root: Path, workdir: Path, settings: Settings, workload: Workload | None, loop_s: float, expected: int
+    catalog: str,
+    root: Path,
+    workdir: Path,
+    settings: Settings,
+    workload: Workload | None,
+    loop_s: float,
+    expected: int,
+    live: dict[str, Live],
 ) -> tuple[PeerRun, Workload | None]:
+    """Starts, restarts, loads and the watcher; the server is left in `live` for `side_by_side`."""
     run = PeerRun(catalog, "skillwire")
     logs = workdir / "logs"
     digests = workdir / f"digests-{catalog}.sqlite"
@@ -406,19 +570,17 @@ async def run_skillwire(
         run.skip_rest(f"skillwire serve did not start: {exc}"[:300])
         return run, workload
     server = main.server
+    kept = False
     try:
         run.extra["listening_s"] = main.listening_s
         run.set("start_first_list_s", statistics.median(colds))
         run.set("cold_start_vs_loop", statistics.median(colds) / loop_s)
-        entries = await listing_and_pages(
-            run, server, expected, settings.skillwire_budget * 2, settings.skillwire_budget, settings
-        )
+        entries, cursors = await first_listing(run, server, expected, settings.skillwire_budget * 2)
         if workload is None and entries:
             workload = make_workload(entries, root, settings)
-        if workload is None:
+        if workload is None or not entries:
             run.skip_rest("no listing to choose the workload from")
             return run, workload
-        await gets_and_reads(run, server, workload, settings.skillwire_budget)
         state = workdir / "host-state" / catalog
         shutil.rmtree(state, ignore_errors=True)
 
@@ -470,11 +632,12 @@ async def run_skillwire(
             )
 
         await run.guard(["watch_visible_s"], watch)
-        rss = server.peak_rss_mb()
-        run.set("peak_rss_mb", rss if rss is not None else status("n/a", "/proc/<pid>/status is unavailable"))
+        live["skillwire"] = Live(run, server, cursors)
+        kept = True
     finally:
-        server.stop()
-        run.skip_rest("not reached")
+        if not kept:
+            server.stop()
+            run.skip_rest("not reached")
     return run, workload
 
 
@@ -623,8 +786,9 @@ async def run_server_only(
     workload: Workload | None,
     loop_s: float,
     expected: int,
+    live: dict[str, Live],
 ) -> tuple[PeerRun, Workload | None]:
-    """A peer measured as a server only (typescript, floor): start, listing, pages, gets, reads, peak RSS."""
+    """A peer measured as a server only (typescript, floor): its start here, the rest in `side_by_side`."""
     run = PeerRun(catalog, peer)
     why = {
         "typescript": "the TypeScript SDK has no host library, digest cache or watcher here (reload() is on demand)",
@@ -648,24 +812,23 @@ async def run_server_only(
         run.skip_rest(f"{peer} did not start: {exc}"[:300])
         return run, workload
     server = main.server
+    kept = False
     try:
         run.extra["listening_s"] = main.listening_s
         run.set("start_first_list_s", main.first_list_s)
         run.set("cold_start_vs_loop", main.first_list_s / loop_s)
-        entries = await listing_and_pages(
-            run, server, expected, settings.skillwire_budget * 2, settings.skillwire_budget, settings
-        )
+        entries, cursors = await first_listing(run, server, expected, settings.skillwire_budget * 2)
         if workload is None and entries:
             workload = make_workload(entries, root, settings)
-        if workload is None:
+        if workload is None or not entries:
             run.skip_rest("no listing to choose the workload from")
             return run, workload
-        await gets_and_reads(run, server, workload, settings.skillwire_budget)
-        rss = server.peak_rss_mb()
-        run.set("peak_rss_mb", rss if rss is not None else status("n/a", "/proc/<pid>/status is unavailable"))
+        live[peer] = Live(run, server, cursors)
+        kept = True
     finally:
-        server.stop()
-        run.skip_rest("not reached")
+        if not kept:
+            server.stop()
+            run.skip_rest("not reached")
     return run, workload
 
 
@@ -898,6 +1061,12 @@ def table(results: dict[str, Any]) -> str:
                 adv = catalog.get("advantage_over", {}).get(other, {}).get(key)
                 row += f"{fmt(adv, '×') if adv is not None else '':>20}"
             lines.append(row)
+        # Server CPU per request from the side-by-side phase: what the load on a shared machine barely moves.
+        for name, label in CPU_ROWS:
+            cells = [catalog["extra"].get(peer, {}).get("server_cpu_ms", {}).get(name) for peer in peers]
+            if any(is_number(cell) for cell in cells):
+                row = f"   {'server CPU per ' + label + ' (ms)':<48}"
+                lines.append(row + "".join(f"{fmt(cell) if is_number(cell) else '—':>14}" for cell in cells))
     lines.append("")
     lines.append("targets (skillwire)")
     for t in results["targets"]:
@@ -908,6 +1077,9 @@ def table(results: dict[str, Any]) -> str:
         "adv. = how many times better skillwire is (the other peer's time ÷ skillwire's; MB/s the other way round);",
         "below 1 the other peer is faster. floor = the mcp SDK stack skillwire runs on, answering every request",
         "from precomputed dicts: skillwire's time over the floor's is the part of a request that is skillwire's own.",
+        "Listing, page, get and read latencies of skillwire, typescript and floor are measured side by side, request",
+        "by request in a random order per round, so load from other processes hits them alike; 'server CPU' is each",
+        "server process's own CPU time (user + system, all threads) per request in those rounds.",
         "'≥' = FastMCP ran out of its time budget. Load = the catalog's largest skill. 'verified' = a host that",
         "already approved it, no cache (the same requests as the unverified reads); 'first load' = approve,",
         "verify and fill the cache. FastMCP has no content cache: its 'first load' and 'from cache' are the first",
@@ -996,23 +1168,40 @@ async def run_all(args: argparse.Namespace, settings: Settings, argv: list[str])
         log(f"catalog {name}: {stats}; bare loop {loop['read_hash_loop_s']:.3f} s")
         entry: dict[str, Any] = {"description": description, "root": str(root), "stats": stats, "machine": loop}
         workload: Workload | None = None
-        peer_results: dict[str, dict[str, Any]] = {}
-        extras: dict[str, dict[str, Any]] = {}
-        for peer in peers:
-            if peer == "skillwire":
-                run, workload = await run_skillwire(
-                    name, root, workdir, settings, workload, loop["read_hash_loop_s"], stats["skills"]
-                )
-            elif peer == "fastmcp":
-                run, workload = await run_fastmcp(
-                    name, root, workdir, settings, workload, loop["read_hash_loop_s"], stats["skills"]
-                )
-            else:
-                run, workload = await run_server_only(
-                    peer, name, root, workdir, settings, workload, loop["read_hash_loop_s"], stats["skills"]
-                )
-            peer_results[peer] = {key: run.metrics.get(key) for key, *_ in METRICS}
-            extras[peer] = run.extra
+        runs: dict[str, PeerRun] = {}
+        live: dict[str, Live] = {}
+        try:
+            for peer in peers:
+                if peer == "skillwire":
+                    run, workload = await run_skillwire(
+                        name, root, workdir, settings, workload, loop["read_hash_loop_s"], stats["skills"], live
+                    )
+                elif peer == "fastmcp":
+                    run, workload = await run_fastmcp(
+                        name, root, workdir, settings, workload, loop["read_hash_loop_s"], stats["skills"]
+                    )
+                else:
+                    run, workload = await run_server_only(
+                        peer, name, root, workdir, settings, workload, loop["read_hash_loop_s"], stats["skills"], live
+                    )
+                runs[peer] = run
+            if live and workload is not None:
+                try:
+                    await side_by_side(live, workload, settings)
+                except Exception as exc:
+                    traceback.print_exc(file=sys.stderr)
+                    for item in live.values():
+                        for key in LATENCY_KEYS:
+                            item.run.metrics.setdefault(key, status("failed", f"{type(exc).__name__}: {exc}"[:300]))
+        finally:
+            for item in live.values():
+                rss = item.server.peak_rss_mb()  # VmHWM: the peak over everything above
+                unknown = status("n/a", "/proc/<pid>/status is unavailable")
+                item.run.set("peak_rss_mb", rss if rss is not None else unknown)
+                item.server.stop()
+                item.run.skip_rest("not reached")
+        peer_results = {peer: {key: run.metrics.get(key) for key, *_ in METRICS} for peer, run in runs.items()}
+        extras = {peer: run.extra for peer, run in runs.items()}
         entry["peers"] = peer_results
         entry["extra"] = extras
         if workload is not None:
