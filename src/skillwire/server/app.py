@@ -126,8 +126,10 @@ def http_app(
 
 def uvicorn_config(app: ASGIApp, *, host: str, port: int) -> uvicorn.Config:
     """uvicorn on httptools (a C parser; h11 is pure Python): about a fifth of a skills/get's server time.
-    Header whitespace is trimmed by `http_app`, as h11 would."""
-    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http="httptools")
+    Header whitespace is trimmed by `http_app`, as h11 would. httptools is a dependency; an environment
+    installed before it was (an older virtualenv) still serves, on h11, instead of failing to start."""
+    parser = "httptools" if find_spec("httptools") is not None else "h11"
+    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http=parser)
 
 
 def event_loop_options() -> dict[str, Any]:
