@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import tempfile
 from collections.abc import Iterator
+from pathlib import Path
 
 import pytest
 
@@ -40,9 +41,10 @@ def seaweedfs(tmp_path_factory: pytest.TempPathFactory) -> Iterator[SeaweedS3]:
         store.stop()
 
 
-# A test is end to end (`-m e2e`; `-m "not e2e"` is the fast inner loop) when its module starts processes
-# or network services: it holds one of these names. A rule over what a module uses, not a list of files,
-# so a new module is classified by what it does.
+# A test is end to end (`-m e2e`; `-m "not e2e"` is the fast inner loop) when it lives under tests/e2e/, or
+# when its module starts processes or network services wherever it lives: it holds one of these names. A
+# rule over what a module uses, not only a list of folders, so a new module put in a layer folder is still
+# classified by what it does.
 _STARTS_PROCESSES = frozenset(
     {
         "subprocess",
@@ -57,9 +59,16 @@ _STARTS_PROCESSES = frozenset(
 )
 
 
+_E2E = Path(__file__).resolve().parent / "e2e"
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
         module = getattr(item, "module", None)
         uses = set(vars(module)) if module is not None else set()
-        if uses & _STARTS_PROCESSES or "seaweedfs" in getattr(item, "fixturenames", ()):
+        if (
+            item.path.is_relative_to(_E2E)
+            or uses & _STARTS_PROCESSES
+            or "seaweedfs" in getattr(item, "fixturenames", ())
+        ):
             item.add_marker(pytest.mark.e2e)

@@ -24,7 +24,7 @@ from skillwire.cli.main import main
 from skillwire.cli.output import Output
 from skillwire.cli.serve import bundled_examples
 
-CORPUS = Path(__file__).resolve().parents[1].parent / "shared" / "corpora" / "awesome-copilot" / "skills"
+CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "awesome-copilot" / "skills"
 
 
 def skill_md(name: str, description: str = "A skill for tests.", extra: str = "", body: str = "") -> str:

@@ -24,7 +24,7 @@ from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_m
 from skillwire.core.yaml import REFUSALS, parse_frontmatter
 from support.npm_yaml import GOLDEN, Reference, load_golden, missing_reason, reference_parse_many
 
-REPO = Path(__file__).resolve().parents[1]
+REPO = Path(__file__).resolve().parents[2]
 CORPUS = REPO.parent / "shared" / "corpora" / "awesome-copilot" / "skills"
 
 BILLION_LAUGHS = 'a: &a ["lol","lol","lol","lol","lol","lol","lol","lol","lol"]\n' + "".join(
@@ -897,7 +897,7 @@ REFERENCE_CASES: list[str] = [
     "date: 2024-01-31\ntime: 2024-01-31T10:20:30Z\nspace: 2024-01-31 10:20:30 +01:00",
     "version: 1.10\nv2: 1.0\nv3: 1.",
     "sexa: 1:30\nbin: 0b101\nunder: 1_000",
-    # issue 11, item 3 (found by tests/test_frontmatter_fuzz.py): each read as npm yaml reads it, or refused
+    # issue 11, item 3 (found by tests/e2e/test_frontmatter_fuzz.py): each read as npm yaml reads it, or refused
     "a: !<!> b",
     "a: [!<!> b]",
     "a:\n\t\nb: c",

@@ -14,7 +14,7 @@ from skillwire.core.skill_md import split_skill_md
 from skillwire.core.yaml import parse_frontmatter
 from skillwire.core.yaml._flat import parse_simple_frontmatter
 
-CORPUS = Path(__file__).resolve().parents[2] / "shared" / "corpora" / "awesome-copilot" / "skills"
+CORPUS = Path(__file__).resolve().parents[3] / "shared" / "corpora" / "awesome-copilot" / "skills"
 
 SCALARS = [
     "plain text",

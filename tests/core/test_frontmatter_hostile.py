@@ -24,7 +24,7 @@ from skillwire.core.yaml import MAX_FRONTMATTER_BYTES, _decode, parse_frontmatte
 from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
 
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.frontmatter_bench import SHAPES  # bench/ is not an installed package: from the checkout
 
 # Escapes that name no Unicode code point: ruamel's chr() raised OverflowError / ValueError on them.

@@ -6,7 +6,7 @@ raises `InvalidEntry` / `SkillError`: never another exception. URIs round-trip t
 form, and `SkillPath.resolve` never leaves the skill root, whatever the reference.
 
 The budget here keeps the test command fast; `SKILLWIRE_FUZZ_EXAMPLES=200000 pytest
-tests/test_fuzz_entry_uri.py` is the longer run (see docs/architecture.md for its figures).
+tests/core/test_fuzz_entry_uri.py` is the longer run (see docs/architecture.md for its figures).
 """
 
 from __future__ import annotations

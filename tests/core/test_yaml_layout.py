@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-CORE = Path(__file__).resolve().parents[1] / "src" / "skillwire" / "core"
+CORE = Path(__file__).resolve().parents[2] / "src" / "skillwire" / "core"
 
 
 def module_name(path: Path) -> str:

@@ -19,7 +19,7 @@ import mcp_types as types
 import pytest
 from mcp.client import Client
 
-from fixtures import free_port, running_http_server
+from servers import free_port, running_http_server
 from skillwire.client.skills import SkillsClient
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef

@@ -18,7 +18,7 @@ import httpx2
 import pytest
 from mcp.client import Client
 
-from fixtures import free_port, running_http_server
+from servers import free_port, running_http_server
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
 from support.bridge import BRIDGE, SKILLWIRE, Elicitor, bridge_client, text_of, write_skill
@@ -26,7 +26,7 @@ from support.conformance import ConformanceToolsMissingError, node_binary, tools
 from support.servers import RunningServer, serve_http
 
 pytestmark = pytest.mark.anyio
-HANGING_SERVER = Path(__file__).resolve().parent / "fixtures" / "hanging_skills_server.py"
+HANGING_SERVER = Path(__file__).resolve().parents[1] / "servers" / "hanging_skills_server.py"
 
 
 @pytest.fixture(scope="module")

@@ -3,9 +3,9 @@
 Real servers (subprocesses on 127.0.0.1, Streamable HTTP):
 
 - `skillwire serve` of the bundled examples and of the awesome-copilot corpus: zero findings.
-- FastMCP 4.2's own skills server (tests/fixtures/fastmcp_skills_server.py): its YAML 1.1 frontmatter
+- FastMCP 4.2's own skills server (tests/servers/fastmcp_skills_server.py): its YAML 1.1 frontmatter
   and its synthetic `_manifest` resources are reported, nothing else.
-- tests/fixtures/broken_server.py, one defect per skill: each defect on its own skill, nothing else.
+- tests/servers/broken_server.py, one defect per skill: each defect on its own skill, nothing else.
 
 The in-memory `FakeServer` is an honest server that each unit test breaks in one way, to pin the
 rules the real fixtures do not reach.
@@ -35,10 +35,10 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import METHOD_NOT_FOUND
 
-from fixtures import free_port, running_http_server
-from fixtures.broken_server import DEFECTS
-from fixtures.era_server import ANY_ERA as ERA_ANY
-from fixtures.era_server import MODERN_ONLY as ERA_MODERN_ONLY
+from servers import free_port, running_http_server
+from servers.broken_server import DEFECTS
+from servers.era_server import ANY_ERA as ERA_ANY
+from servers.era_server import MODERN_ONLY as ERA_MODERN_ONLY
 from skillwire.checks.audit import RULES, SERVER, AuditResult, audit
 from skillwire.cli.args import ServerTarget
 from skillwire.cli.check import render
@@ -48,7 +48,7 @@ from support.cli import run_cli
 from support.fake_skills_server import DIR, EXTENSION_ID, FAKE_FILES, FakeServer, digest, md
 from support.servers import CORPUS, REPO_ROOT
 
-FIXTURES = REPO_ROOT / "tests" / "fixtures"
+FIXTURES = REPO_ROOT / "tests" / "servers"
 NONCE_RE = re.compile(r"skillwire-check-nonexistent-[0-9a-f]+")
 ANSI_RE = re.compile(r"\x1b\[[0-9;?]*[A-Za-z]")
 SERVE = [sys.executable, "-m", "skillwire.cli.main", "serve", "--no-watch", "--no-digest-cache", "-q"]

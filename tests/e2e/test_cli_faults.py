@@ -14,13 +14,13 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import free_port, running_http_server
-from fixtures.faulty_server import uri
-from fixtures.hostile_server import HostileServer, running_hostile_server
+from servers import free_port, running_http_server
+from servers.faulty_server import uri
+from servers.hostile_server import HostileServer, running_hostile_server
 from skillwire.cli.output import PRINT_LIMIT, printable
 from support.cli import run_cli
 
-FAULTY = Path(__file__).parent / "fixtures" / "faulty_server.py"
+FAULTY = Path(__file__).resolve().parents[1] / "servers" / "faulty_server.py"
 STDIO = ["--", sys.executable, str(FAULTY), "--stdio"]
 
 

@@ -1,5 +1,5 @@
 """`skillwire ls`, `get` and `cat` against real servers: `skillwire serve` over HTTP and stdio, and a
-server that lies (tests/fixtures/lying_server_cli.py). The CLI runs as a subprocess, as people run it
+server that lies (tests/servers/lying_server_cli.py). The CLI runs as a subprocess, as people run it
 (stdout and stderr are pipes, so output is the plain, piped form), or in-process for unit checks.
 """
 
@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import LyingServer, free_port, running_lying_server
+from servers import LyingServer, free_port, running_lying_server
 from skillwire.cli.ls import Row, plain_table
 from skillwire.cli.output import printable
 from skillwire.core.entry import SkillEntry

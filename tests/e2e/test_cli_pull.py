@@ -1,5 +1,5 @@
 """`skillwire pull` and `pull --check` against real servers: `skillwire serve` over HTTP and stdio, and
-a server that lies (tests/fixtures/lying_server_cli.py).
+a server that lies (tests/servers/lying_server_cli.py).
 
 The round trip: pull the example skills, serve the pulled directory, and the second server publishes
 the same entries (frontmatter, every file's uri, digest and size) as the first, which are also the
@@ -20,7 +20,7 @@ from typing import Any
 
 import pytest
 
-from fixtures import LyingServer, running_lying_server
+from servers import LyingServer, running_lying_server
 from skillwire.cli.lockfile import LOCK_NAME, Lock, LockError
 from skillwire.cli.pull import plan_skill
 from skillwire.core.entry import SkillEntry

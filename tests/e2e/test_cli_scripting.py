@@ -18,12 +18,12 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import free_port, running_http_server
+from servers import free_port, running_http_server
 from skillwire.core.manifest import sha256_digest
 from support.cli import run_cli
 from support.servers import EXAMPLES, serve_http
 
-SLOW_SERVER = Path(__file__).parent / "fixtures" / "slow_server.py"
+SLOW_SERVER = Path(__file__).resolve().parents[1] / "servers" / "slow_server.py"
 SLOW_SKILLS = 40
 CLI = [sys.executable, "-m", "skillwire"]
 
@@ -77,7 +77,7 @@ def test_check_json_on_a_clean_server_is_one_summary_record(examples_url: str) -
 
 
 def test_check_json_summary_comes_last_and_counts_the_findings(tmp_path: Path) -> None:
-    from fixtures import running_lying_server
+    from servers import running_lying_server
 
     with running_lying_server(tmp_path) as lying:
         result = run_cli("check", "--json", lying.url)

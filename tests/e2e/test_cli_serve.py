@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures import free_port
+from servers import free_port
 from support.cli import run_cli
 from support.servers import EXAMPLES
 

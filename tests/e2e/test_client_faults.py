@@ -1,5 +1,5 @@
 """The client side against servers that hang, flood, break off or send invalid answers (issue 11 items 4,
-5, 10; issue 10 item 7), over Streamable HTTP and stdio, with `tests/fixtures/faulty_server.py`.
+5, 10; issue 10 item 7), over Streamable HTTP and stdio, with `tests/servers/faulty_server.py`.
 
 Every fault costs the request it hits, within its bound (time, bytes), and comes out as a skillwire
 `ServerError` subclass with a one-line message: never a hang, a foreign exception, or a traceback.
@@ -17,8 +17,8 @@ from typing import Any
 
 import pytest
 
-from fixtures import free_port, running_http_server
-from fixtures.faulty_server import uri
+from servers import free_port, running_http_server
+from servers.faulty_server import uri
 from skillwire.client.connection import open_skills_client
 from skillwire.client.limits import ClientLimits
 from skillwire.client.transport import _environment_proxy
@@ -34,7 +34,7 @@ from skillwire.host.policy import ApproveAll
 
 pytestmark = pytest.mark.anyio
 
-FAULTY = Path(__file__).parent / "fixtures" / "faulty_server.py"
+FAULTY = Path(__file__).resolve().parents[1] / "servers" / "faulty_server.py"
 TRANSPORTS = ["http", "stdio"]
 MB = 1024 * 1024
 

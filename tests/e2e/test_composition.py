@@ -1,6 +1,6 @@
 """Composition: `SkillsExtension` attached to a server that already has tools, prompts and resources.
 
-The host is `tests/fixtures/everything_server.py`: an `MCPServer` carrying the conformance suite's
+The host is `tests/servers/everything_server.py`: an `MCPServer` carrying the conformance suite's
 own fixtures for the base-protocol scenarios, with the skills extension attached on top. It runs as
 a real subprocess over Streamable HTTP, and the official suite must pass both the base scenarios
 (attaching skills breaks nothing the host already did) and the skills scenarios (the host's tools,
@@ -19,8 +19,8 @@ import pytest
 from mcp import Client
 from mcp.types import BlobResourceContents, TextResourceContents
 
-from fixtures import free_port, running_http_server
-from fixtures.everything_server import HOST_RESOURCE_URIS, STATIC_PNG, STATIC_TEXT
+from servers import free_port, running_http_server
+from servers.everything_server import HOST_RESOURCE_URIS, STATIC_PNG, STATIC_TEXT
 from support.conformance import (
     FAILURE,
     INFO,
@@ -31,8 +31,8 @@ from support.conformance import (
     run_server_scenario,
 )
 
-FIXTURE = Path(__file__).resolve().parent / "fixtures" / "everything_server.py"
-EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "skillwire" / "examples" / "skills"
+FIXTURE = Path(__file__).resolve().parents[1] / "servers" / "everything_server.py"
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "skillwire" / "examples" / "skills"
 
 # Scenario -> check names (the suite's `name`, which is more specific than `id` in
 # http-header-validation) that must be among the SUCCESSes, so a scenario that silently

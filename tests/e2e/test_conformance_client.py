@@ -31,7 +31,7 @@ def test_skillhost_client(scenario: str, version: str | None) -> None:
     reason = missing_tools_reason()
     if reason:
         pytest.skip(reason)
-    command = [sys.executable, str(repo_root() / "tests" / "fixtures" / "host_client.py")]
+    command = [sys.executable, str(repo_root() / "tests" / "servers" / "host_client.py")]
     run = run_client_scenario(command, scenario, spec_version=version, force=version is not None)
     assert run.status_of(CHECKS[scenario]) == SUCCESS, run.summary()
     assert not run.failures(), run.summary()

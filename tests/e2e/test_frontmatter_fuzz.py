@@ -15,7 +15,7 @@ node process (a batch of documents per example). The contract is "equal to npm y
   the full decoder wherever it answers.
 
 The run in the test command is bounded (30 batches, about 10 s of one core). A long run: `HYPOTHESIS_PROFILE=long pytest
-tests/test_frontmatter_fuzz.py` (`SKILLWIRE_FUZZ_EXAMPLES` overrides the example count; every
+tests/e2e/test_frontmatter_fuzz.py` (`SKILLWIRE_FUZZ_EXAMPLES` overrides the example count; every
 example is a batch of `BATCH` documents). Skips without Node 22 + npm yaml (`scripts/install-tools`).
 
 Figures (2026-12-01): development runs of 32,500 documents found the classes now in the reference

@@ -1,6 +1,6 @@
 """Approvals across processes, against a real `skillwire serve` subprocess that watches its folder.
 
-Each step is a separate host process (tests/fixtures/host_probe.py) sharing one approvals database:
+Each step is a separate host process (tests/servers/host_probe.py) sharing one approvals database:
 the first is asked and approves, the second loads without being asked, and after one file of the
 skill changes on disk (picked up by the server's watcher) the third is asked again, with a diff
 naming exactly that file.
@@ -29,7 +29,7 @@ from skillwire.host.identity import SkillRef
 from support.policies import PersonSaysYes
 from support.servers import RunningServer, serve_http
 
-PROBE = Path(__file__).resolve().parent / "fixtures" / "host_probe.py"
+PROBE = Path(__file__).resolve().parents[1] / "servers" / "host_probe.py"
 SKILL = "skill://e2e-skill/SKILL.md"
 FILE_A = "skill://e2e-skill/references/a.md"
 FILE_B = "skill://e2e-skill/references/b.md"

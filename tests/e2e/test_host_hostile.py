@@ -1,4 +1,4 @@
-"""`SkillHost` against a real server that lies (tests/fixtures/hostile_server.py), over Streamable HTTP.
+"""`SkillHost` against a real server that lies (tests/servers/hostile_server.py), over Streamable HTTP.
 
 Every lie is refused or gated with its own exception type, nothing unverified reaches the caller (no
 raised or returned object carries the lying bytes, and the content cache never holds them), and the
@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from fixtures.hostile_server import (
+from servers.hostile_server import (
     BENIGN_DESCRIPTION,
     CROSS_ORIGIN_TARGET,
     DYNAMIC_BODY,

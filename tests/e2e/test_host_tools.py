@@ -1,6 +1,6 @@
 """The model-facing tools (`SkillTools`): schemas, framing, the one activation path, and refusals as tool errors.
 
-Runs against the hostile fixture server (tests/fixtures/hostile_server.py) over Streamable HTTP.
+Runs against the hostile fixture server (tests/servers/hostile_server.py) over Streamable HTTP.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ from typing import Any
 import pytest
 from jsonschema import Draft202012Validator
 
-from fixtures.hostile_server import (
+from servers.hostile_server import (
     CROSS_ORIGIN_TARGET,
     EVIL_DESCRIPTION,
     GUIDE,

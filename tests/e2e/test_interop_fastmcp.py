@@ -17,9 +17,9 @@ import pytest
 from fastmcp import Client
 from fastmcp.skills import SkillsClientExtension
 
-from fixtures import free_port, running_http_server
+from servers import free_port, running_http_server
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "skillwire" / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "skillwire" / "examples" / "skills"
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 
 

@@ -20,11 +20,11 @@ import pytest
 from support.conformance import missing_tools_reason, node_binary, tools_dir
 from support.servers import EXAMPLES, serve_http
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))
 from bench.generate import generate_catalog  # noqa: E402  (bench/ is not an installed package)
 
-SCRIPT = Path(__file__).parent / "support" / "ts_skills_list.mjs"
+SCRIPT = Path(__file__).resolve().parents[1] / "support" / "ts_skills_list.mjs"
 SKILLS = 10_000
 
 pytestmark = pytest.mark.skipif(

@@ -34,7 +34,7 @@ from urllib.parse import urlparse
 
 import pytest
 
-from fixtures import free_port, stop_process
+from servers import free_port, stop_process
 from support.servers import REPO_ROOT
 
 README_PORT = "127.0.0.1:8765"

@@ -23,7 +23,7 @@ from mcp.client.stdio import StdioServerParameters, stdio_client
 from mcp.shared.exceptions import MCPError
 from pydantic import BaseModel
 
-EXAMPLES = Path(__file__).resolve().parents[1] / "src" / "skillwire" / "examples" / "skills"
+EXAMPLES = Path(__file__).resolve().parents[2] / "src" / "skillwire" / "examples" / "skills"
 SKILLS_EXTENSION = "io.modelcontextprotocol/skills"
 PDF_SKILL = "skill://pdf-processing/SKILL.md"
 LOGO = "skill://pdf-processing/assets/logo.png"

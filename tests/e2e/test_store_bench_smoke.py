@@ -11,7 +11,7 @@ import pytest
 
 from support.seaweed import weed_binary
 
-REPO_ROOT = Path(__file__).resolve().parents[1]
+REPO_ROOT = Path(__file__).resolve().parents[2]
 METRICS = (
     "publish_s",
     "republish_s",

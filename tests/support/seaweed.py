@@ -18,7 +18,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from fixtures import free_port, stop_process
+from servers import free_port, stop_process
 
 BUCKET = "skillwire"
 

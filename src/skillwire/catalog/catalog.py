@@ -298,7 +298,7 @@ class SkillCatalog:
         # under load (+7% in 20 s), and unfreezing everything now and then to reclaim it paused the
         # event loop for 200 ms a time. Without the freeze a refreshed snapshot is just young and
         # then old objects, collected as CPython amortises it (a full collection only once
-        # survivors grew by a quarter); measured under tests/test_load_while_reloading.py.
+        # survivors grew by a quarter); measured under tests/e2e/test_load_while_reloading.py.
         freeze = not self._gc_frozen_once
         was_enabled = gc.isenabled()
         gc.disable()

@@ -3,7 +3,7 @@
 This package owns one rule: *frontmatter YAML means what a YAML 1.2 core-schema parser reads*, and
 "a YAML 1.2 core-schema parser" means, precisely, npm ``yaml`` v2 with default options
 (``yaml.parse``), the parser the official conformance suite uses to check that an entry's
-``frontmatter`` is identical to its SKILL.md. The differential test in ``tests/test_frontmatter.py``
+``frontmatter`` is identical to its SKILL.md. The differential test in ``tests/core/test_frontmatter.py``
 holds this module to that reference.
 
 What that means in practice:

@@ -11,7 +11,7 @@ class Refusal:
 
     The contract is "equal to npm yaml, or refused": refusing is conformance-safe (a skipped skill is
     never a mismatch), so it is how we handle what npm reads wrongly, what is not JSON, and the
-    corners where YAML readers disagree. ``tests/test_frontmatter.py`` checks that every example is
+    corners where YAML readers disagree. ``tests/core/test_frontmatter.py`` checks that every example is
     still accepted by npm yaml and still refused here, so an entry goes stale loudly.
     """
 

@@ -1,0 +1,1 @@
+"""Tests of skillwire.bridge that need no process: its configuration."""

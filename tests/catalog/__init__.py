@@ -1,0 +1,1 @@
+"""Tests of skillwire.catalog: discovery, scans, snapshots, digests, bad input, safe opening (no processes)."""
