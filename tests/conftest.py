@@ -8,6 +8,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
+from hypothesis import settings
 
 from support.seaweed import SeaweedS3, weed_binary
 
@@ -19,6 +20,16 @@ pytest_plugins = ("support.rule_coverage",)
 _STATE = tempfile.mkdtemp(prefix="skillwire-test-home-")
 for _variable in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STATE_HOME"):
     os.environ[_variable] = os.path.join(_STATE, _variable.lower())
+
+
+# Property tests (hypothesis) are deterministic in the test command: derandomized, so a test's examples
+# follow from the test itself and a run never passes or fails on a lucky draw; no example database, so
+# nothing carries over between runs or checkouts; no deadline, since 2 shared cores make per-example
+# timing noise. `HYPOTHESIS_PROFILE=explore` draws fresh random examples and keeps failures in
+# .hypothesis/ (with `SKILLWIRE_FUZZ_EXAMPLES` for a longer search).
+settings.register_profile("ci", derandomize=True, database=None, deadline=None)
+settings.register_profile("explore", deadline=None)
+settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
 @pytest.fixture(scope="session")

@@ -4,11 +4,12 @@ from __future__ import annotations
 
 import copy
 import json
-import random
 import re
 from typing import Any
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 
 from skillwire.core.entry import DYNAMIC, SkillEntry
 from skillwire.core.errors import InvalidEntry, InvalidName, LimitExceeded
@@ -35,25 +36,41 @@ CONFORMANCE_NAME_RE = re.compile(r"^(?!.*--)[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?$"
 # -- names --------------------------------------------------------------------------------------------------
 
 
+# Names on both sides of the rule: names the regex's shape accepts (of every length up to 64, "--" left to
+# chance), short near misses, and 60-67 characters (the 64 limit) of the characters the seeded loop this
+# replaces drew from. Hypothesis draws each character alike, so the valid names come from their own
+# branch rather than from a 93% weight on the common characters.
+COMMON = "abcxyz0189-"
+RARE = "-_AZé. \n\t/"
+NAME_TEXT = st.one_of(
+    st.from_regex(r"[a-z0-9]([a-z0-9-]{0,62}[a-z0-9])?", fullmatch=True),
+    st.text(alphabet=COMMON + RARE, max_size=6),
+    st.text(alphabet=COMMON, min_size=60, max_size=67),
+    st.text(alphabet=COMMON + RARE, min_size=60, max_size=67),
+)
+
+
 def test_ascii_name_rule_matches_the_conformance_regex() -> None:
-    rng = random.Random(2640)
-    common = "abcxyz0189-"
-    rare = "-_AZé. \n\t/"
     counts = {True: 0, False: 0}
-    samples: list[str] = []
-    for _ in range(4000):
-        length = rng.choice([rng.randint(0, 6), rng.randint(60, 67)])
-        samples.append("".join(rng.choice(common) if rng.random() < 0.93 else rng.choice(rare) for _ in range(length)))
-    samples += ["a" * n for n in (63, 64, 65)] + ["a" + "-b" * 31 + "c", "abc\n", "a\nb", "\n"]
-    for name in samples:
-        expected = CONFORMANCE_NAME_RE.fullmatch(name) is not None
-        problem = name_problem(name)
-        assert (problem is None) is expected, (name, problem)
-        if problem is not None:
-            with pytest.raises(InvalidName) as info:
-                validate_name(name)
-            assert info.value.reason == problem
-        counts[expected] += 1
+
+    # The property runs inside this test so that the counts asserted below are over exactly the names it
+    # checked: 200 batches of 20 (hypothesis' cost is per example; a failing batch shrinks to one name),
+    # the 4,000 names of the seeded loop this replaces, plus the boundary names as explicit examples.
+    @settings(max_examples=200)
+    @given(batch=st.lists(NAME_TEXT, min_size=20, max_size=20))
+    @example(batch=["a" * n for n in (63, 64, 65)] + ["a" + "-b" * 31 + "c", "abc\n", "a\nb", "\n"])
+    def agrees_with_the_regex(batch: list[str]) -> None:
+        for name in batch:
+            expected = CONFORMANCE_NAME_RE.fullmatch(name) is not None
+            problem = name_problem(name)
+            assert (problem is None) is expected, (name, problem)
+            if problem is not None:
+                with pytest.raises(InvalidName) as info:
+                    validate_name(name)
+                assert info.value.reason == problem
+            counts[expected] += 1
+
+    agrees_with_the_regex()
     assert counts[True] > 500, counts
     assert counts[False] > 500, counts
 
@@ -256,15 +273,34 @@ def test_check_limits() -> None:
     assert (info.value.files, info.value.total_bytes) == (1, MAX_BYTES_PER_SKILL + 1)
 
 
-def test_manifest_hash_is_order_independent_and_sensitive() -> None:
-    rng = random.Random(2640)
-    base = [ManifestFile(f"skill://s/{i}é.md", sha256_digest(bytes([i])), i * 7) for i in range(20)]
+MANIFEST_BASE = [ManifestFile(f"skill://s/{i}é.md", sha256_digest(bytes([i])), i * 7) for i in range(20)]
+MANIFEST_FILE = st.builds(
+    ManifestFile,
+    st.text(min_size=1, max_size=12).map(lambda path: f"skill://s/{path}"),
+    st.binary(max_size=4).map(sha256_digest),
+    st.integers(0, 2**40),
+)
+
+
+# The seeded loop this replaces shuffled one 20-file manifest 20 times; here 200 manifests of 0-25
+# files (distinct URIs, as in any listing), each in an order of hypothesis' choosing, and that base.
+@settings(max_examples=200)
+@given(
+    st.lists(MANIFEST_FILE, max_size=25, unique_by=lambda f: f.uri).flatmap(
+        lambda files: st.tuples(st.just(files), st.permutations(files))
+    )
+)
+@example((MANIFEST_BASE, MANIFEST_BASE[::-1]))
+def test_manifest_hash_is_order_independent(files_and_order: tuple[list[ManifestFile], list[ManifestFile]]) -> None:
+    files, reordered = files_and_order
+    assert DIGEST_RE.match(manifest_hash(files))
+    assert manifest_hash(iter(reordered)) == manifest_hash(files)
+
+
+def test_manifest_hash_is_sensitive() -> None:
+    base = MANIFEST_BASE
     reference = manifest_hash(base)
     assert DIGEST_RE.match(reference)
-    for _ in range(20):
-        shuffled = base[:]
-        rng.shuffle(shuffled)
-        assert manifest_hash(iter(shuffled)) == reference
     seen = {reference}
     for i in range(len(base)):
         f = base[i]
@@ -526,24 +562,37 @@ def test_from_wire_refuses_a_lone_surrogate_cleanly() -> None:
         SkillEntry.from_wire(_res(_item("skill://a/b/\ud800")))
 
 
-def test_to_wire_from_wire_round_trip_property() -> None:
-    rng = random.Random(2640)
-    alphabet = "abc xyz-_.é日🎉:@%"
-    for _ in range(200):
-        prefix = tuple(rng.choice(["acme", "a b", "org", "x:y", "é"]) for _ in range(rng.randint(0, 3)))
-        name = rng.choice(["b", "pdf-processing", "café", "z9"])
-        path = SkillPath("skill", (*prefix, name)) if prefix else SkillPath("skill", (name,))
-        files: list[ManifestFile] = [ManifestFile(path.skill_md_uri, sha256_digest(b"skill"), 5)]
-        for i in range(rng.randint(0, 6)):
-            parts = ["".join(rng.choice(alphabet) for _ in range(rng.randint(1, 5))) + str(i)]
-            if rng.random() < 0.5:
-                parts.insert(0, "dir")
-            files.append(ManifestFile(path.file_uri("/".join(parts)), sha256_digest(bytes([i])), rng.randint(0, 10**6)))
-        rng.shuffle(files)
-        fm: dict[str, Any] = {"name": name, "description": "d" * rng.randint(1, 30), "n": rng.random()}
-        entry = SkillEntry(path.skill_md_uri, fm, tuple(files))
-        wire = json.loads(json.dumps(entry.to_wire()))
-        again = SkillEntry.from_wire(wire)
-        assert again == entry
-        assert again.to_wire() == wire
-        assert manifest_hash(again.files) == manifest_hash(reversed(entry.files))
+ROUND_TRIP_ALPHABET = "abc xyz-_.é日🎉:@%"
+
+
+@st.composite
+def wire_entries(draw: st.DrawFn) -> SkillEntry:
+    """An entry as the seeded loop this replaces built them: a prefix of 0-3 odd segments, a valid name,
+    SKILL.md plus 0-6 files (some in a folder) in any order, and frontmatter with a float in it."""
+    prefix = tuple(draw(st.lists(st.sampled_from(["acme", "a b", "org", "x:y", "é"]), max_size=3)))
+    name = draw(st.sampled_from(["b", "pdf-processing", "café", "z9"]))
+    path = SkillPath("skill", (*prefix, name))
+    files: list[ManifestFile] = [ManifestFile(path.skill_md_uri, sha256_digest(b"skill"), 5)]
+    for i in range(draw(st.integers(0, 6))):
+        parts = [draw(st.text(alphabet=ROUND_TRIP_ALPHABET, min_size=1, max_size=5)) + str(i)]
+        if draw(st.booleans()):
+            parts.insert(0, "dir")
+        size = draw(st.integers(0, 10**6))
+        files.append(ManifestFile(path.file_uri("/".join(parts)), sha256_digest(bytes([i])), size))
+    files = draw(st.permutations(files))
+    fm: dict[str, Any] = {
+        "name": name,
+        "description": "d" * draw(st.integers(1, 30)),
+        "n": draw(st.floats(0, 1, exclude_max=True)),
+    }
+    return SkillEntry(path.skill_md_uri, fm, tuple(files))
+
+
+@settings(max_examples=200)
+@given(entry=wire_entries())
+def test_to_wire_from_wire_round_trip_property(entry: SkillEntry) -> None:
+    wire = json.loads(json.dumps(entry.to_wire()))
+    again = SkillEntry.from_wire(wire)
+    assert again == entry
+    assert again.to_wire() == wire
+    assert manifest_hash(again.files) == manifest_hash(reversed(entry.files))
