@@ -1,6 +1,6 @@
 """`SkillHost.attach_client` with the caller's own `mcp` `Client`, built over `WireBounds` transports.
 
-The server is tests/fixtures/faulty_server.py (a hand-written server that misbehaves on the wire),
+The server is tests/servers/faulty_server.py (a hand-written server that misbehaves on the wire),
 over HTTP on 127.0.0.1 and over stdio: a file listed as 75 bytes is answered with 200 MB. Through the
 caller's client built on `WireBounds` the answer is refused after about its manifest bound, in
 bounded memory, as through `add_server`; the same client built on plain SDK transports has no wire
@@ -20,11 +20,11 @@ import pytest
 from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
-from fixtures import free_port, running_http_server
-from fixtures.faulty_server import uri
+from servers import free_port, running_http_server
+from servers.faulty_server import uri
 from skillwire import ApproveAll, ClientLimits, ResponseTooLarge, SkillHost, WireBounds
 
-FAULTY = Path(__file__).parent / "fixtures" / "faulty_server.py"
+FAULTY = Path(__file__).resolve().parents[1] / "servers" / "faulty_server.py"
 MB = 1024 * 1024
 
 pytestmark = pytest.mark.anyio

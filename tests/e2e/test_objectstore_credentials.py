@@ -21,7 +21,7 @@ from unittest import mock
 import obstore
 import pytest
 
-from fixtures import free_port
+from servers import free_port
 from skillwire.catalog.store import open_store, parse_location
 from support.calls import call, healthz, list_uris, wait_for
 from support.cli import run_cli
