@@ -9,11 +9,13 @@ judgement needs the whole suite: with a selection (`-k`, `-m`, a subset of files
 
 from __future__ import annotations
 
+import ast
 from collections.abc import Mapping
+from pathlib import Path
 
 import pytest
 
-from skillwire.checks import audit, lint
+from skillwire.checks import audit, links, lint
 from skillwire.checks.findings import Rule, RuleSet
 from support.rule_coverage import PRODUCED, SESSION
 
@@ -57,3 +59,45 @@ def test_every_rule_is_produced_by_some_test() -> None:
         pytest.skip(f"rule coverage is judged over the whole suite only ({SESSION['why']})")
     assert set(lint.RULES).isdisjoint(audit.RULES)  # so one set of produced ids serves both tables
     assert coverage_gaps(TABLES, PRODUCED, UNPRODUCIBLE) == []
+
+
+# -- every rule id the engines write is registered -----------------------------------------------------------
+
+ENGINES = Path(__file__).resolve().parents[2] / "src" / "skillwire" / "checks"
+#: The calls that take a rule id first, and the tables that map kinds of problem to rule ids.
+REPORTING_CALLS = frozenset({"add", "_finding", "finding"})
+
+
+def written_rule_ids(source: str) -> list[str]:
+    """Rule ids written as literals: the first argument of a reporting call, and the values of a
+    `*_RULES` table (a tuple value's first item)."""
+    found: list[str] = []
+    for node in ast.walk(ast.parse(source)):
+        if isinstance(node, ast.Call) and node.args and isinstance(node.args[0], ast.Constant):
+            name = node.func.attr if isinstance(node.func, ast.Attribute) else getattr(node.func, "id", "")
+            if name in REPORTING_CALLS and isinstance(node.args[0].value, str):
+                found.append(node.args[0].value)
+        elif isinstance(node, ast.AnnAssign | ast.Assign) and isinstance(node.value, ast.Dict):
+            targets = [node.target] if isinstance(node, ast.AnnAssign) else node.targets
+            if any(isinstance(t, ast.Name) and t.id.endswith("_RULES") for t in targets):
+                for value in node.value.values:
+                    item = value.elts[0] if isinstance(value, ast.Tuple) else value
+                    if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                        found.append(item.value)
+    return found
+
+
+@pytest.mark.parametrize(
+    ("module", "rules"),
+    [("lint.py", lint.RULES), ("links.py", links.LINK_RULES), ("audit.py", audit.RULES)],
+)
+def test_every_rule_id_an_engine_writes_is_registered(module: str, rules: RuleSet) -> None:
+    """A mistyped id fails here, not only when the line that reports it runs (`RuleSet.finding` raises)."""
+    written = written_rule_ids((ENGINES / module).read_text(encoding="utf-8"))
+    assert len(written) >= 4, written  # the scan finds the engine's call sites
+    assert sorted(set(written) - set(rules)) == []
+
+
+def test_the_scan_finds_a_mistyped_id() -> None:
+    source = 'add("broken-lnik", 1, "m", "s")\nIGNORED_RULES = {k: ("unreadble", "s")}\nself.add("list.eror", S, "m")\n'
+    assert sorted(written_rule_ids(source)) == ["broken-lnik", "list.eror", "unreadble"]
