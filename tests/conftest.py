@@ -3,8 +3,9 @@
 from __future__ import annotations
 
 import os
+import subprocess
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Generator, Iterator
 from pathlib import Path
 
 import pytest
@@ -25,10 +26,10 @@ for _variable in ("XDG_CONFIG_HOME", "XDG_CACHE_HOME", "XDG_DATA_HOME", "XDG_STA
 # Property tests (hypothesis) are deterministic in the test command: derandomized, so a test's examples
 # follow from the test itself and a run never passes or fails on a lucky draw; no example database, so
 # nothing carries over between runs or checkouts; no deadline, since 2 shared cores make per-example
-# timing noise. `HYPOTHESIS_PROFILE=explore` draws fresh random examples and keeps failures in
-# .hypothesis/ (with `SKILLWIRE_FUZZ_EXAMPLES` for a longer search).
+# timing noise. `HYPOTHESIS_PROFILE=long` draws fresh random examples and keeps failures in .hypothesis/
+# (the fuzz tests also run more examples under it, and `SKILLWIRE_FUZZ_EXAMPLES` sets how many).
 settings.register_profile("ci", derandomize=True, database=None, deadline=None)
-settings.register_profile("explore", deadline=None)
+settings.register_profile("long", deadline=None)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "ci"))
 
 
@@ -62,6 +63,7 @@ _STARTS_PROCESSES = frozenset(
         "serve_http",
         "running_http_server",
         "running_lying_server",
+        "running_hostile_server",
         "run_server_scenario",
         "run_client_scenario",
         "seaweedfs",
@@ -71,6 +73,14 @@ _STARTS_PROCESSES = frozenset(
 
 
 _E2E = Path(__file__).resolve().parent / "e2e"
+
+
+def pytest_ignore_collect(collection_path: Path, config: pytest.Config) -> bool | None:
+    # Under `-m "not e2e"` every test in tests/e2e/ is deselected anyway, but only after its module (SDK
+    # clients, servers, peers) is imported: a third of the loop's collection time. Not collected at all.
+    if config.getoption("markexpr").replace(" ", "") == "note2e" and collection_path.is_relative_to(_E2E):
+        return True
+    return None
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
@@ -83,3 +93,25 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
             or "seaweedfs" in getattr(item, "fixturenames", ())
         ):
             item.add_marker(pytest.mark.e2e)
+
+
+# The inner loop starts no process, and a test that would is told where it belongs instead of slowing the
+# loop down quietly: outside e2e, starting one fails the test. (asyncio's and anyio's subprocesses, the
+# SDK's stdio_client among them, go through subprocess.Popen too.)
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_protocol(item: pytest.Item, nextitem: pytest.Item | None) -> Generator[None, None, None]:
+    if item.get_closest_marker("e2e") is not None:
+        yield
+        return
+
+    def refuse(self: subprocess.Popen[bytes], args: object, *rest: object, **options: object) -> None:
+        raise AssertionError(
+            f"{item.nodeid} started a process ({args!r}) but is not an e2e test: move it under tests/e2e/"
+        )
+
+    original = subprocess.Popen._execute_child  # type: ignore[attr-defined]
+    setattr(subprocess.Popen, "_execute_child", refuse)  # noqa: B010 (a private method: mypy does not know it)
+    try:
+        yield
+    finally:
+        setattr(subprocess.Popen, "_execute_child", original)  # noqa: B010

@@ -5,8 +5,9 @@ SKILL.md, every file lies inside the skill, the name matches, sizes and digests 
 raises `InvalidEntry` / `SkillError`: never another exception. URIs round-trip through their canonical
 form, and `SkillPath.resolve` never leaves the skill root, whatever the reference.
 
-The budget here keeps the test command fast; `SKILLWIRE_FUZZ_EXAMPLES=200000 pytest
-tests/core/test_fuzz_entry_uri.py` is the longer run (see docs/architecture.md for its figures).
+The budget here keeps the test command fast (and derandomized, tests/conftest.py);
+`HYPOTHESIS_PROFILE=long SKILLWIRE_FUZZ_EXAMPLES=200000 pytest tests/core/test_fuzz_entry_uri.py` is the
+longer run, on fresh random examples (see docs/architecture.md for its figures).
 """
 
 from __future__ import annotations
