@@ -60,5 +60,9 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal("a: |1\n x\n  \nb: c", "a line of spaces longer than an explicit block indentation: npm reads it as empty"),
     Refusal("a: \n\t\n", "a blank line starting with a tab where the value of 'key:' may begin"),
     Refusal("a: !<> b", "an empty verbatim tag (ruamel's scanner needs a URI)"),
+    Refusal(
+        "a: |\n  : !x\t: y",
+        "a line ': <properties><tab>:' even inside a block or quoted scalar (refused by the line, before parsing)",
+    ),
     Refusal("a: x\n\t", "a last line of blanks with a tab and no line break: npm's answer depends on the lines before"),
 )
