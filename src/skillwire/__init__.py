@@ -183,8 +183,11 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         BindError,
         bind_http_socket,
         build_server,
+        event_loop_options,
+        http_app,
         serve_http,
         serve_stdio,
+        uvicorn_config,
     )
     from skillwire.server.extension import (
         EXTENSION_ID,
@@ -285,8 +288,10 @@ __all__ = [
     "build_server",
     "check_links",
     "check_skill_md",
+    "event_loop_options",
     "frontmatter_differences",
     "frontmatter_size_problem",
+    "http_app",
     "interop_hazards",
     "lint_path",
     "parse_frontmatter",
@@ -294,6 +299,7 @@ __all__ = [
     "serve_http",
     "serve_stdio",
     "split_skill_md",
+    "uvicorn_config",
     "yaml_interop_hazards",
 ]
 
@@ -427,8 +433,11 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "BindError",
         "bind_http_socket",
         "build_server",
+        "event_loop_options",
+        "http_app",
         "serve_http",
         "serve_stdio",
+        "uvicorn_config",
     ),
     "skillwire.server.extension": (
         "EXTENSION_ID",
