@@ -54,7 +54,7 @@ from skillwire.catalog.store import IN_STORE, BlobReader, StoredFile, StoreError
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.entry import SkillEntry
 from skillwire.core.json import JSONValue
-from skillwire.core.manifest import DIGEST_PREFIX
+from skillwire.core.manifest import DIGEST_PREFIX, ManifestFile
 from skillwire.core.uri import SKILL_MD
 
 INDEX_FORMAT_1 = "skillwire-index/1"
@@ -100,30 +100,12 @@ class RecordLoader:
         self.strings: dict[str, str] = {}
 
     def skill(self, position: int, raw: object) -> CatalogSkill:
-        if type(raw) is not dict:
-            raise field_error(f"skills[{position}]", "must be an object")
-        uri, frontmatter, raw_files = raw.get("uri"), raw.get("frontmatter"), raw.get("files")
-        source = raw.get("source")
-        # The index hashed to the id its pointer names, so its URIs are what `publish` wrote (canonical,
-        # from a scan); a full parse of each (a fifth of a format-1 load) would only catch a foreign writer's bug.
-        if type(uri) is not str or not uri.endswith(_SKILL_MD_TAIL) or "://" not in uri or "/../" in uri:
-            raise field_error(f"skills[{position}]", f"uri {uri!r} is not a SKILL.md URI")
-        if type(frontmatter) is not dict or type(frontmatter.get("name")) is not str:
-            raise field_error(f"skills[{position}] ({uri})", "frontmatter must be an object with a name")
-        if type(raw_files) is not list or not raw_files:
-            raise field_error(f"skills[{position}] ({uri})", "files must be a non-empty array")
+        uri, frontmatter, raw_files = _skill_fields(position, raw)
         root = uri[: -len(SKILL_MD)]
         manifest = [self.file(position, number, uri, root, item) for number, item in enumerate(raw_files)]
         if not any(f.uri == uri for f in manifest):
             raise field_error(f"skills[{position}] ({uri})", "files do not include the skill's SKILL.md")
-        meta = raw.get("_meta")  # a publisher signature travels with the entry (core/signing.py)
-        entry = SkillEntry(
-            uri,
-            cast(dict[str, JSONValue], frontmatter),
-            tuple(manifest),
-            meta=cast(dict[str, JSONValue], meta) if type(meta) is dict else None,
-        )
-        return CatalogSkill(entry, source if type(source) is str else uri, listed=raw.get("listed", True) is not False)
+        return _catalog_skill(uri, frontmatter, tuple(manifest), cast(dict[str, Any], raw))
 
     def file(self, position: int, number: int, skill_uri: str, root: str, item: object) -> StoredFile:
         if type(item) is not list or len(item) != 5:
@@ -161,40 +143,97 @@ class RecordLoader:
         return field_error(f"skills[{position}].files[{number}] ({skill_uri})", what)
 
 
-class _TableLoader(RecordLoader):
-    """A format-2 record: digests and MIME types are indexes into the header's tables."""
+def _skill_fields(position: int, raw: object) -> tuple[str, dict[str, JSONValue], list[object]]:
+    """A record's URI, frontmatter and files, checked (both formats)."""
+    if type(raw) is not dict:
+        raise field_error(f"skills[{position}]", "must be an object")
+    uri, frontmatter, raw_files = raw.get("uri"), raw.get("frontmatter"), raw.get("files")
+    # The index hashed to the id its pointer names, so its URIs are what `publish` wrote (canonical,
+    # from a scan); a full parse of each (a fifth of a format-1 load) would only catch a foreign writer's bug.
+    if type(uri) is not str or not uri.endswith(_SKILL_MD_TAIL) or "://" not in uri or "/../" in uri:
+        raise field_error(f"skills[{position}]", f"uri {uri!r} is not a SKILL.md URI")
+    if type(frontmatter) is not dict or type(frontmatter.get("name")) is not str:
+        raise field_error(f"skills[{position}] ({uri})", "frontmatter must be an object with a name")
+    if type(raw_files) is not list or not raw_files:
+        raise field_error(f"skills[{position}] ({uri})", "files must be a non-empty array")
+    return uri, frontmatter, raw_files
 
-    def __init__(self, blobs: BlobReader, digests: bytes, mimes: Sequence[str]) -> None:
-        super().__init__(blobs)
-        self.digests = digests
-        self.mimes = mimes
 
-    def file(self, position: int, number: int, skill_uri: str, root: str, item: object) -> StoredFile:
-        # The checks of RecordLoader.file, for table indexes: this runs for every file of every skill a
-        # request builds, so each is one type test and a comparison.
+def _catalog_skill(
+    uri: str, frontmatter: dict[str, JSONValue], manifest: tuple[ManifestFile, ...], raw: dict[str, Any]
+) -> CatalogSkill:
+    meta = raw.get("_meta")  # a publisher signature travels with the entry (core/signing.py)
+    source = raw.get("source")
+    entry = SkillEntry(
+        uri, frontmatter, manifest, meta=cast(dict[str, JSONValue], meta) if type(meta) is dict else None
+    )
+    return CatalogSkill(entry, source if type(source) is str else uri, listed=raw.get("listed", True) is not False)
+
+
+class _Built:
+    """A skill built from its format-2 line, and what its files are served as.
+
+    The entry's manifest is plain `ManifestFile`s: a page of `skills/list` or a `skills/get` needs
+    only URI, digest and size, and a `StoredFile` costs twice as much to make. The `StoredFile`s
+    (MIME type, text flag, blob reader) are made from `kinds` the first time a file of the skill is
+    looked up, and kept with it.
+    """
+
+    __slots__ = ("files", "kinds", "skill")
+
+    def __init__(self, skill: CatalogSkill, kinds: list[tuple[str, bool]]) -> None:
+        self.skill = skill
+        self.kinds = kinds  # (mimeType, isText) of each manifest item, in manifest order
+        self.files: dict[str, StoredFile] | None = None
+
+    def stored(self, blobs: BlobReader) -> dict[str, StoredFile]:
+        files = self.files
+        if files is None:
+            # Two threads may both make it; either result is whole, and only a whole dict is stored.
+            files = {}
+            for item, (mime, is_text) in zip(self.skill.entry.files, self.kinds, strict=True):
+                files.setdefault(item.uri, StoredFile(item.uri, item.digest, item.size, mime, is_text, IN_STORE, blobs))
+            self.files = files
+        return files
+
+
+def _bad_file(position: int, number: int, skill_uri: str, what: str) -> InvalidIndex:
+    return field_error(f"skills[{position}].files[{number}] ({skill_uri})", what)
+
+
+def build_record(
+    position: int, raw: object, digests: bytes, kinds_table: Sequence[tuple[tuple[str, bool], tuple[str, bool]]]
+) -> _Built:
+    """A format-2 record, with the checks format 1 ran at load (see RecordLoader), in one tight loop:
+    this runs for every skill of every page that is not in the LRU (about 40 us for 10 files).
+    `kinds_table[mime index][is_text]` is the shared `(mimeType, isText)` pair."""
+    uri, frontmatter, raw_files = _skill_fields(position, raw)
+    root = uri[: -len(SKILL_MD)]
+    table_size, mime_count = len(digests) >> 5, len(kinds_table)
+    manifest: list[ManifestFile] = []
+    kinds: list[tuple[str, bool]] = []
+    seen: dict[str, str] = {}
+    for number, item in enumerate(raw_files):
         if type(item) is not list or len(item) != 5:
-            raise self._bad(position, number, skill_uri, "must be [path, digest, size, mimeType, isText]")
+            raise _bad_file(position, number, uri, "must be [path, digest, size, mimeType, isText]")
         path, digest, size, mime, is_text = item
         if type(path) is not str or not path or path[0] == "/" or (".." in path and ".." in path.split("/")):
-            raise self._bad(position, number, skill_uri, f"path {path!r} is not a relative path inside the skill")
-        if type(digest) is not int or not 0 <= digest < len(self.digests) >> 5:
-            raise self._bad(position, number, skill_uri, f"digest {digest!r} is not an index of the digest table")
+            raise _bad_file(position, number, uri, f"path {path!r} is not a relative path inside the skill")
+        if type(digest) is not int or not 0 <= digest < table_size:
+            raise _bad_file(position, number, uri, f"digest {digest!r} is not an index of the digest table")
         if type(size) is not int or size < 0:
-            raise self._bad(position, number, skill_uri, f"size {size!r} is not a non-negative integer")
-        if type(mime) is not int or not 0 <= mime < len(self.mimes) or type(is_text) is not bool:
-            raise self._bad(position, number, skill_uri, "mimeType must index mimeTypes and isText be a boolean")
+            raise _bad_file(position, number, uri, f"size {size!r} is not a non-negative integer")
+        if type(mime) is not int or not 0 <= mime < mime_count or type(is_text) is not bool:
+            raise _bad_file(position, number, uri, "mimeType must index mimeTypes and isText be a boolean")
         file_uri = root + path
-        offset = digest << 5
-        hex_digest = DIGEST_PREFIX + self.digests[offset : offset + 32].hex()
-        known = self.files.get(file_uri)
-        if known is not None:
-            if known.digest != hex_digest:
-                raise self._bad(position, number, skill_uri, f"{file_uri} is listed twice with different digests")
-            return known
-        made = self.files[file_uri] = StoredFile(
-            file_uri, hex_digest, size, self.mimes[mime], is_text, IN_STORE, self.blobs
-        )
-        return made
+        hex_digest = DIGEST_PREFIX + digests[digest << 5 : (digest + 1) << 5].hex()
+        if seen.setdefault(file_uri, hex_digest) is not hex_digest and seen[file_uri] != hex_digest:
+            raise _bad_file(position, number, uri, f"{file_uri} is listed twice with different digests")
+        manifest.append(ManifestFile(file_uri, hex_digest, size))
+        kinds.append(kinds_table[mime][is_text])
+    if root + SKILL_MD not in seen:
+        raise field_error(f"skills[{position}] ({uri})", "files do not include the skill's SKILL.md")
+    return _Built(_catalog_skill(uri, frontmatter, tuple(manifest), cast(dict[str, Any], raw)), kinds)
 
 
 # -- receiving -----------------------------------------------------------------------------------------
@@ -269,19 +308,20 @@ class IndexRecords:
         self.listed = listed  # 1 for a listed skill
         self.digests = digests  # 32 bytes per distinct digest
         self.mimes = mimes
+        self._kinds = tuple(((mime, False), (mime, True)) for mime in mimes)  # one pair per kind, shared
         self.blobs = blobs
         # Root URIs are at most this long: walking up a requested URI stops looking for a skill root
         # beyond it, so a 100 KB URI costs one pass over it, not one per slash.
         self.max_root = max((len(k) - len(_SKILL_MD_TAIL) for k in keys), default=0)
-        self._built: OrderedDict[int, tuple[CatalogSkill, dict[str, StoredFile]]] = OrderedDict()
+        self._built: OrderedDict[int, _Built] = OrderedDict()
         self._built_files = 0
         self._lock = threading.Lock()
 
     def __len__(self) -> int:
         return len(self.keys)
 
-    def built(self, position: int) -> tuple[CatalogSkill, dict[str, StoredFile]]:
-        """The skill at `position` and its files by URI, from the LRU or built from its line."""
+    def built(self, position: int) -> _Built:
+        """The skill at `position`, from the LRU or built from its line."""
         with self._lock:
             hit = self._built.get(position)
             if hit is not None:
@@ -291,13 +331,20 @@ class IndexRecords:
         with self._lock:
             if position not in self._built:
                 self._built[position] = made
-                self._built_files += len(made[1])
+                self._built_files += len(made.kinds)
                 while self._built_files > _BUILT_FILES_KEPT and len(self._built) > 1:
-                    _, (_, evicted) = self._built.popitem(last=False)
-                    self._built_files -= len(evicted)
+                    _, evicted = self._built.popitem(last=False)
+                    self._built_files -= len(evicted.kinds)
         return made
 
-    def build(self, position: int) -> tuple[CatalogSkill, dict[str, StoredFile]]:
+    def skill(self, position: int) -> CatalogSkill:
+        return self.built(position).skill
+
+    def stored(self, position: int) -> dict[str, StoredFile]:
+        """The files of the skill at `position` as served, by URI."""
+        return self.built(position).stored(self.blobs)
+
+    def build(self, position: int) -> _Built:
         """Parse and check the line at `position` (not kept: `built` keeps)."""
         line = self.buffer[self.starts[position] : self.starts[position + 1] - 1]
         try:
@@ -309,8 +356,7 @@ class IndexRecords:
             raise field_error(f"skills[{position}] ({key})", "the line's uri is not the one it starts with")
         if (raw.get("listed", True) is not False) != bool(self.listed[position]):
             raise field_error(f"skills[{position}] ({key})", '"listed" must follow the uri, and only as false')
-        loader = _TableLoader(self.blobs, self.digests, self.mimes)
-        return loader.skill(position, raw), loader.files
+        return build_record(position, raw, self.digests, self._kinds)
 
     def same_content(self, other: IndexRecords) -> bool:
         """Whether two indexes hold the same skill lines over the same tables (a byte comparison)."""
@@ -389,11 +435,11 @@ class _Skills(Mapping[str, CatalogSkill]):
         position = self.position(uri)
         if position is None:
             raise KeyError(uri)
-        return self._records.built(position)[0]
+        return self._records.skill(position)
 
     def get(self, uri: str, default: Any = None) -> Any:
         position = self.position(uri)
-        return default if position is None else self._records.built(position)[0]
+        return default if position is None else self._records.skill(position)
 
     def __contains__(self, uri: object) -> bool:
         return isinstance(uri, str) and self.position(uri) is not None
@@ -423,7 +469,7 @@ class _Files(Mapping[str, CatalogFile]):
         while slash >= 0:
             position = snapshot.skills.position(uri[:slash] + _SKILL_MD_TAIL)
             if position is not None:
-                found = snapshot.records.built(position)[1].get(uri)
+                found = snapshot.records.stored(position).get(uri)
                 if found is not None:
                     return found
             slash = uri.rfind("/", scheme + 3, slash)
@@ -447,7 +493,8 @@ class _Files(Mapping[str, CatalogFile]):
         seen: set[str] = set()
         records = self._snapshot.records
         for position in self._snapshot.positions:
-            for uri in records.build(position)[1]:
+            for item in records.build(position).skill.entry.files:
+                uri = item.uri
                 if uri not in seen:
                     seen.add(uri)
                     yield uri
@@ -470,10 +517,10 @@ class _Listed(Sequence[CatalogSkill]):
     @overload
     def __getitem__(self, index: slice) -> list[CatalogSkill]: ...
     def __getitem__(self, index: int | slice) -> CatalogSkill | list[CatalogSkill]:
-        built = self._records.built
+        skill = self._records.skill
         if isinstance(index, slice):
-            return [built(position)[0] for position in self._positions[index]]
-        return built(self._positions[index])[0]
+            return [skill(position) for position in self._positions[index]]
+        return skill(self._positions[index])
 
     def __len__(self) -> int:
         return len(self._positions)
@@ -526,7 +573,7 @@ class IndexedSnapshot(PublishedSnapshot):
         records = self.records
         kept = array("I")
         for position, uri in zip(self.positions, self.keys, strict=True):
-            if keep_uri(uri) and (keep is None or keep(records.build(position)[0])):
+            if keep_uri(uri) and (keep is None or keep(records.build(position).skill)):
                 kept.append(position)
         return IndexedSnapshot(
             records,
@@ -558,7 +605,7 @@ class IndexedSnapshot(PublishedSnapshot):
     def _skill_listings(self, root: str) -> Mapping[str, DirectoryListing]:
         head_position = self.skills.position(root + _SKILL_MD_TAIL)
         assert head_position is not None
-        head = self.records.built(head_position)[0]
+        head = self.records.skill(head_position)
         low = bisect.bisect_left(self.keys, root + "/")
         high = bisect.bisect_left(self.keys, root + "0", low)  # "0" follows "/": the keys under root
         if high - low == 1:
@@ -566,7 +613,7 @@ class IndexedSnapshot(PublishedSnapshot):
         # Nested skills: a published manifest lists their files too, so the head's listings are whole
         # (as in CatalogSnapshot._build_skill_index); otherwise build from every manifest below.
         own = frozenset(head.published_paths())
-        nested = [self.records.built(self.positions[i])[0] for i in range(low, high) if self.keys[i] != head.uri]
+        nested = [self.records.skill(self.positions[i]) for i in range(low, high) if self.keys[i] != head.uri]
         if all(uri in own for skill in nested for uri in skill.published_paths()):
             return head.directory_index()
         served = set(own).union(*(skill.published_paths() for skill in nested))
