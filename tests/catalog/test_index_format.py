@@ -24,7 +24,7 @@ from obstore.store import LocalStore
 from skillwire.catalog.audiences import audience_rules, visible_to
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.indexed import _BUILT_FILES_KEPT, IndexedSnapshot, InvalidIndex, receive
+from skillwire.catalog.indexed import _BUILT_FILES_KEPT, IndexedSnapshot, IndexRecords, InvalidIndex, receive
 from skillwire.catalog.published import (
     PublishedCatalog,
     build_index,
@@ -35,6 +35,7 @@ from skillwire.catalog.published import (
 )
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, MemoryContent
 from skillwire.catalog.store import POINTER_KEY, BlobReader, open_store, parse_location
+from skillwire.core.cursor import encode_cursor
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import sha256_digest
 from skillwire.server.visibility import view_of
@@ -397,3 +398,32 @@ def test_memory_is_the_index_not_an_object_per_file() -> None:
     assert all(uri in indexed.files for uri in kept["format 1"].files)
     assert 0 < indexed.records._built_files <= _BUILT_FILES_KEPT < 50_000
     assert len(indexed.records._built) < 5000
+
+
+def test_a_page_builds_only_its_own_records_at_any_catalog_size(monkeypatch: pytest.MonkeyPatch) -> None:
+    built: list[int] = []
+    real_build = IndexRecords.build
+
+    def counting(self: IndexRecords, position: int) -> Any:
+        built.append(position)
+        return real_build(self, position)
+
+    monkeypatch.setattr(IndexRecords, "build", counting)
+    blobs = BlobReader(None, parse_location("s3://b"))  # type: ignore[arg-type]
+    for size in (300, 30_000):
+        skills = [_skill(f"skill://f/g{n // 1000:02d}/s{n:05d}/SKILL.md", {"SKILL.md": b"%d" % n}) for n in range(size)]
+        source = CatalogSnapshot(skills, [f for s in skills for f in s.entry.files if isinstance(f, CatalogFile)])
+        body = encode_index(build_index(source))
+        snapshot = snapshot_from_index(body, hashlib.sha256(body).hexdigest(), blobs)
+        assert not built  # loading builds no record
+        middle = encode_cursor("skills/list", skills[size // 2].uri, secret=snapshot.cursor_secret)
+        page, _ = snapshot.list_page(middle, 50)
+        assert [s.uri for s in page] == [s.uri for s in skills[size // 2 + 1 : size // 2 + 51]]
+        assert len(built) == 50  # a page of 50 builds 50 records, whatever the catalog's size
+        built.clear()
+        uri = skills[size // 3].uri
+        assert snapshot.skill_by_uri[uri].uri == uri
+        assert f"{uri[: -len('SKILL.md')]}SKILL.md" in snapshot.files
+        assert snapshot.directory_page("skill://f", None, 10) is not None
+        assert len(built) == 1  # one skills/get, a file lookup and a prefix directory: one record
+        built.clear()
