@@ -4,7 +4,9 @@ field problem points at its own line even in YAML the stock reader refuses."""
 
 from __future__ import annotations
 
-from skillwire.checks.hazards import HazardKind, interop_hazards, scan_frontmatter
+import pytest
+
+from skillwire.checks.hazards import HazardKind, interop_hazards, quote_advice, scan_frontmatter
 from skillwire.checks.lint import check_skill_md
 
 
@@ -36,3 +38,21 @@ def test_a_nested_mapping_value_is_reported_at_the_line_of_its_key() -> None:
     checked = check_skill_md(data, file="deep/SKILL.md", expected_name="deep")
     # metadata.outer is a mapping, not a string: reported on its own line (5), not on 'metadata:' (4).
     assert [(f.rule, f.line) for f in checked.findings] == [("metadata-not-string", 5)]
+
+
+def test_quote_advice_gives_the_problem_and_when_to_quote_without_reading_the_message() -> None:
+    number, key = interop_hazards("version: 1.10\nyes: x\n")
+    assert quote_advice(number) == (
+        "'1.10' is the number 1.1, not the text as written",
+        " if it is a version or an identifier",
+    )
+    assert quote_advice(key) == (
+        "key 'yes' is a string in YAML 1.2 but a boolean in YAML 1.1 parsers (PyYAML, FastMCP)",
+        "",
+    )
+    for hazard in (number, key):
+        head, when = quote_advice(hazard)
+        assert hazard.message == f"{head}; quote it{when}"
+    [folded] = interop_hazards("description: >\n  Folded.\n")
+    with pytest.raises(ValueError, match="not a quotable hazard: folded-trailing-newline"):
+        quote_advice(folded)

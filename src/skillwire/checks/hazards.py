@@ -85,78 +85,90 @@ _TRAILING_ZERO = re.compile(r"[-+]?[0-9]*\.[0-9]*0(?:[eE].*)?|[-+]?[0-9]+\.(?:[e
 
 
 def _plain_hazard(text: str) -> tuple[HazardKind, str] | None:
-    """Why a plain scalar is read differently by YAML 1.1 parsers, or silently changes, if it does."""
+    """Why a plain scalar is read differently by YAML 1.1 parsers, or silently changes, if it does
+    (the problem only: quoting it is the fix, said by `quote_advice` and at the end of the message)."""
     shown = repr(text)
-    quote = "; quote it"
     if _YAML11_BOOL.fullmatch(text):
         return (
             HazardKind.YAML11_BOOL,
-            f"{shown} is a string in YAML 1.2 but a boolean in YAML 1.1 parsers (PyYAML, FastMCP){quote}",
+            f"{shown} is a string in YAML 1.2 but a boolean in YAML 1.1 parsers (PyYAML, FastMCP)",
         )
     if _YAML11_BOOL_SPEC_ONLY.fullmatch(text):
         return (
             HazardKind.YAML11_BOOL,
-            f"{shown} is a string in YAML 1.2 but a boolean in the YAML 1.1 spec (e.g. go-yaml v2){quote}",
+            f"{shown} is a string in YAML 1.2 but a boolean in the YAML 1.1 spec (e.g. go-yaml v2)",
         )
     if _YAML11_TIMESTAMP.fullmatch(text):
         return (
             HazardKind.YAML11_DATE,
-            f"{shown} is a string in YAML 1.2 but a date (not JSON) in YAML 1.1 parsers (PyYAML){quote}",
+            f"{shown} is a string in YAML 1.2 but a date (not JSON) in YAML 1.1 parsers (PyYAML)",
         )
     if text == "=":
         return (
             HazardKind.YAML11_VALUE_TAG,
-            f"'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load{quote}",
+            "'=' is a string in YAML 1.2 but PyYAML reads it as a 'value' tag it cannot load",
         )
     if text == "<<":
         return (
             HazardKind.YAML11_MERGE_KEY,
-            f"'<<' is a plain string in YAML 1.2 but a merge key in YAML 1.1 parsers{quote}",
+            "'<<' is a plain string in YAML 1.2 but a merge key in YAML 1.1 parsers",
         )
     if _INT_OCT.fullmatch(text):
         return (
             HazardKind.OCTAL,
-            f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers{quote}",
+            f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers",
         )
     if _LEADING_ZERO_INT.fullmatch(text):
         octal = set(text.lstrip("+-")) <= set("01234567")
         old = f"the octal number {int(text, 8)}" if octal else "a string"
         return (
             HazardKind.OCTAL,
-            f"{shown} is the integer {int(text, 10)} in YAML 1.2 but {old} in YAML 1.1 parsers{quote}",
+            f"{shown} is the integer {int(text, 10)} in YAML 1.2 but {old} in YAML 1.1 parsers",
         )
     if _YAML11_BINARY.fullmatch(text):
         return (
             HazardKind.YAML11_NUMBER,
-            f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers{quote}",
+            f"{shown} is a string in YAML 1.2 but a binary integer in YAML 1.1 parsers",
         )
     if _YAML11_SEXAGESIMAL.fullmatch(text):
         return (
             HazardKind.YAML11_NUMBER,
-            f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers{quote}",
+            f"{shown} is a string in YAML 1.2 but a base-60 number in YAML 1.1 parsers",
         )
     if "_" in text and _UNDERSCORE_NUMBER.fullmatch(text):
-        return HazardKind.YAML11_NUMBER, f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers{quote}"
+        return HazardKind.YAML11_NUMBER, f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers"
     value = _resolve_plain(text)
     if isinstance(value, float) and not math.isfinite(value):
-        return HazardKind.NOT_FINITE, f"{shown} is not a finite number, so it cannot be JSON{quote}"
+        return HazardKind.NOT_FINITE, f"{shown} is not a finite number, so it cannot be JSON"
     if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > _MAX_SAFE_INTEGER:
         return (
             HazardKind.BEYOND_SAFE_INTEGER,
-            f"{shown} is beyond JavaScript's exact integers; it reads as {_js_number_to_string(value)}{quote}",
+            f"{shown} is beyond JavaScript's exact integers; it reads as {_js_number_to_string(value)}",
         )
     if _FLOAT_EXP.fullmatch(text) and not _PYYAML_FLOAT.fullmatch(text):
         number = _js_number_to_string(float(text))
         return (
             HazardKind.YAML11_NUMBER,
-            f"{shown} is the number {number} in YAML 1.2 but a string in YAML 1.1 parsers (PyYAML){quote}",
+            f"{shown} is the number {number} in YAML 1.2 but a string in YAML 1.1 parsers (PyYAML)",
         )
     if isinstance(value, float) and _TRAILING_ZERO.fullmatch(text):
         return HazardKind.NUMBER_LOSES_TEXT, (
             f"{shown} is the number {_js_number_to_string(value)}, not the text as written"
-            f"{quote} if it is a version or an identifier"
         )
     return None
+
+
+#: When quoting is the fix only in some cases (after "quote it"); for every other kind it always is.
+_QUOTE_WHEN = {HazardKind.NUMBER_LOSES_TEXT: " if it is a version or an identifier"}
+
+
+def quote_advice(hazard: Hazard) -> tuple[str, str]:
+    """A quotable hazard's message as its two parts: the problem, and when quoting it is the fix ("" for
+    always). Recomputed from the hazard's kind and text, so a reader never takes the message apart."""
+    found = _plain_hazard(hazard.text)
+    if found is None or found[0] is not hazard.kind:
+        raise ValueError(f"not a quotable hazard: {hazard.kind.value}")
+    return ("key " if hazard.is_key else "") + found[1], _QUOTE_WHEN.get(hazard.kind, "")
 
 
 @dataclass(frozen=True)
@@ -261,7 +273,8 @@ def _scan(yaml_text: str, first_line: int) -> FrontmatterScan:
                 if found is not None:
                     kind, problem = found
                     where = (f"{path}.{text}" if path else text) if is_key else (path or "(top level)")
-                    hazards.append(Hazard(kind, text, where, line, ("key " if is_key else "") + problem, is_key))
+                    message = f"{'key ' if is_key else ''}{problem}; quote it{_QUOTE_WHEN.get(kind, '')}"
+                    hazards.append(Hazard(kind, text, where, line, message, is_key))
                 elif event.style == ">" and path == "description" and not is_key and text.endswith("\n"):
                     hazards.append(
                         Hazard(

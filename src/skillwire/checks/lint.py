@@ -27,7 +27,7 @@ from pathlib import Path
 from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, walk_root
 from skillwire.catalog.safe_open import read_regular
 from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, printable
-from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, scan_frontmatter
+from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, quote_advice, scan_frontmatter
 from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
@@ -207,7 +207,7 @@ def _hazard_finding(hazard: Hazard, file: str, skill: str | None) -> Finding:
         return _finding(
             rule, file, hazard.line, message, "write 'description: >-' (folded, no final line break)", skill
         )
-    head, _, tail = hazard.message.partition("; quote it")
+    head, tail = quote_advice(hazard)
     leaf = path.rsplit(".", 1)[-1] if path else "key"
     if hazard.is_key:
         example = f'"{text}": …'
