@@ -68,12 +68,12 @@ def test_no_expiration_means_fetched_once(tmp_path: Path) -> None:
 
 
 def test_refreshed_before_expiry_and_not_before(tmp_path: Path) -> None:
-    """A credential living 4 s is reused for its first half, then fetched again before it expires."""
+    """A credential living 6 s is reused for its first half, then fetched again before it expires."""
     runs = tmp_path / "runs"
     body = (
         f"open({str(runs)!r}, 'a').write('run\\n')\n"
         "from datetime import datetime, timedelta, timezone\n"
-        "expires = (datetime.now(timezone.utc) + timedelta(seconds=4)).isoformat()\n"
+        "expires = (datetime.now(timezone.utc) + timedelta(seconds=6)).isoformat()\n"
         "print(json.dumps({'Version': 1, 'AccessKeyId': 'k%d' % len(open(sys.argv[1]).read().split()),"
         " 'SecretAccessKey': 's', 'Expiration': expires}))\n"
     )
@@ -81,7 +81,7 @@ def test_refreshed_before_expiry_and_not_before(tmp_path: Path) -> None:
     first = provider()
     assert provider() == first  # within the first half of its life: no new process
     assert runs.read_text().count("run") == 1
-    time.sleep(2.2)
+    time.sleep(3.2)  # past half its life (3 s), with 2 s to spare for a slow process start
     second = provider()
     assert runs.read_text().count("run") == 2
     assert second["access_key_id"] != first["access_key_id"]
@@ -96,13 +96,13 @@ def test_a_failed_refresh_keeps_the_valid_credential_and_pauses(tmp_path: Path) 
         f"open({str(runs)!r}, 'a').write('run\\n')\n"
         f"if os.path.exists({str(flag)!r}):\n    sys.exit('the broker is down')\n"
         "from datetime import datetime, timedelta, timezone\n"
-        "expires = (datetime.now(timezone.utc) + timedelta(seconds=4)).isoformat()\n"
+        "expires = (datetime.now(timezone.utc) + timedelta(seconds=6)).isoformat()\n"
         "print(json.dumps({'Version': 1, 'AccessKeyId': 'k', 'SecretAccessKey': 's', 'Expiration': expires}))\n"
     )
     provider = ProcessCredentials(script(tmp_path, body), "ci")
     first = provider()
     flag.touch()
-    time.sleep(2.2)
+    time.sleep(3.2)
     assert provider() == first  # refresh failed: the still-valid credential is used
     assert provider() == first  # and the process is not run again at once
     assert runs.read_text().count("run") == 2
