@@ -17,10 +17,11 @@ Loading such an index does not parse its skills. `load_index` streams the index 
 first, so no JSON parse) and the listed flag after it. A replica then holds, per skill, its URI and
 where its line starts; per distinct file content, 32 bytes of digest. A skill's `CatalogSkill` and
 `StoredFile`s are built from its line when a request needs them and kept in a small LRU bounded by
-file count, so memory is the index's size plus a constant, and a page costs the same at any size.
+file count, so memory is the index's size plus a constant, and a page builds its own records only.
 
 Measured on 100,000 skills x 10 files (1,000,000 file records): building every record at load (format
-1) took 5.4 s and 420 MB; this load takes about 0.3 s and holds the 50 MB index buffer.
+1) took 5.4 s and 420 MB; this load takes 0.4 s and holds 80 MB: the 58 MB buffer of skill lines,
+each URI and where its line starts, 32 bytes per distinct digest.
 
 What is checked when: the index's bytes hash to the id its pointer names (so they are what the
 publisher wrote) and every line's URI, order and count at load; each record's fields when it is first

@@ -13,12 +13,12 @@ once, as hex, and the MIME types), then one line per skill sorted by URI, each s
 its files as `[path, digest index, size, mimeType index, isText]`. Lines, so that a replica reads
 only each line's URI at load and a skill's record when a request needs it; the URI first, so that
 reading it needs no JSON parse; tables, because a 100,000-skill catalog has a million file records
-and most of an inline record was its 71-character digest (the index went from 142 MB to 50 MB).
+and most of an inline record was its 71-character digest (the index went from 142 MB to 65 MB).
 
 Format 1 (until this version: a line per skill of canonical JSON with the digest and MIME type
 inline, `{"files": [[path, "sha256:<hex>", size, mimeType, isText]...], "frontmatter", "source",
 "uri"}`) is still served, built whole at load as before (5.4 s and 420 MB on 100,000 skills x 10
-files, against 0.3 s and 50 MB), so replicas of this version can roll out before the catalog is
+files, against 0.4 s and 80 MB), so replicas of this version can roll out before the catalog is
 republished; `publish` writes format 2 only.
 
 The pointer is `{"format": "skillwire-pointer/1", "id": "<hex>", "index": "indexes/<hex>.jsonl",
