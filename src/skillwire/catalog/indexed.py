@@ -567,6 +567,7 @@ class IndexedSnapshot(PublishedSnapshot):
         self._listed_keys = listed_keys
         self.schemes = frozenset(uri[: uri.index("://")] for uri in _scheme_samples(self.keys))
         self._prefix_listings: OrderedDict[str, DirectoryListing | None] = OrderedDict()
+        self._nested_listings: OrderedDict[str, Mapping[str, DirectoryListing]] = OrderedDict()
 
     def view(self, keep_uri: Callable[[str], bool], keep: Callable[[CatalogSkill], bool] | None) -> IndexedSnapshot:
         """The skills whose URI `keep_uri` accepts (and, when given, whose built skill `keep` accepts),
@@ -611,14 +612,26 @@ class IndexedSnapshot(PublishedSnapshot):
         high = bisect.bisect_left(self.keys, root + "0", low)  # "0" follows "/": the keys under root
         if high - low == 1:
             return head.directory_index()  # the skill's own listings, kept on the built skill
+        with self._layout_lock:
+            known = self._nested_listings.get(root)
+            if known is not None:
+                self._nested_listings.move_to_end(root)
+                return known
         # Nested skills: a published manifest lists their files too, so the head's listings are whole
-        # (as in CatalogSnapshot._build_skill_index); otherwise build from every manifest below.
+        # (as in CatalogSnapshot._build_skill_index); otherwise build from every manifest below. Either
+        # way it took building every skill below, so the answer is kept (a few roots, LRU).
         own = frozenset(head.published_paths())
         nested = [self.records.skill(self.positions[i]) for i in range(low, high) if self.keys[i] != head.uri]
+        listings: Mapping[str, DirectoryListing]
         if all(uri in own for skill in nested for uri in skill.published_paths()):
-            return head.directory_index()
-        served = set(own).union(*(skill.published_paths() for skill in nested))
-        return build_directory_index(served, root)
+            listings = head.directory_index()
+        else:
+            listings = build_directory_index(set(own).union(*(skill.published_paths() for skill in nested)), root)
+        with self._layout_lock:
+            self._nested_listings[root] = listings
+            while len(self._nested_listings) > _PREFIX_LISTINGS_KEPT:
+                self._nested_listings.popitem(last=False)
+        return listings
 
     def _prefix_listing(self, uri: str) -> DirectoryListing | None:
         with self._layout_lock:
