@@ -8,11 +8,13 @@ query a request can make is asked of both snapshots and must get the same answer
 
 from __future__ import annotations
 
+import gc
 import hashlib
 import json
 import logging
 import time
 import tracemalloc
+import weakref
 from pathlib import Path
 from typing import Any
 
@@ -427,3 +429,24 @@ def test_a_page_builds_only_its_own_records_at_any_catalog_size(monkeypatch: pyt
         assert snapshot.directory_page("skill://f", None, 10) is not None
         assert len(built) == 1  # one skills/get, a file lookup and a prefix directory: one record
         built.clear()
+
+
+def test_a_swapped_out_indexed_snapshot_is_freed_although_frozen_at_load(tmp_path: Path) -> None:
+    source = source_snapshot()
+    location = parse_location(f"file://{tmp_path / 'store'}")
+    anyio.run(lambda: publish(source, location))
+    catalog = PublishedCatalog(str(location), poll_seconds=0)
+    first = catalog.snapshot
+    assert isinstance(first, IndexedSnapshot)
+    assert gc.get_freeze_count() > 0  # frozen by the load: only reference counting can free it
+    gone, records = weakref.ref(first), weakref.ref(first.records)
+    assert first.skill_by_uri["skill://git-workflow/SKILL.md"].uri  # a built record and a file lookup too
+    assert "skill://git-workflow/SKILL.md" in first.files
+    first.is_directory("skill://acme")
+    del first
+    fewer = [s for s in source.skill_by_uri.values() if s.uri != "skill://git-workflow/SKILL.md"]
+    anyio.run(lambda: publish(CatalogSnapshot(fewer, source.files.values()), location))
+    assert catalog.refresh() is not None
+    gc.collect()
+    assert gone() is None
+    assert records() is None

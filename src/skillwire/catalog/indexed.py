@@ -420,10 +420,10 @@ def parse_records(
 class _Skills(Mapping[str, CatalogSkill]):
     """`skill_by_uri` of an indexed snapshot: URI -> skill, by bisection over the sorted URIs."""
 
-    def __init__(self, snapshot: IndexedSnapshot) -> None:
-        self._keys = snapshot.keys
-        self._positions = snapshot.positions
-        self._records = snapshot.records
+    def __init__(self, keys: Sequence[str], positions: Sequence[int], records: IndexRecords) -> None:
+        self._keys = keys
+        self._positions = positions
+        self._records = records
 
     def position(self, uri: str) -> int | None:
         keys = self._keys
@@ -455,22 +455,25 @@ class _Skills(Mapping[str, CatalogSkill]):
 class _Files(Mapping[str, CatalogFile]):
     """`files` of an indexed snapshot: a file is found in the manifest of a skill whose root is above it."""
 
-    def __init__(self, snapshot: IndexedSnapshot, count: int | None) -> None:
-        self._snapshot = snapshot
+    def __init__(self, skills: _Skills, records: IndexRecords, positions: Sequence[int], count: int | None) -> None:
+        # Not the snapshot itself: a reference cycle through a snapshot that `gc.freeze()` froze at load
+        # would keep it, and its index buffer, alive after a swap (frozen objects are never collected).
+        self._skills = skills
+        self._records = records
+        self._positions = positions
         self._count = count
 
     def find(self, uri: str) -> StoredFile | None:
-        snapshot = self._snapshot
         scheme = uri.find("://")
         if scheme < 0:
             return None
         # The innermost skill whose root is above `uri` and whose manifest lists it: a nested skill's
         # files are in its enclosing skill's manifest too, with the same digest.
-        slash = uri.rfind("/", scheme + 3, snapshot.records.max_root + 1)
+        slash = uri.rfind("/", scheme + 3, self._records.max_root + 1)
         while slash >= 0:
-            position = snapshot.skills.position(uri[:slash] + _SKILL_MD_TAIL)
+            position = self._skills.position(uri[:slash] + _SKILL_MD_TAIL)
             if position is not None:
-                found = snapshot.records.stored(position).get(uri)
+                found = self._records.stored(position).get(uri)
                 if found is not None:
                     return found
             slash = uri.rfind("/", scheme + 3, slash)
@@ -492,8 +495,8 @@ class _Files(Mapping[str, CatalogFile]):
     def __iter__(self) -> Iterator[str]:
         # Every file once, in skill order: O(files), for tools and tests, never a request path.
         seen: set[str] = set()
-        records = self._snapshot.records
-        for position in self._snapshot.positions:
+        records = self._records
+        for position in self._positions:
             for item in records.build(position).skill.entry.files:
                 uri = item.uri
                 if uri not in seen:
@@ -560,9 +563,9 @@ class IndexedSnapshot(PublishedSnapshot):
         else:
             listed_positions = array("I", (p for p in self.positions if records.listed[p]))
             listed_keys = [records.keys[p] for p in listed_positions]
-        self.skills = _Skills(self)
+        self.skills = _Skills(self.keys, self.positions, records)
         self.skill_by_uri = self.skills
-        self.files = _Files(self, files)
+        self.files = _Files(self.skills, records, self.positions, files)
         self.listed = _Listed(records, listed_positions)
         self._listed_keys = listed_keys
         self.schemes = frozenset(uri[: uri.index("://")] for uri in _scheme_samples(self.keys))
