@@ -43,7 +43,6 @@ COMPARISONS = {
     ("skillwire.catalog.catalog", "before.digest != file.digest"): "a refresh telling changed files from two scans",
     ("skillwire.catalog.published", "received.sha256 != index_id"): "the index's own address",
     ("skillwire.catalog.indexed", "known.digest != digest"): "an index listing one file twice, two digests",
-    ("skillwire.catalog.indexed", "known.digest != hex_digest"): "the same, in the compact index format",
     ("skillwire.catalog.persist", "hashlib.sha256(snapshot).hexdigest() != snapshot_sha"): "a cache file's checksum",
     ("skillwire.catalog.persist", "hashlib.sha256(walk).hexdigest() != walk_sha"): "a cache file's checksum",
     ("skillwire.catalog.store", "result.meta['size'] != file.size"): (
