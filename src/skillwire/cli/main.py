@@ -69,22 +69,31 @@ def main(argv: Sequence[str] | None = None) -> int:
 def entry() -> None:
     """The `skillwire` console script (and `python -m skillwire`): `main`, then exit with its code.
 
-    After Ctrl-C the process ends at once: tearing down the interpreter (the `mcp` and pydantic
-    module graph) takes 0.2-0.8 s here, and an interrupted command has nothing left to finish (pull
-    writes and fsyncs each skill and the lock as it goes; nothing registers an exit handler that
-    writes). So the streams and logs are flushed and the process exits without the teardown.
+    Two exits skip the interpreter's teardown (the streams and logs are flushed first; nothing
+    registers an exit handler that writes: pull writes and fsyncs each skill and the lock as it goes,
+    snapshot files are renamed into place whole):
+    - after Ctrl-C, because tearing down the `mcp` and pydantic module graph takes 0.2-0.8 s here and
+      an interrupted command has nothing left to finish;
+    - after any command that used object storage: obstore's Rust runtime keeps worker threads that
+      are not told about `Py_Finalize`, and one that wakes during it aborts the process (SIGABRT,
+      exit 134) after the command succeeded. A two-line put/get script with obstore 0.12.1 aborted
+      in 7 of 48 runs here; `tests/e2e/test_cli_exit.py` runs `publish` until it would have.
     """
     try:
         code = main()
     except KeyboardInterrupt:  # before a command's own handling (while parsing, importing)
         code = INTERRUPTED
-    if code == INTERRUPTED:
-        for stream in (sys.stdout, sys.stderr):
-            with contextlib.suppress(Exception):
-                stream.flush()
-        logging.shutdown()
-        os._exit(code)
+    if code == INTERRUPTED or "obstore" in sys.modules:
+        _exit_without_teardown(code)
     sys.exit(code)
+
+
+def _exit_without_teardown(code: int) -> None:
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(Exception):
+            stream.flush()
+    logging.shutdown()
+    os._exit(code)
 
 
 if __name__ == "__main__":
