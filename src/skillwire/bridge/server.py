@@ -363,7 +363,8 @@ async def serve_http(
     async with bridge:
         server = bridge.build_server()
         app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
-        # h11 for the reason given in skillwire.server.app.serve_http.
+        # h11, which trims header whitespace itself (under httptools `server.app.http_app` has to); a bridge
+        # answers a model's few tool calls, so the faster parser of `serve` would buy nothing here.
         http = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http="h11"))
         async with anyio.create_task_group() as group:
 
