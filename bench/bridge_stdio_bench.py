@@ -31,9 +31,7 @@ import anyio
 from mcp.client import Client
 from mcp.client.stdio import StdioServerParameters
 
-from bench.bridge_tools_bench import NEEDLES, TARGET_S, write_needles
-from bench.generate import generate_catalog
-from bench.peers import free_port, skillwire_argv, start, stop_all
+from bench.bridge_tools_bench import NEEDLES, TARGET_S, needle_upstream
 
 
 async def timed(client: Client, arguments: dict[str, str]) -> tuple[float, dict[str, Any]]:
@@ -80,20 +78,8 @@ async def measure(url: str, expected: int, repeats: int, approvals: Path) -> dic
 
 
 async def run(skills: int, workdir: Path, repeats: int) -> dict[str, Any]:
-    root = generate_catalog(workdir / f"bridge-catalog-{skills}", skills, files_per_skill=3)
-    write_needles(root)
-    port = free_port()
-    started = await start(
-        "skillwire",
-        skillwire_argv(root, port, watch=False, page_size=2000),
-        port,
-        workdir / "logs" / f"bridge-bench-{port}.log",
-        budget=600,
-    )
-    try:
+    async with needle_upstream(skills, workdir, "bridge") as started:
         return await measure(started.server.url, skills + len(NEEDLES), repeats, workdir / "approvals.sqlite")
-    finally:
-        stop_all()
 
 
 def main(argv: list[str] | None = None) -> int:

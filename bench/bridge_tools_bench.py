@@ -19,18 +19,20 @@ cold (index-building) numbers are the ones held to it.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import json
 import statistics
 import sys
 import tempfile
 import time
+from collections.abc import AsyncIterator
 from pathlib import Path
 from typing import Any
 
 import anyio
 
 from bench.generate import generate_catalog
-from bench.peers import free_port, skillwire_argv, start, stop_all
+from bench.peers import Started, free_port, skillwire_argv, start, stop_all
 from skillwire.host.host import SkillHost
 from skillwire.host.policy import DenyAll
 from skillwire.host.tools import SkillTools
@@ -108,21 +110,29 @@ async def measure(url: str, expected: int, repeats: int) -> dict[str, Any]:
     }
 
 
-async def run(skills: int, workdir: Path, repeats: int) -> dict[str, Any]:
-    root = generate_catalog(workdir / f"tools-catalog-{skills}", skills, files_per_skill=3)
+@contextlib.asynccontextmanager
+async def needle_upstream(skills: int, workdir: Path, name: str) -> AsyncIterator[Started]:
+    """A `skillwire serve` upstream on 127.0.0.1 over `skills` generated skills (3 files each) plus the
+    needles, stopped on exit; both bridge benches measure against it."""
+    root = generate_catalog(workdir / f"{name}-catalog-{skills}", skills, files_per_skill=3)
     write_needles(root)
     port = free_port()
     started = await start(
         "skillwire",
         skillwire_argv(root, port, watch=False, page_size=2000),
         port,
-        workdir / "logs" / f"tools-bench-{port}.log",
+        workdir / "logs" / f"{name}-bench-{port}.log",
         budget=600,
     )
     try:
-        report = await measure(started.server.url, skills + len(NEEDLES), repeats)
+        yield started
     finally:
         stop_all()
+
+
+async def run(skills: int, workdir: Path, repeats: int) -> dict[str, Any]:
+    async with needle_upstream(skills, workdir, "tools") as started:
+        report = await measure(started.server.url, skills + len(NEEDLES), repeats)
     report["server_start_s"] = round(started.first_list_s, 2)
     return report
 
