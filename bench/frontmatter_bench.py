@@ -20,7 +20,7 @@ import time
 from collections.abc import Callable
 
 from skillwire.core.errors import FrontmatterError
-from skillwire.core.frontmatter import MAX_FRONTMATTER_BYTES, parse_frontmatter
+from skillwire.core.yaml import MAX_FRONTMATTER_BYTES, parse_frontmatter
 
 
 def _honest_flat(n: int) -> str:

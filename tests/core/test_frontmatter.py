@@ -1,4 +1,4 @@
-"""Tests of skillwire.core.frontmatter: splitting SKILL.md, YAML 1.2 core-schema decoding, comparison, lint.
+"""Tests of core.skill_md, core.yaml and core.json: splitting SKILL.md, YAML 1.2 core-schema decoding, comparison, lint.
 
 The decoding tests are table-driven, and `test_matches_npm_yaml` holds `parse_frontmatter` to the
 reference the conformance suite itself uses: npm `yaml` v2 (`yaml.parse`, default options), through its
