@@ -209,3 +209,30 @@ def split_relative_path(file_path: str) -> tuple[str, ...]:
             raise InvalidSkillURI(file_path, "file paths are relative, without empty, '.' or '..' parts")
         validate_segment(part)
     return parts
+
+
+# --- URI-prefix scope: the one rule every scope uses (trust keys, audiences, anything that scopes by URI) ---
+
+
+def canonical_scope(prefix: str) -> str:
+    """The canonical text of a URI-prefix scope (`skill://acme`, `skill://acme/billing`).
+
+    One trailing `/` is accepted and dropped (people write `skill://acme/`); anything `parse_uri`
+    refuses is refused, so an empty prefix, a bare scheme or a non-canonical spelling
+    (`SKILL://acme`, `skill://%61cme`) never becomes a scope that silently covers nothing or everything:
+    the spelling is canonicalised, and what cannot be parsed raises `InvalidSkillURI`.
+    """
+    if not isinstance(prefix, str) or not prefix.strip():
+        raise InvalidSkillURI(repr(prefix), "an empty scope would cover every URI; name a prefix such as skill://acme")
+    text = prefix[:-1] if prefix.endswith("/") and not prefix.endswith("://") else prefix
+    return canonical_uri(text)
+
+
+def in_scope(uri: str, scope: str) -> bool:
+    """True when canonical `uri` is the canonical `scope` itself or lies below it at a `/` boundary.
+
+    Both arguments must already be canonical text (`canonical_uri`, `canonical_scope`): this is a hot
+    path (every skill of a listing, per caller) and does no parsing. `skill://acme` covers
+    `skill://acme/x/SKILL.md`, never the sibling `skill://acmesoft/...`.
+    """
+    return uri == scope or (uri.startswith(scope) and uri[len(scope)] == "/")
