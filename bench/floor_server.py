@@ -30,9 +30,9 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.core.protocol import EXTENSION_ID
 from skillwire.server.app import event_loop_options, http_app, uvicorn_config
 from skillwire.server.content import file_contents
-from skillwire.server.extension import EXTENSION_ID
 
 
 class _GetParams(RequestParams):

@@ -132,6 +132,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         ManifestDiff,
         ManifestFile,
     )
+    from skillwire.core.protocol import EXTENSION_ID
     from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
     from skillwire.core.yaml import (
         frontmatter_size_problem,
@@ -189,10 +190,7 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         serve_stdio,
         uvicorn_config,
     )
-    from skillwire.server.extension import (
-        EXTENSION_ID,
-        SkillsExtension,
-    )
+    from skillwire.server.extension import SkillsExtension
 
 __all__ = [
     "EXTENSION_ID",
@@ -439,10 +437,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "serve_stdio",
         "uvicorn_config",
     ),
-    "skillwire.server.extension": (
-        "EXTENSION_ID",
-        "SkillsExtension",
-    ),
+    "skillwire.server.extension": ("SkillsExtension",),
+    "skillwire.core.protocol": ("EXTENSION_ID",),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 # Old names that still work, each use warning with a DeprecationWarning that names the new one.

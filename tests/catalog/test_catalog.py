@@ -18,13 +18,13 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache, hash_file, pack_stat
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.snapshot import (
-    DIRECTORY_MIME_TYPE,
-    META_PREFIX,
     CatalogSnapshot,
     MemoryContent,
     skill_md_resource,
 )
 from skillwire.core.errors import InvalidCursor, InvalidSkillURI
+from skillwire.core.protocol import DIRECTORY_MIME_TYPE
+from skillwire.core.protocol import SPEC_META_PREFIX as META_PREFIX
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
 

@@ -21,9 +21,10 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from pydantic import BaseModel, ConfigDict
 
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.snapshot import DIRECTORY_MIME_TYPE, META_PREFIX
 from skillwire.core.json import JSONValue
-from skillwire.server.extension import EXTENSION_ID, SkillsExtension
+from skillwire.core.protocol import DIRECTORY_MIME_TYPE, EXTENSION_ID
+from skillwire.core.protocol import SPEC_META_PREFIX as META_PREFIX
+from skillwire.server.extension import SkillsExtension
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
 HOST_TEXT = "hello from the host"

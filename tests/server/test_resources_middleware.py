@@ -28,8 +28,9 @@ from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 from pydantic import BaseModel, ConfigDict
 
 from skillwire.catalog.catalog import SkillCatalog
+from skillwire.core.protocol import EXTENSION_ID
 from skillwire.server import _sdk
-from skillwire.server.extension import EXTENSION_ID, SkillsExtension
+from skillwire.server.extension import SkillsExtension
 from skillwire.server.resources import ROUTED_LIST, ROUTED_READ
 
 MODES = ["auto", "legacy"]

@@ -28,7 +28,8 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from skillwire.client.skills import EXTENSION_ID, EntryProblem, SkillsClient
+from skillwire.client.skills import EntryProblem, SkillsClient
+from skillwire.core.protocol import EXTENSION_ID
 from skillwire.host.host import SkillHost
 from skillwire.host.origins import ServerOrigin
 

@@ -27,11 +27,9 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServedFileChanged
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile
+from skillwire.core.protocol import DIRECTORY_MIME_TYPE, METHOD_LIST, SPEC_META_PREFIX
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, parse_uri
 from skillwire.core.verify import file_matches
-
-META_PREFIX = "io.modelcontextprotocol.skills/"
-DIRECTORY_MIME_TYPE = "inode/directory"
 
 # `FileChanged` was this module's own exception; it is `ServedFileChanged` in the one hierarchy now.
 __getattr__ = renamed_attributes(__name__, {"FileChanged": ("skillwire.ServedFileChanged", ServedFileChanged)})
@@ -228,7 +226,7 @@ def skill_md_resource(skill: CatalogSkill, file: CatalogFile | None) -> dict[str
         resource["size"] = file.size
     extra = {k: v for k, v in fm.items() if k not in ("name", "description")}
     if extra:
-        resource["_meta"] = {META_PREFIX + "frontmatter": extra}
+        resource["_meta"] = {SPEC_META_PREFIX + "frontmatter": extra}
     return resource
 
 
@@ -383,11 +381,11 @@ class CatalogSnapshot:
         """One `skills/list` page: keyset pagination over the sorted URIs."""
         start = 0
         if cursor is not None:
-            after = decode_cursor(cursor, "skills/list", secret=self.cursor_secret)
+            after = decode_cursor(cursor, METHOD_LIST, secret=self.cursor_secret)
             start = bisect.bisect_right(self._listed_keys, after)
         page = list(self.listed[start : start + limit])
         more = start + limit < len(self.listed)
-        next_cursor = encode_cursor("skills/list", page[-1].uri, secret=self.cursor_secret) if more else None
+        next_cursor = encode_cursor(METHOD_LIST, page[-1].uri, secret=self.cursor_secret) if more else None
         return page, next_cursor
 
     def skill_md_page(self, after: str | None, limit: int) -> tuple[list[dict[str, Any]], str | None]:

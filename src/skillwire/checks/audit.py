@@ -51,12 +51,11 @@ from skillwire.core.fields import Problem, entry_problems
 from skillwire.core.fields import Rule as FieldRule
 from skillwire.core.json import JSONValue
 from skillwire.core.names import REG_NAME_RE
+from skillwire.core.protocol import DIRECTORY_MIME_TYPE, DIRECTORY_READ_SETTING, EXTENSION_ID
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, canonical_uri, format_uri, parse_uri
 from skillwire.core.verify import file_mismatches, skill_md_mismatch
 
-EXTENSION_ID = "io.modelcontextprotocol/skills"
 SERVER = "server"
-DIRECTORY_MIME = "inode/directory"
 ENVELOPE_KEYS = ("config", "specVersion", "stability", "id")
 NONEXISTENT = "skillwire-check-nonexistent"
 
@@ -531,13 +530,13 @@ class Auditor:
                 f"the {EXTENSION_ID} settings carry envelope key(s) {', '.join(envelope)}; "
                 'settings are declared inline ({} or {"directoryRead": true})',
             )
-        if "directoryRead" in settings and not isinstance(settings["directoryRead"], bool):
+        if DIRECTORY_READ_SETTING in settings and not isinstance(settings[DIRECTORY_READ_SETTING], bool):
             self.add(
                 "cap.directory-read-invalid",
                 SERVER,
-                f"directoryRead is {_show(settings['directoryRead'])}, not a boolean; treated as not declared",
+                f"directoryRead is {_show(settings[DIRECTORY_READ_SETTING])}, not a boolean; treated as not declared",
             )
-        self.stats.directory_read = settings.get("directoryRead") is True
+        self.stats.directory_read = settings.get(DIRECTORY_READ_SETTING) is True
         if not isinstance(self.capabilities.get("resources"), dict):
             self.add(
                 "cap.resources-missing",
@@ -1008,7 +1007,7 @@ class Auditor:
             for raw in items:
                 if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str):
                     continue
-                if raw.get("mimeType") == DIRECTORY_MIME:
+                if raw.get("mimeType") == DIRECTORY_MIME_TYPE:
                     continue
                 uri = cast(str, raw["uri"])
                 try:
@@ -1175,15 +1174,15 @@ class Auditor:
                 )
                 continue
             mime = children[child][1]
-            if is_dir and mime != DIRECTORY_MIME:
+            if is_dir and mime != DIRECTORY_MIME_TYPE:
                 self.add(
                     "dir.mime-type",
                     label,
                     f"resources/directory/read of {directory} lists {child} with mimeType {_show(mime)}; the "
-                    f"manifest has files below it, so it is a directory ({DIRECTORY_MIME})",
+                    f"manifest has files below it, so it is a directory ({DIRECTORY_MIME_TYPE})",
                     child,
                 )
-            elif not is_dir and mime == DIRECTORY_MIME:
+            elif not is_dir and mime == DIRECTORY_MIME_TYPE:
                 self.add(
                     "dir.mime-type",
                     label,
@@ -1205,7 +1204,7 @@ class Auditor:
                     f"resources/directory/read of {directory} lists {raw_uri}, which is not a direct child",
                     raw_uri,
                 )
-            elif mime == DIRECTORY_MIME:
+            elif mime == DIRECTORY_MIME_TYPE:
                 follow.append(child)
             elif not self.reported(label, child):
                 self.add(

@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL
+from skillwire.core.protocol import METHOD_RESOURCES_READ
 
 __all__ = ["ClientLimits"]
 
@@ -103,7 +104,7 @@ class ResponseBudget:
 
     def limit_for(self, method: str, params: Mapping[str, Any] | None) -> int:
         """The byte bound of the answer to one request."""
-        if method == "resources/read":
+        if method == METHOD_RESOURCES_READ:
             uri = params.get("uri") if params else None
             pending = self._reads.get(uri) if isinstance(uri, str) else None
             if pending:

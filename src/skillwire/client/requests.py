@@ -7,31 +7,33 @@ whole page.
 
 from __future__ import annotations
 
-from typing import Any, Literal
+from typing import Any
 
 from mcp.client import Client
-from mcp_types import PaginatedRequest, PaginatedRequestParams, Request, RequestParams
+from mcp_types import PaginatedRequest, PaginatedRequestParams, Request
 from pydantic import BaseModel, ConfigDict
 
-
-class GetSkillParams(RequestParams):
-    uri: str
-
-
-class ReadDirectoryParams(PaginatedRequestParams):
-    uri: str
-
-
-class ListSkillsRequest(PaginatedRequest[Literal["skills/list"]]):
-    method: Literal["skills/list"] = "skills/list"
+from skillwire.core.params import GetSkillParams, ReadDirectoryParams
+from skillwire.core.protocol import (
+    METHOD_GET,
+    METHOD_LIST,
+    METHOD_READ_DIRECTORY,
+    GetMethod,
+    ListMethod,
+    ReadDirectoryMethod,
+)
 
 
-class GetSkillRequest(Request[GetSkillParams, Literal["skills/get"]]):
-    method: Literal["skills/get"] = "skills/get"
+class ListSkillsRequest(PaginatedRequest[ListMethod]):
+    method: ListMethod = METHOD_LIST
 
 
-class ReadDirectoryRequest(Request[ReadDirectoryParams, Literal["resources/directory/read"]]):
-    method: Literal["resources/directory/read"] = "resources/directory/read"
+class GetSkillRequest(Request[GetSkillParams, GetMethod]):
+    method: GetMethod = METHOD_GET
+
+
+class ReadDirectoryRequest(Request[ReadDirectoryParams, ReadDirectoryMethod]):
+    method: ReadDirectoryMethod = METHOD_READ_DIRECTORY
 
 
 class RawResult(BaseModel):

@@ -51,10 +51,18 @@ from skillwire.core.errors import (
     SkillNotFound,
     SkillwireError,
 )
+from skillwire.core.protocol import (
+    DIRECTORY_MIME_TYPE,
+    DIRECTORY_READ_SETTING,
+    EXTENSION_ID,
+    METHOD_GET,
+    METHOD_LIST,
+    METHOD_READ_DIRECTORY,
+    METHOD_RESOURCES_READ,
+)
 
 __all__ = ["DirectoryItem", "EntryProblem", "Listing", "ResourceContent", "SkillsClient"]
 
-EXTENSION_ID = "io.modelcontextprotocol/skills"
 DEFAULT_MAX_PAGES = ClientLimits.max_pages
 DEFAULT_MAX_DIRECTORY_PAGES = 100
 MESSAGE_CHARS = 300  # a server's own error text is cut to this many characters before it reaches anyone
@@ -200,7 +208,7 @@ class SkillsClient:
     @property
     def directory_read(self) -> bool:
         settings = self.settings
-        return bool(settings and settings.get("directoryRead") is True)
+        return bool(settings and settings.get(DIRECTORY_READ_SETTING) is True)
 
     def _require(self, what: str) -> None:
         if not self.declared:
@@ -273,7 +281,7 @@ class SkillsClient:
         now = self._clock()
         if use_cache and self._listing is not None and self._listing[0] > now:
             return self._listing[1]
-        self._require("skills/list")
+        self._require(METHOD_LIST)
         limits = self.limits
         entries: list[SkillEntry] = []
         problems: list[EntryProblem] = []
@@ -287,7 +295,7 @@ class SkillsClient:
         with anyio.move_on_after(limits.listing_seconds) as deadline:
             while True:
                 try:
-                    result = await self._call(list_skills_request(cursor), "skills/list", None)
+                    result = await self._call(list_skills_request(cursor), METHOD_LIST, None)
                 except ServerError as exc:
                     if pages == 0:
                         raise
@@ -356,8 +364,8 @@ class SkillsClient:
         cached = self._entries.get(uri)
         if use_cache and cached is not None and cached[0] > now:
             return cached[1]
-        self._require("skills/get")
-        result = await self._call(get_skill_request(uri), "skills/get", uri)
+        self._require(METHOD_GET)
+        result = await self._call(get_skill_request(uri), METHOD_GET, uri)
         try:
             entry = SkillEntry.from_wire(result.get("skill"))
         except InvalidEntry as exc:
@@ -392,7 +400,7 @@ class SkillsClient:
         expecting = self.budget.expect_read(uri, size) if self.budget is not None else nullcontext()
         try:
             with expecting:
-                result = await self._send(request, ReadResourceResult, "resources/read", uri)
+                result = await self._send(request, ReadResourceResult, METHOD_RESOURCES_READ, uri)
         except InvalidResponse as exc:
             cause = exc.__cause__
             if size == 0 and isinstance(cause, ValidationError) and _is_block_without_body(cause, uri):
@@ -433,7 +441,7 @@ class SkillsClient:
         cursor: str | None = None
         seen: set[str] = set()
         for _ in range(max_pages):
-            result = await self._call(read_directory_request(uri, cursor), "resources/directory/read", uri)
+            result = await self._call(read_directory_request(uri, cursor), METHOD_READ_DIRECTORY, uri)
             raw_items = result.get("resources")
             if not isinstance(raw_items, list):
                 raise InvalidResponse(f"directory read of {uri} has no 'resources' array", origin=self.origin)
@@ -453,7 +461,7 @@ class SkillsClient:
                         raw["uri"],
                         str(raw.get("name") or raw["uri"].rsplit("/", 1)[-1]),
                         mime if isinstance(mime, str) else None,
-                        mime == "inode/directory",
+                        mime == DIRECTORY_MIME_TYPE,
                         size if isinstance(size, int) and not isinstance(size, bool) else None,
                         raw,
                     )

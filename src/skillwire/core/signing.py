@@ -28,6 +28,7 @@ from typing import TYPE_CHECKING, Any
 
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SignatureInvalid, SignatureMissing
+from skillwire.core.protocol import SKILLWIRE_META_PREFIX
 
 if TYPE_CHECKING:
     # sshsig (over `cryptography`) is imported where a signature or key is checked: a server without
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from sshsig.ssh_public_key import PublicKey
 
 NAMESPACE = "skillwire-manifest-v1"
-SIGNATURE_META_KEY = "io.skillwire/signature"
+SIGNATURE_META_KEY = SKILLWIRE_META_PREFIX + "signature"
 FORMAT = "sshsig"
 _MAX_SIGNATURE_CHARS = 16 * 1024  # an RSA-4096 SSHSIG is about 1.3 KB armored
 

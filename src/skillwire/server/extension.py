@@ -27,7 +27,7 @@ from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
 from mcp.shared.exceptions import MCPError
-from mcp_types import PaginatedRequestParams, ReadResourceRequestParams, RequestParams
+from mcp_types import PaginatedRequestParams, ReadResourceRequestParams
 from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
@@ -36,6 +36,14 @@ from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import BlobUnavailable, StoredFile
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidCursor, InvalidSkillURI, ServedFileChanged
+from skillwire.core.params import GetSkillParams, ReadDirectoryParams
+from skillwire.core.protocol import (
+    DIRECTORY_READ_SETTING,
+    EXTENSION_ID,
+    METHOD_GET,
+    METHOD_LIST,
+    METHOD_READ_DIRECTORY,
+)
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
 from skillwire.core.verify import skill_md_mismatch
@@ -45,11 +53,10 @@ from skillwire.server.legacy import LegacyInitializeAdvertiser
 from skillwire.server.notify import ListChangedNotifier
 from skillwire.server.resources import SkillResources, install_resource_handlers
 
-__all__ = ["EXTENSION_ID", "SkillsExtension"]
+__all__ = ["SkillsExtension"]
 
 logger = logging.getLogger("skillwire.server")
 
-EXTENSION_ID = "io.modelcontextprotocol/skills"
 CacheScope = Literal["public", "private"]
 _BIG_FILE = 256 * 1024  # read files above this size in a worker thread
 
@@ -59,14 +66,6 @@ _BIG_FILE = 256 * 1024  # read files above this size in a worker thread
 # 128,000 skills within 64 pages (the Go SDK serves 1,000 per page); a page of 2,000 generated entries with
 # 10 files each is about 3.4 MB of JSON. See docs/architecture.md, "Page size".
 DEFAULT_PAGE_SIZE = 2000
-
-
-class GetSkillParams(RequestParams):
-    uri: str
-
-
-class ReadDirectoryParams(PaginatedRequestParams):
-    uri: str
 
 
 def invalid_params(message: str, uri: str | None = None) -> MCPError:
@@ -146,15 +145,15 @@ class SkillsExtension(Extension):
     # -- Extension contract ----------------------------------------------------------------------------
 
     def settings(self) -> dict[str, Any]:
-        return {"directoryRead": True} if self.directory_read else {}
+        return {DIRECTORY_READ_SETTING: True} if self.directory_read else {}
 
     def methods(self) -> Sequence[MethodBinding]:
         bindings = [
-            MethodBinding("skills/list", PaginatedRequestParams, self.handle_list),
-            MethodBinding("skills/get", GetSkillParams, self.handle_get),
+            MethodBinding(METHOD_LIST, PaginatedRequestParams, self.handle_list),
+            MethodBinding(METHOD_GET, GetSkillParams, self.handle_get),
         ]
         if self.directory_read:
-            bindings.append(MethodBinding("resources/directory/read", ReadDirectoryParams, self.handle_directory_read))
+            bindings.append(MethodBinding(METHOD_READ_DIRECTORY, ReadDirectoryParams, self.handle_directory_read))
         # The internal methods `resources/read` and `resources/list` of skill files are routed to.
         return [*bindings, *self.file_router.methods()]
 

@@ -40,6 +40,7 @@ from pydantic import BaseModel, ValidationError
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.cursor import decode_cursor, encode_cursor
 from skillwire.core.errors import InvalidCursor
+from skillwire.core.protocol import METHOD_RESOURCES_LIST, METHOD_RESOURCES_READ
 
 logger = logging.getLogger("skillwire.server")
 
@@ -93,7 +94,7 @@ def _invalid_cursor(reason: object) -> MCPError:
 def _listing_state(cursor: object, snapshot: CatalogSnapshot) -> tuple[str, Any]:
     """The (phase, key) a `resources/list` cursor of ours continues from; INVALID_PARAMS for anything else."""
     try:
-        phase, key = json.loads(decode_cursor(cursor, "resources/list", secret=snapshot.cursor_secret))
+        phase, key = json.loads(decode_cursor(cursor, METHOD_RESOURCES_LIST, secret=snapshot.cursor_secret))
     except (InvalidCursor, ValueError, TypeError) as exc:
         raise _invalid_cursor(exc) from None
     if phase not in ("own", "skills"):
@@ -117,9 +118,9 @@ class SkillResources:
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         self.seen_request = True
-        if ctx.method == "resources/read":
+        if ctx.method == METHOD_RESOURCES_READ:
             return await self._read(ctx, call_next)
-        if ctx.method == "resources/list":
+        if ctx.method == METHOD_RESOURCES_LIST:
             return await self._list(ctx, call_next)
         return await call_next(ctx)
 
@@ -148,7 +149,9 @@ class SkillResources:
         self, ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
     ) -> HandlerResult:
         self._require_routed(ctx)
-        return spec_shaped("resources/read", ctx.protocol_version, await self.skills.handle_read_resource(ctx, params))
+        return spec_shaped(
+            METHOD_RESOURCES_READ, ctx.protocol_version, await self.skills.handle_read_resource(ctx, params)
+        )
 
     # -- resources/list ------------------------------------------------------------------------------------------
 
@@ -188,10 +191,10 @@ class SkillResources:
             # The page keeps the server's own cache hints when it has them; ours fill what it left unset.
             for hint, value in self.skills.cache_fields().items():
                 result.setdefault(hint, value)
-            result = spec_shaped("resources/list", ctx.protocol_version, result)
+            result = spec_shaped(METHOD_RESOURCES_LIST, ctx.protocol_version, result)
         if next_state is not None:
             result["nextCursor"] = encode_cursor(
-                "resources/list", json.dumps(next_state), secret=snapshot.cursor_secret
+                METHOD_RESOURCES_LIST, json.dumps(next_state), secret=snapshot.cursor_secret
             )
         else:
             result.pop("nextCursor", None)
@@ -210,8 +213,8 @@ class SkillResources:
         result: dict[str, Any] = {"resultType": "complete", "resources": items, **self.skills.cache_fields()}
         if after is not None:
             state = json.dumps(["skills", after])
-            result["nextCursor"] = encode_cursor("resources/list", state, secret=snapshot.cursor_secret)
-        return spec_shaped("resources/list", ctx.protocol_version, result)
+            result["nextCursor"] = encode_cursor(METHOD_RESOURCES_LIST, state, secret=snapshot.cursor_secret)
+        return spec_shaped(METHOD_RESOURCES_LIST, ctx.protocol_version, result)
 
 
 def install_resource_handlers(server: Server[Any], skills: SkillFiles) -> None:
@@ -222,15 +225,15 @@ def install_resource_handlers(server: Server[Any], skills: SkillFiles) -> None:
     absent own resources: an empty listing (our cache hints: the page is all skills), and "not found"
     (`SkillResources` answers every skill URI before it gets here). Handlers the server has are left alone.
     """
-    if server.get_request_handler("resources/list") is None:
+    if server.get_request_handler(METHOD_RESOURCES_LIST) is None:
 
         async def no_own_resources(
             ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams
         ) -> HandlerResult:
             return {"resultType": "complete", "resources": [], **skills.cache_fields()}
 
-        server.add_request_handler("resources/list", PaginatedRequestParams, no_own_resources)
-    if server.get_request_handler("resources/read") is None:
+        server.add_request_handler(METHOD_RESOURCES_LIST, PaginatedRequestParams, no_own_resources)
+    if server.get_request_handler(METHOD_RESOURCES_READ) is None:
 
         async def no_own_resource(
             ctx: ServerRequestContext[Any, Any], params: ReadResourceRequestParams
@@ -238,4 +241,4 @@ def install_resource_handlers(server: Server[Any], skills: SkillFiles) -> None:
             raw = str(params.uri)
             raise MCPError(INVALID_PARAMS, f"Resource not found: {raw}", {"uri": raw})
 
-        server.add_request_handler("resources/read", ReadResourceRequestParams, no_own_resource)
+        server.add_request_handler(METHOD_RESOURCES_READ, ReadResourceRequestParams, no_own_resource)

@@ -1,0 +1,110 @@
+"""One owner per rule, second round (issue 24): the protocol's vocabulary lives in `core/protocol.py`
+and the params models in `core/params.py`.
+
+Read from the AST of `src/skillwire`: a string literal that *is* one of the protocol's names (the
+extension id, a method name, the directory MIME type, a `_meta` prefix or key, the `directoryRead`
+setting) anywhere but in its owner is a second definition, and so is a class deriving from the wire
+types' `RequestParams` outside `core/params.py`. Prose that merely mentions a method ("skills/get
+failed for …") is a longer string and is not matched: only a literal equal to the name, which is what
+code compares or sends, is. The scanners are first run on a planted copy so the test can fail.
+"""
+
+from __future__ import annotations
+
+import ast
+from collections.abc import Iterator
+
+from skillwire.core import protocol
+from support.imports import MODULES
+
+PROTOCOL_OWNER = "skillwire.core.protocol"
+PARAMS_OWNER = "skillwire.core.params"
+
+# Every name the vocabulary owns, read from the owner itself so a new constant is watched at once.
+VOCABULARY = {
+    value
+    for name, value in vars(protocol).items()
+    if name.isupper() and isinstance(value, str) and not name.startswith("_")
+}
+# `_meta` keys are built from the prefixes; a literal that starts with one is a key spelled by hand.
+META_PREFIXES = (protocol.SPEC_META_PREFIX, protocol.SKILLWIRE_META_PREFIX)
+PARAMS_BASES = {"RequestParams", "PaginatedRequestParams"}
+
+
+def vocabulary_literals(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, str):
+            value = node.value
+            if value in VOCABULARY or value.startswith(META_PREFIXES):
+                yield value
+
+
+def params_models(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef):
+            bases = {b.attr if isinstance(b, ast.Attribute) else getattr(b, "id", "") for b in node.bases}
+            if bases & PARAMS_BASES:
+                yield node.name
+
+
+def test_the_vocabulary_covers_the_names_both_sides_spell() -> None:
+    assert {
+        "io.modelcontextprotocol/skills",
+        "skills/list",
+        "skills/get",
+        "resources/directory/read",
+        "inode/directory",
+        "directoryRead",
+        "io.skillwire/",
+    } <= VOCABULARY
+
+
+def test_the_scanners_find_a_planted_copy() -> None:
+    planted = ast.parse(
+        "EXTENSION_ID = 'io.modelcontextprotocol/skills'\n"
+        "class GetSkillParams(RequestParams):\n    uri: str\n"
+        "def send(s):\n"
+        "    s.call('skills/get', {'_meta': {'io.skillwire/provenance': 1}})\n"
+        "    return x.mime == 'inode/directory' or 'skills/get failed for a listed skill'\n"
+    )
+    assert sorted(vocabulary_literals(planted)) == [
+        "inode/directory",
+        "io.modelcontextprotocol/skills",
+        "io.skillwire/provenance",
+        "skills/get",
+    ]
+    assert list(params_models(planted)) == ["GetSkillParams"]
+
+
+def test_protocol_names_are_spelled_only_by_their_owner() -> None:
+    copies = {
+        module: sorted(set(vocabulary_literals(ast.parse(path.read_text(encoding="utf-8")))))
+        for module, path in MODULES.items()
+        if module != PROTOCOL_OWNER
+    }
+    copies = {module: found for module, found in copies.items() if found}
+    assert copies == {}, "import these from skillwire.core.protocol instead of writing them out"
+
+
+def test_params_models_are_defined_only_in_core_params() -> None:
+    models = {
+        module: list(params_models(ast.parse(path.read_text(encoding="utf-8"))))
+        for module, path in MODULES.items()
+        if module != PARAMS_OWNER
+    }
+    assert {m: found for m, found in models.items() if found} == {}, "use skillwire.core.params"
+
+
+def test_core_reaches_the_sdk_only_through_the_wire_types_in_core_params() -> None:
+    # core/ is the protocol's rules without I/O: no `mcp` (sessions, transports), and the pure pydantic
+    # wire types (`mcp_types`) only where the one params model per method is defined.
+    from support.imports import EDGES
+
+    reaching = {
+        (edge.source, edge.target.split(".")[0])
+        for source, edges in EDGES.items()
+        if source.startswith("skillwire.core")
+        for edge in edges
+        if edge.target.split(".")[0] in ("mcp", "mcp_types", "pydantic")
+    }
+    assert reaching == {(PARAMS_OWNER, "mcp_types")}
