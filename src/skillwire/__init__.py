@@ -191,6 +191,10 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         uvicorn_config,
     )
     from skillwire.server.extension import SkillsExtension
+    from skillwire.server.options import (
+        ServedSkills,
+        ServeOptions,
+    )
 
 __all__ = [
     "EXTENSION_ID",
@@ -247,7 +251,9 @@ __all__ = [
     "RequestTimeout",
     "ResourceContent",
     "ResponseTooLarge",
+    "ServeOptions",
     "ServedFileChanged",
+    "ServedSkills",
     "ServerError",
     "ServerOrigin",
     "SignatureError",
@@ -439,6 +445,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "skillwire.server.extension": ("SkillsExtension",),
     "skillwire.core.protocol": ("EXTENSION_ID",),
+    "skillwire.server.options": (
+        "ServeOptions",
+        "ServedSkills",
+    ),
 }
 _MODULE_OF = {name: module for module, names in _EXPORTS.items() for name in names}
 # Old names that still work, each use warning with a DeprecationWarning that names the new one.

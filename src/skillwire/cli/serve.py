@@ -16,19 +16,17 @@ from pathlib import Path
 from typing import Any
 
 import anyio
-import platformdirs
 
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook, SigningError
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
 from skillwire.cli.args import INTERRUPTED, UsageError
 from skillwire.cli.roots import parse_roots
-from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.server.app import BindError, bind_http_socket, build_server, event_loop_options, serve_http, serve_stdio
-from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
+from skillwire.server.app import BindError, bind_http_socket, event_loop_options, serve_http, serve_stdio
+from skillwire.server.extension import DEFAULT_PAGE_SIZE
+from skillwire.server.options import ServeOptions, http_base_url
 
 DEFAULT_HTTP = "127.0.0.1:8765"
 NO_SNAPSHOT_ENV = "SKILLWIRE_SNAPSHOT_CACHE"
@@ -196,71 +194,35 @@ def fix_malloc_mmap_threshold(threshold: int = 128 * 1024) -> bool:
 _M_MMAP_THRESHOLD = -3  # from glibc's <malloc.h>
 
 
-def per_caller(
-    args: argparse.Namespace,
-    catalog: SkillCatalog,
-    snapshot: CatalogSnapshot,
-    address: tuple[str, int] | None,
-    options: dict[str, Any],
-) -> tuple[SkillsExtension, Any, Any]:
-    """The extension, and the SDK auth settings when `--tokens` asks for bearer tokens. Per-caller
-    views are on when tokens or audience rules (given here or declared by a published index) exist."""
-    from skillwire.catalog.audiences import audience_rules, parse_audience_rule
-
-    rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
-    if not (args.tokens or rules or getattr(snapshot, "audience_rules", ())):
-        return SkillsExtension(catalog, **options), None, None
-    from mcp.server.auth.settings import AuthSettings
-
-    from skillwire.server.visibility import PerCallerSkills, StaticTokens
-
-    skills = PerCallerSkills(catalog, rules=rules or None, **options)
-    if args.tokens is None:
-        return skills, None, None
-    if address is None:
-        raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
-    host, port = address
-    base = f"http://{f'[{host}]' if ':' in host else host}:{port}"
-    # A resource server only: tokens are verified here, issued elsewhere (or listed in the file).
-    auth = AuthSettings.model_validate(
-        {"issuer_url": base, "resource_server_url": f"{base}/mcp", "validate_token_resource": False}
-    )
-    return skills, StaticTokens.from_file(args.tokens), auth
-
-
-def folder_catalog(args: argparse.Namespace, roots: list[SkillRoot], secret: bytes) -> SkillCatalog:
-    """The catalog of folders, with the digest cache and the snapshot cache the flags ask for.
-
-    Both live in the user cache directory by default, or next to `--digest-cache FILE`: the snapshot
-    is `<digest cache file>.snapshot-<hash of the roots and settings>`, so deleting the digest cache
-    files deletes it too, and each set of roots has its own.
-    """
-    limits = not args.no_limits
-    if args.no_digest_cache:
-        return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=limits, cursor_secret=secret)
-    digests = args.digest_cache or Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite"
-    store = None
-    if not args.no_snapshot_cache and os.environ.get(NO_SNAPSHOT_ENV, "1") != "0":
-        from skillwire.catalog.persist import SnapshotStore, snapshot_file_name
-
-        store = SnapshotStore(digests.with_name(snapshot_file_name(digests.name, roots, limits)))
-    return SkillCatalog(
-        roots, digest_cache=DigestCache(digests), enforce_limits=limits, cursor_secret=secret, snapshot_store=store
+def serve_options(args: argparse.Namespace) -> ServeOptions:
+    """The flags as `ServeOptions` (server/options.py places the caches and builds the auth settings)."""
+    return ServeOptions(
+        directory_read=not args.no_directory_read,
+        page_size=args.page_size,
+        ttl_ms=args.ttl_ms,
+        cache_scope=args.cache_scope,
+        enforce_limits=not args.no_limits,
+        digest_cache=args.digest_cache,
+        persist_digests=not args.no_digest_cache,
+        snapshot_cache=not args.no_snapshot_cache and os.environ.get(NO_SNAPSHOT_ENV, "1") != "0",
+        poll_seconds=args.poll,
+        blob_cache_bytes=args.blob_cache_mb * 1024 * 1024,
+        tokens=args.tokens,
+        audiences=tuple(args.audience),
+        signature_files=tuple(args.signatures),
     )
 
 
-def published_catalog(args: argparse.Namespace, paths: list[str], secret: bytes) -> SkillCatalog:
-    from skillwire.catalog.published import PublishedCatalog
-
-    if len(paths) != 1:
-        raise UsageError("serve one published catalog (s3://BUCKET/PREFIX or file://DIR) and no folders beside it")
-    if not args.quiet:
-        logging.getLogger("skillwire.published").setLevel(logging.INFO)  # say when a new index is served
-    catalog = PublishedCatalog(
-        paths[0], poll_seconds=args.poll, cache_bytes=args.blob_cache_mb * 1024 * 1024, cursor_secret=secret
-    )
-    catalog.refresh()  # the first index must load: without it there is nothing to serve
-    return catalog
+def load_catalog(
+    args: argparse.Namespace, options: ServeOptions, paths: list[str], roots: list[SkillRoot]
+) -> SkillCatalog:
+    if not roots and any(is_store_url(p) for p in paths):
+        if len(paths) != 1:
+            raise UsageError("serve one published catalog (s3://BUCKET/PREFIX or file://DIR) and no folders beside it")
+        if not args.quiet:
+            logging.getLogger("skillwire.published").setLevel(logging.INFO)  # say when a new index is served
+        return options.published_catalog(paths[0])
+    return options.folder_catalog(roots)
 
 
 def exit_on_interrupt() -> None:
@@ -323,10 +285,10 @@ def serve(
     address: tuple[str, int] | None,
     sock: socket.socket | None,
 ) -> int:
-    secret = os.environ.get("SKILLWIRE_CURSOR_SECRET", "").encode() or DEFAULT_CURSOR_SECRET
-    catalog = published_catalog(args, paths, secret) if published else folder_catalog(args, roots, secret)
+    options = serve_options(args)
+    catalog = load_catalog(args, options, paths, roots)
     try:
-        signatures = SignatureBook.load([*(root.path / SIGNATURES_FILE for root in roots), *args.signatures])
+        signatures = options.signature_book(roots)
     except SigningError as exc:
         raise UsageError(str(exc)) from None
     snapshot = catalog.snapshot
@@ -337,14 +299,12 @@ def serve(
         catalog.validate()
         snapshot = catalog.snapshot
         problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
-    options: dict[str, Any] = {
-        "directory_read": not args.no_directory_read,
-        "page_size": args.page_size,
-        "ttl_ms": args.ttl_ms,
-        "cache_scope": args.cache_scope,
-        "signatures": signatures or None,
-    }
-    skills, verifier, auth = per_caller(args, catalog, snapshot, address, options)
+    if options.tokens is not None and address is None:
+        raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
+    served = options.extension(
+        catalog, base_url=None if address is None else http_base_url(*address), signatures=signatures
+    )
+    skills = served.extension
     if problem is not None:
         if sock is not None:
             sock.close()
@@ -357,7 +317,7 @@ def serve(
             print("skillwire: from the last run's snapshot; checking the folders now", file=sys.stderr, flush=True)
         if signatures:
             print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
-    server = build_server(skills, token_verifier=verifier, auth=auth)
+    server = served.server()
     watch = not args.no_watch
     if address is None:
         exit_on_interrupt()

@@ -1,0 +1,175 @@
+"""`ServeOptions`: what `skillwire serve` decides beyond parsing its command line, for embedders too.
+
+Where the caches live (the digest cache in the user cache directory or at a given file, the snapshot
+cache beside it), which cursor secret the replicas share, whether callers get per-caller views, and
+the SDK's bearer-token settings for `--tokens`. The command parses its flags into a `ServeOptions`
+and prints; a program serving skills its own way builds the same catalog and the same server with it:
+
+    options = ServeOptions(tokens=Path("tokens.json"), audiences=("acme/=acme",))
+    catalog = options.folder_catalog(parse_roots(["skills"]))
+    served = options.extension(catalog, base_url="http://127.0.0.1:8765")
+    server = served.server()        # an MCPServer; run it with serve_http(server, served.extension, ...)
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from mcp.server.auth.provider import TokenVerifier
+from mcp.server.auth.settings import AuthSettings
+from mcp.server.mcpserver import MCPServer
+
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
+from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
+
+__all__ = ["ServeOptions", "ServedSkills"]
+
+# Replicas behind one load balancer must share it: a cursor one replica issued is checked by another.
+CURSOR_SECRET_ENV = "SKILLWIRE_CURSOR_SECRET"
+
+
+def http_base_url(host: str, port: int) -> str:
+    """`http://HOST:PORT` with an IPv6 host in brackets."""
+    return f"http://{f'[{host}]' if ':' in host else host}:{port}"
+
+
+@dataclass(frozen=True)
+class ServedSkills:
+    """The extension to serve and, for bearer tokens, the SDK's verifier and auth settings."""
+
+    extension: SkillsExtension
+    token_verifier: TokenVerifier | None = None
+    auth: AuthSettings | None = None
+
+    def server(self, name: str = "skillwire") -> MCPServer:
+        from skillwire.server.app import build_server
+
+        return build_server(self.extension, name=name, token_verifier=self.token_verifier, auth=self.auth)
+
+
+@dataclass(frozen=True)
+class ServeOptions:
+    """Settings of a skills server. The defaults are `skillwire serve`'s.
+
+    `digest_cache`: the SQLite digest cache file; None puts it in the user cache directory.
+    `persist_digests` False hashes every file at start-up and keeps no snapshot cache either.
+    `snapshot_cache`: serve the last run's snapshot at once, checked against the disk afterwards;
+    its file is `<digest cache>.snapshot-<hash of the roots and settings>`, so deleting the digest
+    cache files deletes it, and each set of roots has its own.
+    `cursor_secret`: None reads `$SKILLWIRE_CURSOR_SECRET`, else the built-in default (fine for one
+    replica; replicas behind one load balancer need one shared secret).
+    `tokens`: a `StaticTokens` JSON file; callers then need a bearer token (HTTP only).
+    `audiences`: `PREFIX=AUD[,AUD]` rules; with tokens or rules (or rules a published index declares)
+    each caller is answered from its own view (`server.visibility`).
+    `signature_files`: publisher signatures besides each root's own `SIGNATURES_FILE`.
+    """
+
+    directory_read: bool = True
+    page_size: int = DEFAULT_PAGE_SIZE
+    ttl_ms: int = 60_000
+    cache_scope: Literal["private", "public"] = "private"
+    enforce_limits: bool = True
+    digest_cache: Path | None = None
+    persist_digests: bool = True
+    snapshot_cache: bool = True
+    poll_seconds: float = 30.0
+    blob_cache_bytes: int = 64 * 1024 * 1024
+    cursor_secret: bytes | None = None
+    tokens: Path | None = None
+    audiences: Sequence[str] = ()
+    signature_files: Sequence[Path] = ()
+
+    def secret(self) -> bytes:
+        if self.cursor_secret is not None:
+            return self.cursor_secret
+        return os.environ.get(CURSOR_SECRET_ENV, "").encode() or DEFAULT_CURSOR_SECRET
+
+    def digest_cache_file(self) -> Path | None:
+        """Where the digest cache lives, or None when it is kept in memory only."""
+        if not self.persist_digests:
+            return None
+        if self.digest_cache is not None:
+            return self.digest_cache
+        import platformdirs
+
+        return Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite"
+
+    def folder_catalog(self, roots: Sequence[SkillRoot]) -> SkillCatalog:
+        """The catalog of skill folders, with the digest and snapshot caches placed as documented above."""
+        roots = list(roots)
+        limits = self.enforce_limits
+        digests = self.digest_cache_file()
+        if digests is None:
+            return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=limits, cursor_secret=self.secret())
+        store = None
+        if self.snapshot_cache:
+            from skillwire.catalog.persist import SnapshotStore, snapshot_file_name
+
+            store = SnapshotStore(digests.with_name(snapshot_file_name(digests.name, roots, limits)))
+        return SkillCatalog(
+            roots,
+            digest_cache=DigestCache(digests),
+            enforce_limits=limits,
+            cursor_secret=self.secret(),
+            snapshot_store=store,
+        )
+
+    def published_catalog(self, location: str) -> SkillCatalog:
+        """A published catalog (`s3://BUCKET/PREFIX` or `file://DIR`), its first index loaded: without
+        it there is nothing to serve, so a store that cannot be read fails here."""
+        from skillwire.catalog.published import PublishedCatalog
+
+        catalog = PublishedCatalog(
+            location, poll_seconds=self.poll_seconds, cache_bytes=self.blob_cache_bytes, cursor_secret=self.secret()
+        )
+        catalog.refresh()
+        return catalog
+
+    def signature_book(self, roots: Sequence[SkillRoot] = ()) -> SignatureBook:
+        """Each root's `SIGNATURES_FILE` (when present) and `signature_files`; raises `SigningError`."""
+        return SignatureBook.load([*(root.path / SIGNATURES_FILE for root in roots), *self.signature_files])
+
+    def extension_options(self, signatures: SignatureBook | None = None) -> dict[str, Any]:
+        return {
+            "directory_read": self.directory_read,
+            "page_size": self.page_size,
+            "ttl_ms": self.ttl_ms,
+            "cache_scope": self.cache_scope,
+            "signatures": signatures or None,
+        }
+
+    def extension(
+        self, catalog: SkillCatalog, *, base_url: str | None = None, signatures: SignatureBook | None = None
+    ) -> ServedSkills:
+        """The extension for `catalog`: per-caller views when tokens or audience rules (given here or
+        declared by the catalog's snapshot) exist, and the SDK auth settings when `tokens` is set.
+
+        `base_url` is the server's own `http://HOST:PORT` (`http_base_url`), needed with `tokens`; a
+        stdio server has no bearer tokens (ValueError). Raises `InvalidAudienceRule` for a bad rule
+        or tokens file."""
+        from skillwire.catalog.audiences import audience_rules, parse_audience_rule
+
+        options = self.extension_options(signatures)
+        rules = audience_rules(parse_audience_rule(rule) for rule in self.audiences)
+        if not (self.tokens or rules or getattr(catalog.snapshot, "audience_rules", ())):
+            return ServedSkills(SkillsExtension(catalog, **options))
+        from skillwire.server.visibility import PerCallerSkills, StaticTokens
+
+        skills = PerCallerSkills(catalog, rules=rules or None, **options)
+        if self.tokens is None:
+            return ServedSkills(skills)
+        if base_url is None:
+            raise ValueError("bearer tokens need HTTP: a stdio server has no bearer tokens")
+        # A resource server only: tokens are verified here, issued elsewhere (or listed in the file).
+        auth = AuthSettings.model_validate(
+            {"issuer_url": base_url, "resource_server_url": f"{base_url}/mcp", "validate_token_resource": False}
+        )
+        return ServedSkills(skills, StaticTokens.from_file(self.tokens), auth)
