@@ -21,10 +21,10 @@ from typing import Any
 import pytest
 
 from servers import LyingServer, running_lying_server
-from skillwire.cli.lockfile import LOCK_NAME, Lock, LockError
-from skillwire.cli.pull import plan_skill
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import human_size
+from skillwire.host.mirror.layout import plan_skill
+from skillwire.host.mirror.lock import LOCK_NAME, Lock, LockError
 from support.cli import CliResult as Result
 from support.cli import run_cli as cli
 from support.servers import EXAMPLES, serve_http

@@ -24,7 +24,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR
 from obstore.store import S3Store
 
 from skillwire.catalog.store import blob_key
-from skillwire.cli.lockfile import LOCK_NAME
+from skillwire.host.mirror.lock import LOCK_NAME
 from support.calls import call, call_error, healthz, list_uris, wait_for
 from support.cli import run_cli
 from support.conformance import SUCCESS, missing_tools_reason, run_server_scenario

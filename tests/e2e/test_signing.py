@@ -28,9 +28,12 @@ from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.client.requests import list_skills_request, send_raw
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SignatureInvalid, SignatureMissing, UntrustedSigner
+from skillwire.core.manifest import ManifestFile
 from skillwire.core.signing import SIGNATURE_META_KEY, Signature, manifest_statement, verify_entry
+from skillwire.core.skill_md import parse_skill_md
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.host import SkillHost
+from skillwire.host.identity import SkillRef
 from skillwire.host.policy import ApprovalRequest, ApproveAll
 from skillwire.host.trust import TrustedKey, TrustMode, TrustPolicy, TrustStore
 from skillwire.server.app import build_server
@@ -355,6 +358,52 @@ def test_pull_keeps_the_signature_and_check_verifies_it_against_the_publisher(
     line = next(line for line in checked.stdout.splitlines() if "skill://pdf-processing/SKILL.md" in line)
     assert line.startswith("invalid")
     assert "does not verify" in line
+
+
+def test_pull_check_judges_the_signer_within_the_keys_scope_as_the_host_does(
+    signed_server: RunningServer, keys: dict[str, Key], tmp_path: Path
+) -> None:
+    # Issue 19: `pull --check` named a signer by fingerprint alone, so a key trusted only for other URIs
+    # or another origin read "signed by NAME" where the host says "untrusted".
+    env = {**os.environ, "XDG_CONFIG_HOME": str(tmp_path / "config")}
+    dest = tmp_path / "vendor"
+    assert run_skillwire("pull", "--to", str(dest), signed_server.url, env=env).returncode == 0
+    public = str(keys["publisher"].private) + ".pub"
+    added = run_skillwire("trust", "add", "acme", public, "--prefix", "skill://elsewhere/", env=env)
+    assert added.returncode == 0, added.stderr
+    store = TrustStore(tmp_path / "config" / "skillwire" / "trust.json")
+    host_says = store.policy("warn").inspect(SkillRef("work", "skill://pdf-processing/SKILL.md"), _signed_entry(dest))
+    assert host_says.status == "untrusted"
+    checked = run_skillwire("pull", "--check", "--to", str(dest), signed_server.url, env=env)
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    assert "signed by acme" not in checked.stdout
+    line = next(line for line in checked.stdout.splitlines() if "skill://pdf-processing/SKILL.md" in line)
+    assert "untrusted: signed by SHA256:" in line
+    assert "under skill://elsewhere/" in line
+
+    # A key trusted for one origin counts only when the check names that origin, as the host's label.
+    run_skillwire("trust", "remove", "acme", env=env)
+    added = run_skillwire("trust", "add", "acme", public, "--origin", "work", env=env)
+    assert added.returncode == 0, added.stderr
+    for origin, verdict in ((None, "untrusted"), ("other", "untrusted"), ("work", "signed by acme (SHA256:")):
+        extra = ["--origin", origin] if origin else []
+        checked = run_skillwire("pull", "--check", *extra, "--to", str(dest), signed_server.url, env=env)
+        assert checked.returncode == 0, checked.stdout + checked.stderr
+        line = next(line for line in checked.stdout.splitlines() if "skill://pdf-processing/SKILL.md" in line)
+        assert verdict in line, (origin, line)
+        host_says = store.policy("warn").inspect(
+            SkillRef(origin or "pull", "skill://pdf-processing/SKILL.md"), _signed_entry(dest)
+        )
+        assert (host_says.status == "verified") == (origin == "work")
+
+
+def _signed_entry(dest: Path) -> SkillEntry:
+    """The pulled pdf-processing skill as its locked entry, with the signature it was served with."""
+    lock = json.loads((dest / "skills.lock").read_text())
+    skill = next(s for s in lock["skills"] if s["uri"] == "skill://pdf-processing/SKILL.md")
+    files = tuple(ManifestFile(f["uri"], f["digest"], f["size"]) for f in skill["files"])
+    frontmatter = parse_skill_md((dest / skill["path"] / "SKILL.md").read_bytes()).frontmatter
+    return SkillEntry(skill["uri"], frontmatter, files, meta={SIGNATURE_META_KEY: skill["signature"]})
 
 
 @pytest.mark.anyio

@@ -1,4 +1,4 @@
-"""`skills.lock`: what `skillwire pull` wrote into a directory, from which server, with every digest.
+"""`skills.lock`: what a mirror (`skillwire pull`) wrote into a directory, from which server, with every digest.
 
 The file is JSON, written atomically, with a fixed key order, skills sorted by uri and files by
 path, two-space indentation and a final newline, so the same pull always writes the same bytes:
@@ -40,7 +40,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from skillwire.cli.args import UsageError
 from skillwire.core.errors import InvalidSkillURI
 from skillwire.core.manifest import DIGEST_RE
 from skillwire.core.uri import validate_segment
@@ -52,8 +51,9 @@ TEMP_PREFIX = ".skillwire-"  # temporary files and directories inside the target
 Selection = Literal["all", "named"]
 
 
-class LockError(UsageError):
-    """A `skills.lock` that cannot be used (not JSON, wrong shape, a newer version)."""
+class LockError(ValueError):
+    """A `skills.lock` that cannot be used (not JSON, wrong shape, a newer version); the command line
+    prints it as a usage error (exit status 2)."""
 
 
 @dataclass(frozen=True, order=True)

@@ -1,4 +1,4 @@
-"""A skill's files fetched verified from one server, for the commands that write them out (`cat`, `pull`).
+"""A skill's files fetched verified from one server, for what writes them out (`cat`, the mirror behind `pull`).
 
 Only bytes that are the listed file (its size, then its digest: `core/verify.py`) are returned; a
 SKILL.md must also match its entry's frontmatter field by field. A terminal may quote the served

@@ -1,0 +1,206 @@
+"""How a mirror directory differs from its lock and from the server: what `pull --check` reports.
+
+- `compare` / `lock_changes`: the lock against the server's entries (files added, removed, changed;
+  skills removed or new). Nothing is read from the server but entries.
+- `disk_problem`: the one disk-versus-lock check. A skill whose folder or files are missing, are
+  symlinks, or hold other bytes than the lock records is `damaged` (e.g. an interrupted pull, a local
+  edit); `check_disk` applies it to every locked skill and counts an interrupted run's leftovers.
+- `check_signatures`: a locked publisher signature verified over the locked manifest and the SKILL.md
+  on disk, through `TrustPolicy.inspect` (host/trust.py), so a key counts only inside its origin and
+  prefix scope exactly as it does when a host loads the skill.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Literal
+
+from skillwire.client.skills import SkillsClient
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import ServerError, SkillNotFound, SkillwireError
+from skillwire.core.manifest import ManifestFile
+from skillwire.core.signing import SIGNATURE_META_KEY
+from skillwire.core.skill_md import parse_skill_md
+from skillwire.core.uri import SKILL_MD
+from skillwire.core.verify import file_mismatches
+from skillwire.host.identity import SkillRef
+from skillwire.host.mirror.lock import LOCK_NAME, TEMP_PREFIX, Lock, LockedSkill
+from skillwire.host.mirror.swap import find_interrupted
+from skillwire.host.trust import TrustedKey, TrustPolicy
+
+ChangeStatus = Literal["unchanged", "changed", "removed", "new", "invalid", "damaged"]
+
+
+@dataclass
+class Change:
+    uri: str
+    status: ChangeStatus
+    added: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    changed: list[str] = field(default_factory=list)
+    note: str | None = None  # raw text (it may quote the server): escape it where it is shown
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "status": self.status,
+            "added": self.added,
+            "removed": self.removed,
+            "changed": self.changed,
+            "note": self.note,
+        }
+
+    def add_note(self, note: str) -> None:
+        self.note = note + (f"; {self.note}" if self.note else "")
+
+
+def compare(locked: LockedSkill, entry: SkillEntry) -> Change:
+    if entry.is_dynamic:
+        return Change(locked.uri, "changed", note="the server now publishes it as dynamic (no manifest)")
+    before = {f.path: (f.digest, f.size) for f in locked.files}
+    after: dict[str, tuple[str, int]] = {}
+    for item in entry.files:
+        after[entry.path.file_path_of(item.uri) or item.uri] = (item.digest, item.size)
+    change = Change(
+        locked.uri,
+        "unchanged",
+        added=sorted(after.keys() - before.keys()),
+        removed=sorted(before.keys() - after.keys()),
+        changed=sorted(p for p in before.keys() & after.keys() if before[p] != after[p]),
+    )
+    if change.added or change.removed or change.changed:
+        change.status = "changed"
+    return change
+
+
+async def lock_changes(client: SkillsClient, lock: Lock) -> list[Change]:
+    """Each locked skill against the server's current entry; with selection `all`, new skills too."""
+    listed: dict[str, SkillEntry] = {}
+    if lock.selection == "all":
+        listing = await client.list_skills()
+        listed = {entry.uri: entry for entry in listing.entries}
+    changes: list[Change] = []
+    for uri in sorted(lock.skills):
+        entry = listed.get(uri)
+        if entry is None:
+            try:
+                entry = await client.get_skill(uri)
+            except SkillNotFound:
+                changes.append(Change(uri, "removed", note="the server no longer serves it"))
+                continue
+            except ServerError as exc:
+                changes.append(Change(uri, "invalid", note=str(exc)))
+                continue
+        changes.append(compare(lock.skills[uri], entry))
+    for uri in sorted(listed.keys() - lock.skills.keys()):
+        changes.append(Change(uri, "new", note="listed by the server, not pulled"))
+    return changes
+
+
+def _some(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
+def disk_problem(dest: Path, skill: LockedSkill) -> str | None:
+    """How the copy of a locked skill on disk differs from its lock entry, or None when every file matches.
+
+    A symlink (the folder or a file) never matches: hosts and `serve` may follow it anywhere.
+    """
+    root = dest.joinpath(*skill.segments)
+    if not root.is_dir() or root.is_symlink():
+        return "is missing"
+    missing: list[str] = []
+    differ: list[str] = []
+    for item in skill.files:
+        path = root.joinpath(*item.path.split("/"))
+        try:
+            data = path.read_bytes() if not path.is_symlink() else None
+        except FileNotFoundError:
+            missing.append(item.path)
+            continue
+        except OSError:
+            data = None
+        if data is None or file_mismatches(item.uri, item.size, item.digest, data):
+            differ.append(item.path)
+    parts = [f"lacks {_some(missing)}"] if missing else []
+    parts += [f"has other bytes in {_some(differ)}"] if differ else []
+    return "; ".join(parts) or None
+
+
+def check_disk(dest: Path, shown_dest: str, lock: Lock, changes: list[Change]) -> list[str]:
+    """Mark every skill whose copy on disk no longer matches the lock as `damaged`; notes about debris."""
+    interrupted = find_interrupted(dest)
+    for change in changes:
+        locked = lock.skills.get(change.uri)
+        if locked is None or change.status not in ("unchanged", "changed"):
+            continue
+        problem = disk_problem(dest, locked)
+        if problem is None:
+            continue
+        remedy = (
+            "an interrupted pull moved its previous copy aside; `skillwire pull` puts it back"
+            if locked.path in interrupted.aside
+            else "`skillwire pull` writes it again"
+        )
+        change.status = "damaged"
+        change.add_note(f"{shown_dest.rstrip('/')}/{locked.path} {problem}; {remedy}")
+    leftover = len(interrupted.debris) + len(interrupted.aside)
+    if not leftover:
+        return []
+    return [f"note: {leftover} temporary {TEMP_PREFIX}* entries in {shown_dest} (the next pull removes them)"]
+
+
+# A label no host ever gives an upstream is not needed: without `origin`, keys scoped to origins are
+# left out of the policy (they count only under a label the person named), so this one matches nothing.
+_NO_ORIGIN = "pull"
+
+
+def signature_policy(keys: tuple[TrustedKey, ...], origin: str | None) -> tuple[TrustPolicy, str]:
+    """The policy and origin label a locked signature is judged under: the keys of the trust file, all
+    of them when the host's label for the server is known, else only those not scoped to an origin."""
+    if origin is None:
+        keys = tuple(key for key in keys if not key.origins)
+    return TrustPolicy("warn", keys), origin or _NO_ORIGIN
+
+
+def check_signatures(
+    dest: Path, lock: Lock, changes: list[Change], keys: tuple[TrustedKey, ...], origin: str | None = None
+) -> None:
+    """For each locked skill that carried a publisher signature, verify it over the locked manifest and the
+    SKILL.md on disk (whose bytes `check_disk` already held to the lock) and judge the signer as a host
+    would (`TrustPolicy.inspect` with `keys`, for `origin`, the label a host gives this server). A copy
+    whose signature no longer verifies is `invalid`; a signer the host would not trust is said to be."""
+    policy, label = signature_policy(keys, origin)
+    for change in changes:
+        locked = lock.skills.get(change.uri)
+        if locked is None or locked.signature is None or change.status == "damaged":
+            continue
+        files = tuple(ManifestFile(f.uri, f.digest, f.size) for f in locked.files)
+        try:
+            document = parse_skill_md((dest / locked.path / SKILL_MD).read_bytes())
+            entry = SkillEntry(locked.uri, document.frontmatter, files, meta={SIGNATURE_META_KEY: locked.signature})
+            result = policy.inspect(SkillRef(label, locked.uri), entry)
+        except (OSError, SkillwireError, ValueError) as exc:
+            change.status = "invalid"
+            change.add_note(f"the publisher signature in {LOCK_NAME} does not verify: {exc}")
+            continue
+        if result.status == "verified":
+            change.add_note(result.describe())
+        elif result.status == "untrusted":
+            change.add_note(_untrusted_note(result.fingerprint or "", keys, origin))
+        else:
+            change.status = "invalid"
+            change.add_note(f"the publisher signature in {LOCK_NAME} does not verify: {result.reason}")
+
+
+def _untrusted_note(fingerprint: str, keys: tuple[TrustedKey, ...], origin: str | None) -> str:
+    scoped = [key for key in keys if key.fingerprint == fingerprint]
+    if not scoped:
+        return f"signed by {fingerprint} (not in your trust file)"
+    where = f"origin {origin!r}" if origin is not None else "a server named by no --origin"
+    return (
+        f"untrusted: signed by {fingerprint}, which your trust file trusts only as "
+        + "; ".join(key.describe() for key in scoped)
+        + f", not for {where}"
+    )
