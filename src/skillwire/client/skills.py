@@ -16,8 +16,6 @@ models refuse; never a raw pydantic error), `SkillNotFound`, or `ServerError` it
 
 from __future__ import annotations
 
-import base64
-import binascii
 import time
 from collections.abc import Callable
 from contextlib import nullcontext
@@ -38,6 +36,7 @@ from skillwire.client.requests import (
     list_skills_request,
     read_directory_request,
 )
+from skillwire.core.content import BadBlock, block_body
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
     ConnectionLost,
@@ -415,19 +414,10 @@ class SkillsClient:
         block = blocks[0]
         mime = getattr(block, "mime_type", None)
         meta = getattr(block, "meta", None)
-        text = getattr(block, "text", None)
-        if isinstance(text, str):
-            return ResourceContent(uri, mime, text.encode("utf-8"), True, meta)
-        blob = getattr(block, "blob", None)
-        if isinstance(blob, str):
-            try:
-                data = base64.b64decode(blob, validate=True)
-            except (binascii.Error, ValueError):
-                raise InvalidResponse(
-                    f"resources/read of {uri} returned a blob that is not base64", origin=self.origin
-                ) from None
-            return ResourceContent(uri, mime, data, False, meta)
-        raise InvalidResponse(f"resources/read of {uri} returned neither text nor blob", origin=self.origin)
+        body = block_body(getattr(block, "text", None), getattr(block, "blob", None))
+        if isinstance(body, BadBlock):
+            raise InvalidResponse(f"resources/read of {uri} returned {body.value}", origin=self.origin)
+        return ResourceContent(uri, mime, body.data, body.is_text, meta)
 
     # -- resources/directory/read -------------------------------------------------------------------------
 

@@ -13,7 +13,7 @@ Who asks, and what they do with the answer (`RULES` says, per rule, how bad it i
 * the server before it publishes a skill (`publish_problem`: the first problem that makes a skill
   unpublishable; catalog/filesystem.py and catalog/code.py skip the skill with that reason);
 * a host before it accepts an entry (`SkillEntry.from_wire` raises the first `refused` problem);
-* `skillwire lint` (checks/lint.py) and `skillwire check` (checks/audit.py), which report every
+* `skillwire lint` (checks/lint.py) and `skillwire check` (checks/audit/), which report every
   problem as a finding under their own rule ids.
 
 A host and a server apply the same bounds, with two documented differences: a host accepts a

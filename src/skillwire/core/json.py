@@ -99,6 +99,13 @@ def _diff(path: str, expected: object, actual: object, out: list[str]) -> None:
         report()
 
 
+def js_equal(a: object, b: object) -> bool:
+    """Whether two JSON values are equal as Node's `util.isDeepStrictEqual` sees them (`1` is not `true`)."""
+    out: list[str] = []
+    _diff("", a, b, out)
+    return not out
+
+
 def frontmatter_differences(expected: dict[str, JSONValue], actual: dict[str, JSONValue]) -> list[str]:
     """Compare an entry's frontmatter (``expected``) with a file's (``actual``), field by field.
 

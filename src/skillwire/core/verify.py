@@ -2,7 +2,7 @@
 
 Pure (no I/O). Everyone who holds bytes that a manifest describes asks here: the host before any byte
 reaches the caller (host/host.py, host/cache.py), the terminal tools (cli/cat.py, cli/pull.py), the
-audit behind `skillwire check` (checks/audit.py), and the server before it serves a file it published
+audit behind `skillwire check` (checks/audit/), and the server before it serves a file it published
 (catalog/snapshot.py) or a generated SKILL.md (server/extension.py).
 
 - A file: its length first (cheap, and what a truncated or grown file fails), then its SHA-256.
