@@ -24,19 +24,15 @@ progress, requests), `listing` (steps 1-2), `reads` (step 3), `directories` (ste
 (the order, and `audit()`).
 """
 
-from skillwire.checks.audit.coordinator import Auditor, audit
-from skillwire.checks.audit.records import AuditResult, AuditStats
-from skillwire.checks.audit.rules import ENTRY_RULES, MODERN_ERA, RULES, SERVER, Progress, Send
-
-__all__ = [
-    "ENTRY_RULES",
-    "MODERN_ERA",
-    "RULES",
-    "SERVER",
-    "AuditResult",
-    "AuditStats",
-    "Auditor",
-    "Progress",
-    "Send",
-    "audit",
-]
+# The names the command line and the tests use, re-exported (`X as X`) so `skillwire.checks.audit` keeps
+# its interface; the package stays internal (no `__all__`), as the module was.
+from skillwire.checks.audit.coordinator import Auditor as Auditor
+from skillwire.checks.audit.coordinator import audit as audit
+from skillwire.checks.audit.records import AuditResult as AuditResult
+from skillwire.checks.audit.records import AuditStats as AuditStats
+from skillwire.checks.audit.rules import ENTRY_RULES as ENTRY_RULES
+from skillwire.checks.audit.rules import MODERN_ERA as MODERN_ERA
+from skillwire.checks.audit.rules import RULES as RULES
+from skillwire.checks.audit.rules import SERVER as SERVER
+from skillwire.checks.audit.rules import Progress as Progress
+from skillwire.checks.audit.rules import Send as Send
