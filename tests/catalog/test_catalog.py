@@ -17,6 +17,7 @@ import pytest
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache, hash_file, pack_stat
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.inline import InlineSkills
 from skillwire.catalog.snapshot import (
     CatalogSnapshot,
     MemoryContent,
@@ -518,6 +519,30 @@ def test_decorated_function_returning_a_folder(tmp_path: Path) -> None:
         "skill://acme/billing/refunds/examples/email.md",
     }
     assert snapshot.files["skill://acme/billing/refunds/examples/email.md"].read() == b"Dear customer"
+
+
+def test_every_way_of_adding_a_skill_in_python_drops_the_cached_snapshot_and_takes_a_scheme(tmp_path: Path) -> None:
+    # The catalog's four adders are InlineSkills' own (one definition): `skill()` used to keep a stale
+    # snapshot (the decorated skill missing until something else dropped it), and only it took `scheme=`.
+    folder = make_skill(tmp_path, "src/one", {})
+    catalog = SkillCatalog()
+    assert list(catalog.snapshot.skill_by_uri) == []
+
+    @catalog.skill("acme/one", scheme="docs")
+    def one() -> Path:
+        return folder
+
+    assert list(catalog.snapshot.skill_by_uri) == ["docs://acme/one/SKILL.md"]
+    catalog.add_files("acme/two", {"SKILL.md": skill_md("two")}, scheme="docs")
+    catalog.add_folder("acme/three", make_skill(tmp_path, "src/three", {}), scheme="lib")
+    catalog.add_dynamic("acme/four", description="Generated", read=lambda path: None, scheme="gen")
+    assert sorted(catalog.snapshot.skill_by_uri) == [
+        "docs://acme/one/SKILL.md",
+        "docs://acme/two/SKILL.md",
+        "gen://acme/four/SKILL.md",
+        "lib://acme/three/SKILL.md",
+    ]
+    assert SkillCatalog.add_files.__doc__ == InlineSkills.add_files.__doc__
 
 
 def test_decorated_function_returning_a_folder_without_skill_md_is_reported(tmp_path: Path) -> None:

@@ -8,27 +8,28 @@ events. When two sources would publish into the same skill, the later one is ski
 
 from __future__ import annotations
 
+import functools
 import gc
 import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable, Mapping
+from collections.abc import Awaitable, Callable, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
+from typing import Concatenate, ParamSpec, TypeVar
 
 import anyio
 
 from skillwire._deprecation import warn_renamed
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords, scan_root, uri_for
-from skillwire.catalog.inline import F, InlineSkills
+from skillwire.catalog.inline import InlineSkills
 from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.persist import Persisted, SnapshotStore
-from skillwire.catalog.snapshot import CatalogSnapshot, DynamicReader
+from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.core.json import JSONValue
 
 __all__ = ["SkillCatalog"]
 
@@ -39,6 +40,18 @@ logging.getLogger("watchfiles").setLevel(logging.WARNING)
 Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
 # What an incremental refresh rescanned under one root: its real folder prefixes, and the paths now served there.
 _Rescanned = tuple[tuple[str, ...], set[str | None]]
+_P = ParamSpec("_P")
+_R = TypeVar("_R")
+
+
+def _on_inline(method: Callable[Concatenate[InlineSkills, _P], _R]) -> Callable[Concatenate[SkillCatalog, _P], _R]:
+    """`SkillCatalog.X` is `InlineSkills.X` on the catalog's `inline`: one definition, its docstring kept."""
+
+    @functools.wraps(method)
+    def forward(catalog: SkillCatalog, /, *args: _P.args, **kwargs: _P.kwargs) -> _R:
+        return method(catalog.inline, *args, **kwargs)
+
+    return forward
 
 
 class SkillCatalog:
@@ -78,7 +91,8 @@ class SkillCatalog:
         snapshot_store: SnapshotStore | None = None,
     ) -> None:
         self.roots: list[SkillRoot] = [r if isinstance(r, SkillRoot) else SkillRoot(Path(r)) for r in roots]
-        self.inline = InlineSkills()  # skills defined in Python (`skill`, `add_files`, ...)
+        # Skills defined in Python (`skill`, `add_files`, ...); any addition drops the cached snapshot.
+        self.inline = InlineSkills(on_change=self._drop_snapshot)
         self.digests = digest_cache if digest_cache is not None else DigestCache()
         self.enforce_limits = enforce_limits
         self.cursor_secret = cursor_secret
@@ -108,27 +122,15 @@ class SkillCatalog:
         warn_renamed("SkillCatalog.code", "SkillCatalog.inline")
         return self.inline
 
-    def skill(self, path: str, *, listed: bool = True) -> Callable[[F], F]:
-        return self.inline.skill(path, listed=listed)
+    # One definition each: `InlineSkills`' own methods, bound to `self.inline`; it tells the catalog of
+    # every addition (`on_change`), so none of them can forget to drop the cached snapshot or lack an
+    # argument its siblings have (they did: `skill` kept a stale snapshot and `add_*` had no `scheme=`).
+    skill = _on_inline(InlineSkills.skill)
+    add_folder = _on_inline(InlineSkills.add_folder)
+    add_files = _on_inline(InlineSkills.add_files)
+    add_dynamic = _on_inline(InlineSkills.add_dynamic)
 
-    def add_folder(self, path: str, folder: str | os.PathLike[str], *, listed: bool = True) -> None:
-        self.inline.add_folder(path, folder, listed=listed)
-        self._snapshot = None
-
-    def add_files(self, path: str, files: Mapping[str, bytes | str], *, listed: bool = True) -> None:
-        self.inline.add_files(path, files, listed=listed)
-        self._snapshot = None
-
-    def add_dynamic(
-        self,
-        path: str,
-        *,
-        description: str,
-        read: DynamicReader,
-        frontmatter: Mapping[str, JSONValue] | None = None,
-        listed: bool = True,
-    ) -> None:
-        self.inline.add_dynamic(path, description=description, read=read, frontmatter=frontmatter, listed=listed)
+    def _drop_snapshot(self) -> None:
         self._snapshot = None
 
     # -- snapshots -----------------------------------------------------------------------------------

@@ -59,24 +59,37 @@ class InlineSkills:
     """The skills defined in Python for one catalog: folders from decorated functions, dicts of files,
     generated (dynamic) skills."""
 
-    def __init__(self) -> None:
+    def __init__(self, on_change: Callable[[], None] | None = None) -> None:
         self._items: list[_FolderSkill | _DynamicSkill] = []
+        # Told after every addition (the catalog drops its cached snapshot), so no caller can forget to.
+        self._on_change = on_change
+
+    def _add(self, item: _FolderSkill | _DynamicSkill) -> None:
+        self._items.append(item)
+        if self._on_change is not None:
+            self._on_change()
 
     def skill(self, path: str, *, listed: bool = True, scheme: str = DEFAULT_SCHEME) -> Callable[[F], F]:
         """Decorate a function returning the skill's folder (or a mapping of file path to content)."""
 
         def register(fn: F) -> F:
-            self._items.append(_FolderSkill(SkillPath.parse(path, scheme=scheme), fn, listed))
+            self._add(_FolderSkill(SkillPath.parse(path, scheme=scheme), fn, listed))
             return fn
 
         return register
 
-    def add_folder(self, path: str, folder: str | os.PathLike[str], *, listed: bool = True) -> None:
-        self._items.append(_FolderSkill(SkillPath.parse(path), lambda: folder, listed))
+    def add_folder(
+        self, path: str, folder: str | os.PathLike[str], *, listed: bool = True, scheme: str = DEFAULT_SCHEME
+    ) -> None:
+        """Publish a folder under `path` (as `serve DIR=PREFIX` would, for one skill)."""
+        self._add(_FolderSkill(SkillPath.parse(path, scheme=scheme), lambda: folder, listed))
 
-    def add_files(self, path: str, files: Mapping[str, bytes | str], *, listed: bool = True) -> None:
+    def add_files(
+        self, path: str, files: Mapping[str, bytes | str], *, listed: bool = True, scheme: str = DEFAULT_SCHEME
+    ) -> None:
+        """Publish a skill from a mapping of file path to content (`str` is encoded as UTF-8)."""
         frozen = dict(files)
-        self._items.append(_FolderSkill(SkillPath.parse(path), lambda: frozen, listed))
+        self._add(_FolderSkill(SkillPath.parse(path, scheme=scheme), lambda: frozen, listed))
 
     def add_dynamic(
         self,
@@ -86,19 +99,20 @@ class InlineSkills:
         read: DynamicReader,
         frontmatter: Mapping[str, JSONValue] | None = None,
         listed: bool = True,
+        scheme: str = DEFAULT_SCHEME,
     ) -> None:
         """A generated skill: `read(file_path)` returns the current bytes (or None when absent).
 
         The SKILL.md it renders must carry exactly this frontmatter (`name` is the last segment);
         hosts compare the two field by field, so the server checks it on every read too.
         """
-        skill_path = SkillPath.parse(path)
+        skill_path = SkillPath.parse(path, scheme=scheme)
         fm: dict[str, JSONValue] = {
             "name": skill_path.name,
             "description": description,
             **(frontmatter or {}),
         }
-        self._items.append(_DynamicSkill(skill_path, fm, read, listed))
+        self._add(_DynamicSkill(skill_path, fm, read, listed))
 
     def __len__(self) -> int:
         return len(self._items)
