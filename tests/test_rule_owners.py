@@ -190,3 +190,100 @@ def test_the_field_detector_finds_a_copied_bound() -> None:
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m not in (FIELD_OWNER, "skillwire.core.names")))
 def test_field_rules_are_applied_only_in_core_fields(module: str) -> None:
     assert list(field_rule_uses(TREES[module])) == [], f"{module}: use skillwire.core.fields (field_problems)"
+
+
+# -- the load decision (issue 19) ----------------------------------------------------------------------------
+
+LOAD_OWNER = "skillwire.host.load"
+# module -> why it names `bound_files` (the set an approval binds to) without deciding a load
+BINDERS = {
+    LOAD_OWNER: "the owner",
+}
+# module -> why it compares a stored approval's `manifest_hash` itself
+APPROVAL_COMPARERS = {
+    LOAD_OWNER: "the owner: a stored approval covers exactly the bound set",
+    "skillwire.host.approvals": "ApprovalStore.check: the read-compare-revoke of one row, in one transaction",
+}
+_STEP_NAMES = ("limits", "trust", "bind", "approval")
+
+
+def _receiver(call: ast.Call) -> str:
+    return ast.unparse(call.func.value).lower() if isinstance(call.func, ast.Attribute) else ""
+
+
+def load_steps(function: ast.AST) -> set[str]:
+    """Which steps of "dynamic? → limits → trust policy → files bound to the approval → stored approval or
+    ask" a function walks itself: `limit_problem`, a trust policy's `inspect`/`check`, `bound_files`, and a
+    stored approval's lookup or `manifest_hash` comparison. (Dynamic alone is everywhere: not counted.)"""
+    steps: set[str] = set()
+    for node in ast.walk(function):
+        if isinstance(node, ast.Call):
+            func = node.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            if name == "limit_problem":
+                steps.add("limits")
+            elif name in ("inspect", "check") and "trust" in _receiver(node):
+                steps.add("trust")
+            elif name == "bound_files":
+                steps.add("bind")
+            elif name in ("get", "check") and "approval" in _receiver(node):
+                steps.add("approval")
+        elif isinstance(node, ast.Compare) and "manifest_hash" in ast.unparse(node):
+            steps.add("approval")
+    return steps
+
+
+def load_decision_copies(tree: ast.AST) -> Iterator[str]:
+    """Each function that walks two or more steps of the load decision by hand."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+            steps = load_steps(node)
+            if len(steps) >= 2:
+                yield f"{node.name}: " + " → ".join(s for s in _STEP_NAMES if s in steps)
+
+
+def manifest_hash_comparisons(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(
+            isinstance(part, ast.Attribute) and part.attr == "manifest_hash" for part in [node.left, *node.comparators]
+        ):
+            yield ast.unparse(node)
+
+
+def test_the_load_detector_finds_a_hand_written_decision() -> None:
+    # The bridge's pre-flight and `skillwire approve` as they were before host/load.py (issue 19).
+    copied = ast.parse(
+        "async def preflight_load(self, server, uri):\n"
+        "    if entry.is_dynamic or entry.limit_problem() is not None:\n"
+        "        return LoadPreflight()\n"
+        "    signature = self.host.trust.inspect(ref, entry)\n"
+        "    bound = bound_files(entry, signature)\n"
+        "    stored = self.approvals.get(ref)\n"
+        "    if stored is not None and stored.manifest_hash == manifest_hash(bound):\n"
+        "        return LoadPreflight()\n"
+        "def run_approve(args):\n"
+        "    problem = entry.limit_problem()\n"
+        "    signature = trust_from_args(args).inspect(ref, entry)\n"
+        "def lookup(store):\n"
+        "    return store.get(ref)\n"
+    )
+    assert list(load_decision_copies(copied)) == [
+        "preflight_load: limits → trust → bind → approval",
+        "run_approve: limits → trust",
+    ]
+    assert list(manifest_hash_comparisons(copied)) == ["stored.manifest_hash == manifest_hash(bound)"]
+    assert calls(copied, "bound_files")
+
+
+@pytest.mark.parametrize("module", sorted(m for m in MODULES if m != LOAD_OWNER))
+def test_the_load_decision_is_made_only_in_host_load(module: str) -> None:
+    assert list(load_decision_copies(TREES[module])) == [], f"{module}: call skillwire.host.load.plan_load"
+
+
+def test_only_the_listed_modules_bind_files_or_compare_an_approval() -> None:
+    binders = {module for module, tree in TREES.items() if calls(tree, "bound_files")}
+    assert binders - BINDERS.keys() == set(), "use host.load.plan_load (or approval_set), or list the module with why"
+    assert BINDERS.keys() - binders == set(), "stale entries in BINDERS"
+    comparers = {module for module, tree in TREES.items() if list(manifest_hash_comparisons(tree))}
+    assert comparers - APPROVAL_COMPARERS.keys() == set(), "use host.load.plan_load, or list the module with why"
+    assert APPROVAL_COMPARERS.keys() - comparers == set(), "stale entries in APPROVAL_COMPARERS"

@@ -45,13 +45,13 @@ from skillwire.bridge.config import BridgeConfig
 from skillwire.bridge.upstreams import REQUEST_TIMEOUT_SECONDS, Upstreams, UpstreamUnavailable
 from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import ApprovalStoreError
-from skillwire.core.manifest import manifest_hash
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
+from skillwire.host.load import Ask, plan_load
 from skillwire.host.policy import CrossOriginRead
 from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
-from skillwire.host.trust import TrustPolicy, bound_files
+from skillwire.host.trust import TrustPolicy
 from skillwire.server.app import transport_security
 
 logger = logging.getLogger("skillwire.bridge")
@@ -158,20 +158,18 @@ class Bridge:
             entry = registered.entry if registered is not None else await skills.get_skill(skill_uri)
         except Exception:
             return LoadPreflight()  # not a skill of that server: read_skill gives the precise refusal
-        if entry.is_dynamic or entry.limit_problem() is not None:
-            return LoadPreflight()  # refused by the load path whatever the person says
-        signature = self.host.trust.inspect(ref, entry)
-        if signature.error is not None and self.host.trust.mode == "require":
-            return LoadPreflight()  # refused by the load path (its signature) whatever the person says
-        bound = bound_files(entry, signature)  # what the approval binds: the files, and the verified signer
         try:
-            stored = self.approvals.get(ref)
+            plan = plan_load(
+                ref, entry, allow_dynamic=self.policy.allow_dynamic, trust=self.host.trust, approvals=self.approvals.get
+            )
         except ApprovalStoreError as exc:
             return LoadPreflight(error=f"Failed: the bridge's approval store cannot be used: {exc}")
-        if stored is not None and stored.manifest_hash == manifest_hash(bound):
-            return LoadPreflight()  # approved for exactly these files (and signer)
-        approved = stored.files if stored is not None else None
-        return LoadPreflight(question=load_question(ref, entry, approved, bound=bound, signature=signature))
+        if not isinstance(plan, Ask):
+            # Refused: the load path refuses it whatever the person says, with the precise reason.
+            # Approved: a stored approval covers exactly these files (and signer).
+            return LoadPreflight()
+        approved = plan.previous.files if plan.previous is not None else None
+        return LoadPreflight(question=load_question(ref, entry, approved, bound=plan.bound, signature=plan.signature))
 
     async def preflight_read(self, server: str, uri: str) -> ReadPreflight:
         _, error = await self._upstream(server)

@@ -14,6 +14,7 @@ import sys
 from pathlib import Path
 from typing import Any
 
+from skillwire.bridge.approval import BridgePolicy
 from skillwire.cli.args import ServerTarget, UsageError, add_debug_argument
 from skillwire.cli.connect import ClientError, run_session
 from skillwire.cli.output import Output, printable
@@ -23,8 +24,8 @@ from skillwire.core.errors import InvalidSkillURI
 from skillwire.core.manifest import human_size, manifest_hash
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
+from skillwire.host.load import Approved, Refused, plan_load
 from skillwire.host.origins import ServerOrigin
-from skillwire.host.trust import bound_files
 
 
 def add_parser(commands: Any) -> None:
@@ -93,34 +94,39 @@ def run_approve(args: argparse.Namespace) -> int:
     except InvalidSkillURI as exc:
         raise UsageError(f"{uri!r} is not a skill URI: {exc}") from None
     entry = _fetch_entry(origin, uri)
-    if entry.is_dynamic:
-        raise ClientError(f"{uri}: the skill's content is dynamic (no digests); it cannot be approved once for all")
-    problem = entry.limit_problem()
-    if problem is not None:
-        raise ClientError(f"{uri}: the bridge will not load it: the skill {problem}")
-    signature = trust_from_args(args).inspect(ref, entry)
-    if signature.error is not None and args.trust == "require":
-        raise ClientError(f"the bridge will not load it: {signature.error}")
-    bound = bound_files(entry, signature)  # as the bridge binds it: the files, and the verified signer
-    _show(out, label, entry, config.approvals)
-    if signature.status != "not checked":
-        out.print(f"  publisher:    {signature.describe()}")
-    tools = entry.frontmatter.get("allowed-tools")
-    wants_tools = isinstance(tools, str) and bool(tools.strip())
     with ApprovalStore(config.approvals) as store:
-        current = store.get(ref)
-        if current is not None and current.manifest_hash == manifest_hash(bound):
+        # The bridge's own decision (host/load.py): the same steps, so this command approves exactly what the
+        # bridge would ask about, bound as the bridge binds it (the files, and the verified signer).
+        plan = plan_load(
+            ref, entry, allow_dynamic=BridgePolicy.allow_dynamic, trust=trust_from_args(args), approvals=store.get
+        )
+        if isinstance(plan, Refused):
+            raise ClientError(_refusal(uri, plan))
+        _show(out, label, entry, config.approvals)
+        if plan.signature.status != "not checked":
+            out.print(f"  publisher:    {plan.signature.describe()}")
+        if isinstance(plan, Approved):
             out.print("Already approved for exactly these files.")
             return 0
+        tools = plan.allowed_tools
         if args.yes:
-            grant = wants_tools and args.grant_allowed_tools
+            grant = tools is not None and args.grant_allowed_tools
         elif sys.stdin.isatty():
             if not _ask("Approve loading this skill through skillwire bridge?"):
                 out.print("Not approved.")
                 return 1
-            grant = wants_tools and _ask(f"Also grant its allowed-tools ({printable(str(tools))})?")
+            grant = tools is not None and _ask(f"Also grant its allowed-tools ({printable(str(tools))})?")
         else:
             raise UsageError("not a terminal, so nobody can answer: add --yes to approve without asking")
-        store.approve(ref, bound, allowed_tools=str(tools) if grant else None)
+        store.approve(ref, plan.bound, allowed_tools=tools if grant else None)
     out.print(f"Approved {uri} from {label!r}" + (" with its allowed-tools." if grant else "."))
     return 0
+
+
+def _refusal(uri: str, plan: Refused) -> str:
+    """Why the bridge would refuse this load whatever the person says, in this command's words."""
+    if plan.step == "dynamic":
+        return f"{uri}: {plan.reason}; it cannot be approved once for all"
+    if plan.step == "limits":
+        return f"{uri}: the bridge will not load it: {plan.reason}"
+    return f"the bridge will not load it: {plan.reason}"

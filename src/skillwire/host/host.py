@@ -8,10 +8,11 @@
         text = await skill.read("references/policy.md")
 
 The load path is the only way a skill becomes active: the entry (from the listing, or `skills/get`
-for a skill the listing did not show) → `resources` present and well-formed → limits checked from the
-entry → dynamic declined unless allowed → the approval, bound to the exact {uri, digest} set (a
-changed set revokes it and asks again with the diff) → `SKILL.md` fetched (cache first) and checked
-for size, digest and frontmatter field by field → `ActiveSkill`. Connecting, listing and approving
+for a skill the listing did not show) → `resources` present and well-formed → the load decision
+(`host/load.py` `plan_load`: dynamic declined unless allowed → limits checked from the entry → the
+trust policy → the approval, bound to the exact {uri, digest} set and verified signer; a changed set
+revokes it and asks again with the diff) → `SKILL.md` fetched (cache first) and checked for size,
+digest and frontmatter field by field → `ActiveSkill`. Connecting, listing and approving
 fetch no file.
 """
 
@@ -40,7 +41,6 @@ from skillwire.core.errors import (
     ApprovalDenied,
     ConnectionLost,
     CrossOriginReadDenied,
-    DynamicSkillDeclined,
     FrontmatterMismatch,
     LimitExceeded,
     ServerError,
@@ -57,12 +57,13 @@ from skillwire.host.cache import ContentCache
 from skillwire.host.discovery import skills_discovery_paths
 from skillwire.host.framing import TaggedContent
 from skillwire.host.identity import SkillRef
+from skillwire.host.load import Approved, Ask, Refused, approval_set, plan_load
 from skillwire.host.origins import LocalOrigin, ServerOrigin, server_origin
-from skillwire.host.policy import ApprovalRequest, CrossOriginRead, DenyAll, Policy
+from skillwire.host.policy import CrossOriginRead, DenyAll, Policy
 from skillwire.host.prompt import available_skills_prompt
 from skillwire.host.reader import OriginReader
 from skillwire.host.registry import Collision, OriginKind, RegisteredSkill, Registry
-from skillwire.host.trust import SignatureCheck, TrustPolicy, bound_files
+from skillwire.host.trust import TrustPolicy
 
 __all__ = ["SkillHost"]
 
@@ -383,21 +384,20 @@ class SkillHost:
         else:
             # Absent from the listing (or never listed): the server confirms the skill with skills/get.
             entry = await self.reader.get_entry(ref)
-        if entry.is_dynamic and not self.policy.allow_dynamic:
-            raise DynamicSkillDeclined(f"{ref}: the skill's content is dynamic (no digests); the policy declines it")
-        problem = entry.limit_problem()
-        if problem is not None:
-            raise LimitExceeded(f"{ref}: not loading; the skill {problem}", files=len(entry.files))
-        # Before the approval is asked: under `require`, an unsigned, broken or untrusted signature refuses here.
-        signature = self.trust.check(ref, entry)
-        bound = bound_files(entry, signature)
-        allowed_tools, new_approval = await self._approve(ref, entry, bound, signature)
+        plan = plan_load(
+            ref, entry, allow_dynamic=self.policy.allow_dynamic, trust=self.trust, approvals=self.approvals.get
+        )
+        if isinstance(plan, Refused):
+            raise plan.error
+        if plan.signature.error is not None:  # only under `warn`: `require` refused above
+            logger.warning("%s: loading anyway (trust mode 'warn'): %s", ref, plan.signature.error)
+        allowed_tools, new_approval = await self._approve(ref, entry, plan)
         skill_md = await self._fetch_skill_md(ref, entry)
         if new_approval and getattr(self.policy, "asks_a_person", False) is True:
             # Persisted only now that SKILL.md verified: an approval given to an entry whose SKILL.md then
             # failed (its frontmatter, say) must not survive to cover that digest under another entry.
             # And only a person's: an automatic yes covers this load alone (see host/policy.py).
-            self.approvals.approve(ref, bound, allowed_tools=allowed_tools)
+            self.approvals.approve(ref, plan.bound, allowed_tools=allowed_tools)
         active = self._activate(ref, entry, skill_md, kind="mcp", allowed_tools=allowed_tools)
         if registered is None:
             # Confirmed by skills/get and loaded: now the registry (and the catalog) knows it too.
@@ -405,35 +405,29 @@ class SkillHost:
         self.active.append(active)
         return active
 
-    async def _approve(
-        self, ref: SkillRef, entry: SkillEntry, bound: Sequence[ManifestFile], signature: SignatureCheck
-    ) -> tuple[str | None, bool]:
-        """Ask (or reuse a bound approval): the approved `allowed-tools` grant, if any, and whether it is a
-        new approval to persist once SKILL.md has been verified."""
-        requested_tools = entry.frontmatter.get("allowed-tools")
+    async def _approve(self, ref: SkillRef, entry: SkillEntry, plan: Approved | Ask) -> tuple[str | None, bool]:
+        """Apply the plan: the approved `allowed-tools` grant, if any, and whether it is a new approval to
+        persist once SKILL.md has been verified (never for dynamic content)."""
+        if isinstance(plan, Approved):
+            return plan.allowed_tools, False
+        if plan.previous is not None:
+            # The stored approval is for another set (a file, or the signer, changed): revoke it now, whatever
+            # the person answers (ApprovalStore.check deletes it in one transaction).
+            self.approvals.check(ref, plan.bound)
+        if not await self.policy.approve_skill(plan.request):
+            diff = plan.changed
+            raise ApprovalDenied(
+                self._refused(
+                    f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else "")
+                ),
+                changed=plan.previous is not None,
+            )
         if entry.is_dynamic:
-            # A persisted approval must never cover dynamic content: ask every time, store nothing.
-            if not await self.policy.approve_skill(ApprovalRequest(ref, entry, signature=signature)):
-                raise ApprovalDenied(self._refused(f"{ref}: loading was not approved"))
-            return None, False
-        check = self.approvals.check(ref, bound)
-        if check.status != "approved":
-            diff = check.diff if check.status == "changed" else None
-            if not await self.policy.approve_skill(ApprovalRequest(ref, entry, diff, signature)):
-                raise ApprovalDenied(
-                    self._refused(
-                        f"{ref}: loading was not approved" + (f" (it changed: {diff.describe()})" if diff else "")
-                    ),
-                    changed=check.status == "changed",
-                )
-            grant: str | None = None
-            wants_tools = isinstance(requested_tools, str) and bool(requested_tools.strip())
-            if wants_tools and await self.policy.approve_allowed_tools(ref, str(requested_tools)):
-                grant = str(requested_tools)
-            return grant, True
-        granted = check.approval.allowed_tools if check.approval is not None else None
-        # A grant covers exactly the text the person saw; anything else is ignored.
-        return (granted if granted is not None and granted == requested_tools else None), False
+            return None, False  # a persisted approval must never cover dynamic content: asked every time
+        grant: str | None = None
+        if plan.allowed_tools is not None and await self.policy.approve_allowed_tools(ref, plan.allowed_tools):
+            grant = plan.allowed_tools
+        return grant, True
 
     async def _fetch_skill_md(self, ref: SkillRef, entry: SkillEntry) -> str:
         listed: ManifestFile | None = None
@@ -487,7 +481,7 @@ class SkillHost:
 
     def _revoke(self, ref: SkillRef, new_entry: SkillEntry) -> None:
         # A different set revokes the stored approval (the signer is part of the set: host/trust.py).
-        self.approvals.check(ref, bound_files(new_entry, self.trust.inspect(ref, new_entry)))
+        self.approvals.check(ref, approval_set(self.trust, ref, new_entry))
         self.registry.add(RegisteredSkill(ref, "mcp", new_entry))
 
     # -- ordinary reads (not loads) ---------------------------------------------------------------
