@@ -287,3 +287,56 @@ def test_only_the_listed_modules_bind_files_or_compare_an_approval() -> None:
     comparers = {module for module, tree in TREES.items() if list(manifest_hash_comparisons(tree))}
     assert comparers - APPROVAL_COMPARERS.keys() == set(), "use host.load.plan_load, or list the module with why"
     assert APPROVAL_COMPARERS.keys() - comparers == set(), "stale entries in APPROVAL_COMPARERS"
+
+
+# -- URI-prefix scope (issue 19) -----------------------------------------------------------------------------
+
+SCOPE_OWNER = "skillwire.core.uri"
+# (module, the match as written) -> why it is not a second copy of "equal, or below at a `/` boundary"
+PREFIX_MATCHES = {
+    ("skillwire.catalog.audiences", "skill_uri.startswith(prefix)"): (
+        "the audience rules, converted to core.uri.in_scope by issue 19's fleet work (defect 10); until it lands"
+    ),
+    ("skillwire.catalog.catalog", "uri.startswith(below)"): (
+        "a watcher refresh filters every file of the catalog per event: `str.startswith` over a tuple of "
+        "`uri_for(...) + '/'` keeps the same rule (equal is tested beside it) in C, on canonical URIs it built"
+    ),
+}
+
+
+def uri_prefix_matches(tree: ast.AST) -> Iterator[str]:
+    """Each `startswith`/`removeprefix` on a URI (the receiver names one) against a computed prefix: the
+    shape of every hand-written scope match (`uri.startswith(prefix)`, `f.uri.startswith(root + '/')`)."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in ("startswith", "removeprefix")
+            and node.args
+            and not isinstance(node.args[0], ast.Constant)
+            and "uri" in ast.unparse(node.func.value).lower()
+        ):
+            yield ast.unparse(node)
+
+
+def test_the_prefix_detector_finds_a_hand_written_scope() -> None:
+    # trust scope and the bridge's directory test as they were before issue 19
+    copied = ast.parse(
+        "covered = any(ref.uri.startswith(prefix) for prefix in self.prefixes)\n"
+        "inside = any(f.uri.startswith(uri + '/') for f in files)\n"
+        "rest = file_uri.removeprefix(root)\n"
+        "fine = url.startswith(('http://', 'https://')) or uri.startswith('skill://')\n"
+    )
+    assert sorted(uri_prefix_matches(copied)) == [
+        "f.uri.startswith(uri + '/')",
+        "file_uri.removeprefix(root)",
+        "ref.uri.startswith(prefix)",
+    ]
+
+
+def test_uri_prefixes_are_matched_only_by_core_uri() -> None:
+    found = {
+        (module, match) for module, tree in TREES.items() if module != SCOPE_OWNER for match in uri_prefix_matches(tree)
+    }
+    assert sorted(found - PREFIX_MATCHES.keys()) == [], "use skillwire.core.uri.in_scope, or list the match with why"
+    assert sorted(PREFIX_MATCHES.keys() - found) == [], "stale entries in PREFIX_MATCHES"

@@ -28,7 +28,7 @@ from skillwire.core.errors import ServedFileChanged
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.protocol import DIRECTORY_MIME_TYPE, METHOD_LIST, SPEC_META_PREFIX
-from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, parse_uri
+from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, in_scope, parse_uri
 from skillwire.core.verify import file_matches
 
 # `FileChanged` was this module's own exception; it is `ServedFileChanged` in the one hierarchy now.
@@ -189,9 +189,8 @@ def _listings(children: _Children) -> dict[str, DirectoryListing]:
 def build_directory_index(file_uris: Iterable[str], root_uri: str) -> dict[str, DirectoryListing]:
     """The directories at and below `root_uri` that hold `file_uris` (URIs outside it are ignored)."""
     children: _Children = {}
-    inside = root_uri + "/"
     for uri in file_uris:
-        if uri.startswith(inside):
+        if uri != root_uri and in_scope(uri, root_uri):
             _add_path(children, uri, True, root_uri)
     return _listings(children)
 

@@ -26,7 +26,7 @@ from skillwire.core.errors import (
     UnlistedFile,
 )
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestDiff, ManifestFile, diff_manifests
-from skillwire.core.uri import SKILL_MD, SkillPath
+from skillwire.core.uri import SKILL_MD, SkillPath, in_scope
 from skillwire.host.framing import TaggedContent
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import CodeExecution, Policy
@@ -207,7 +207,7 @@ class ActiveSkill:
         files: list[ManifestFile] = []
         directories: set[str] = set()
         for file in self.entry.files:
-            if not file.uri.startswith(prefix):
+            if file.uri == uri or not in_scope(file.uri, uri):
                 continue
             rest = file.uri[len(prefix) :]
             if "/" in rest:

@@ -51,6 +51,7 @@ from skillwire.core.errors import (
     SkillwireError,
     UnknownOrigin,
 )
+from skillwire.core.uri import in_scope
 from skillwire.host.active import ActiveSkill
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill
@@ -734,7 +735,7 @@ class SkillTools:
 
 def _is_directory_of(skill: ActiveSkill, uri: str) -> bool:
     """`uri` (no trailing slash) is the root or a directory of the skill's held manifest."""
-    return uri == skill.root_uri or any(f.uri.startswith(uri + "/") for f in skill.entry.files)
+    return uri == skill.root_uri or any(f.uri != uri and in_scope(f.uri, uri) for f in skill.entry.files)
 
 
 def _bisect_after(ordered: list[RegisteredSkill], after: tuple[str, str]) -> int:

@@ -13,8 +13,11 @@ the manifest (core/signing.py) by a key the person trusts is what closes that ga
 
 A trusted key applies to every origin and URI unless it is scoped with `origins` (host-assigned
 labels) and/or `prefixes` (URI prefixes such as `skill://acme/`); a scoped key counts only inside its
-scope. The verified signer is bound into the stored approval (`bound_files`), so a skill re-signed by
-another key asks again, with the change shown.
+scope. Prefixes follow the one scope rule (`core/uri.canonical_scope` / `in_scope`): canonical text,
+matched at a `/` boundary, so `skill://acme` never covers `skill://acmesoft/...`, and an empty prefix
+is refused rather than covering everything. A trust file of any other shape is refused, naming the key.
+The verified signer is bound into the stored approval (`bound_files`), so a skill re-signed by another
+key asks again, with the change shown.
 
 `TrustStore` keeps the keys in `<user config dir>/skillwire/trust.json` (written by `skillwire trust`);
 it holds public keys only.
@@ -36,7 +39,8 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SignatureError, SignatureMissing, UntrustedSigner
 from skillwire.core.manifest import ManifestFile, sha256_digest
 from skillwire.core.signing import fingerprint_of, public_key_of, verify_entry
-from skillwire.host.identity import SkillRef
+from skillwire.core.uri import canonical_scope, canonical_uri, in_scope
+from skillwire.host.identity import SkillRef, validate_origin_label
 
 __all__ = ["TrustPolicy"]
 
@@ -60,13 +64,26 @@ class TrustedKey:
     def fingerprint(self) -> str:
         return fingerprint_of(public_key_of(self.public_key))
 
+    def __post_init__(self) -> None:
+        # Scopes are kept canonical (core/uri.canonical_scope): `skill://acme/`, `SKILL://acme` and
+        # `skill://%61cme` are one scope, and an empty prefix (which would cover every URI) is refused.
+        try:
+            for label in self.origins:
+                validate_origin_label(label)
+            prefixes = tuple(canonical_scope(prefix) for prefix in self.prefixes)
+        except ValueError as exc:
+            raise ValueError(f"trusted key {self.name!r}: {exc}") from None
+        object.__setattr__(self, "prefixes", prefixes)
+
     def covers(self, ref: SkillRef) -> bool:
         in_origin = not self.origins or ref.origin in self.origins
-        in_prefix = not self.prefixes or any(ref.uri.startswith(prefix) for prefix in self.prefixes)
-        return in_origin and in_prefix
+        if not in_origin or not self.prefixes:
+            return in_origin
+        uri = canonical_uri(ref.uri)  # a SkillRef keeps the URI as the server spelled it
+        return any(in_scope(uri, prefix) for prefix in self.prefixes)
 
     def describe(self) -> str:
-        scope = [f"origin {o!r}" for o in self.origins] + [f"under {p}" for p in self.prefixes]
+        scope = [f"origin {o!r}" for o in self.origins] + [f"under {p}/" for p in self.prefixes]
         return f"{self.name} ({self.fingerprint})" + (f", for {' and '.join(scope)}" if scope else "")
 
 
@@ -161,19 +178,36 @@ class TrustStore:
         if not isinstance(items, list):
             raise ValueError(f"{self.path}: not a skillwire trust file (no 'keys' list)")
         out: list[TrustedKey] = []
-        for item in items:
-            if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("name", "key")):
-                raise ValueError(f"{self.path}: every key needs a 'name' and a 'key' string")
-            public_key_of(item["key"])  # fail closed on a key that does not parse
-            out.append(
-                TrustedKey(
-                    item["name"],
-                    item["key"],
-                    tuple(str(o) for o in item.get("origins", [])),
-                    tuple(str(p) for p in item.get("prefixes", [])),
-                )
-            )
+        for number, item in enumerate(items, 1):
+            out.append(self._key_from_file(item, number))
         return out
+
+    def _key_from_file(self, item: object, number: int) -> TrustedKey:
+        """One key of the file, its shape checked: anything unexpected refuses the whole file, naming the key
+        (a `"prefixes": "skill://acme/"` string read as a list of one-letter prefixes trusted it everywhere)."""
+        if not isinstance(item, dict) or not all(isinstance(item.get(k), str) for k in ("name", "key")):
+            raise ValueError(f"{self.path}: key {number}: every key needs a 'name' and a 'key' string")
+        name = item["name"]
+        unknown = sorted(set(item) - {"name", "key", "origins", "prefixes"})
+        if unknown:
+            raise ValueError(f"{self.path}: key {name!r}: unknown field {unknown[0]!r} (a newer skillwire's file?)")
+        scopes: dict[str, tuple[str, ...]] = {}
+        for field_name in ("origins", "prefixes"):
+            value = item.get(field_name, [])
+            if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+                raise ValueError(
+                    f"{self.path}: key {name!r}: {field_name!r} must be a list of strings, not {type(value).__name__}"
+                    f" {json.dumps(value)[:80]}"
+                )
+            scopes[field_name] = tuple(value)
+        try:
+            public_key_of(item["key"])  # fail closed on a key that does not parse
+        except ValueError as exc:
+            raise ValueError(f"{self.path}: key {name!r}: {exc}") from None
+        try:
+            return TrustedKey(name, item["key"], scopes["origins"], scopes["prefixes"])
+        except ValueError as exc:  # a prefix or origin that is no scope; the message names the key
+            raise ValueError(f"{self.path}: {exc}") from None
 
     def policy(self, mode: TrustMode) -> TrustPolicy:
         return TrustPolicy(mode, tuple(self.trusted_keys()))
