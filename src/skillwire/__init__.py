@@ -26,12 +26,6 @@ import typing
 from skillwire._version import __version__
 
 if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__getattr__` imports on first use
-    from skillwire.catalog.audiences import (
-        InvalidAudienceRule,
-    )
-    from skillwire.catalog.aws_credentials import (
-        AwsCredentialsError,
-    )
     from skillwire.catalog.catalog import (
         SkillCatalog,
     )
@@ -43,16 +37,6 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
     )
     from skillwire.catalog.persist import (
         SnapshotStore,
-    )
-    from skillwire.catalog.published import (
-        InvalidIndex,
-    )
-    from skillwire.catalog.signatures import (
-        SigningError,
-    )
-    from skillwire.catalog.store import (
-        BlobUnavailable,
-        StoreError,
     )
     from skillwire.checks.hazards import (
         Hazard,
@@ -66,7 +50,6 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
     from skillwire.checks.lint import (
         Finding,
         LintedSkill,
-        LintPathError,
         LintReport,
         SkillMdCheck,
         check_skill_md,
@@ -91,6 +74,10 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
     from skillwire.core.errors import (
         ApprovalDenied,
         ApprovalStoreError,
+        AwsCredentialsError,
+        BindError,
+        BlobUnavailable,
+        BridgeConfigError,
         CodeExecutionDenied,
         ConnectionLost,
         CrossOriginReadDenied,
@@ -100,40 +87,57 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         FrontmatterError,
         FrontmatterMismatch,
         HostError,
+        InvalidAudienceRule,
         InvalidCursor,
         InvalidEntry,
+        InvalidIndex,
         InvalidName,
         InvalidResponse,
         InvalidServerEntry,
         InvalidSkillURI,
         LimitExceeded,
+        LintPathError,
+        LockError,
         NotASkill,
         RequestTimeout,
         ResponseTooLarge,
+        SdkShapeChanged,
         ServedFileChanged,
         ServerError,
         SignatureError,
         SignatureInvalid,
         SignatureMissing,
+        SigningError,
         SizeMismatch,
         SkillChanged,
         SkillError,
         SkillNotActive,
         SkillNotFound,
         SkillwireError,
+        StoreError,
         UnknownOrigin,
         UnlistedFile,
         UnsafeCacheLocation,
+        UnsafeFile,
         UntrustedSigner,
+        UpstreamUnavailable,
         VerificationFailed,
     )
-    from skillwire.core.json import frontmatter_differences
+    from skillwire.core.json import (
+        frontmatter_differences,
+    )
     from skillwire.core.manifest import (
         ManifestDiff,
         ManifestFile,
     )
-    from skillwire.core.protocol import EXTENSION_ID
-    from skillwire.core.skill_md import SkillDocument, parse_skill_md, split_skill_md
+    from skillwire.core.protocol import (
+        EXTENSION_ID,
+    )
+    from skillwire.core.skill_md import (
+        SkillDocument,
+        parse_skill_md,
+        split_skill_md,
+    )
     from skillwire.core.yaml import (
         frontmatter_size_problem,
         parse_frontmatter,
@@ -181,7 +185,6 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         TrustPolicy,
     )
     from skillwire.server.app import (
-        BindError,
         bind_http_socket,
         build_server,
         event_loop_options,
@@ -190,7 +193,9 @@ if typing.TYPE_CHECKING:  # what type checkers and editors see; at run time `__g
         serve_stdio,
         uvicorn_config,
     )
-    from skillwire.server.extension import SkillsExtension
+    from skillwire.server.extension import (
+        SkillsExtension,
+    )
     from skillwire.server.options import (
         ServedSkills,
         ServeOptions,
@@ -207,6 +212,7 @@ __all__ = [
     "AwsCredentialsError",
     "BindError",
     "BlobUnavailable",
+    "BridgeConfigError",
     "ClientLimits",
     "CodeExecution",
     "CodeExecutionDenied",
@@ -243,6 +249,7 @@ __all__ = [
     "LintedSkill",
     "Listing",
     "LocalOrigin",
+    "LockError",
     "ManifestDiff",
     "ManifestFile",
     "NotASkill",
@@ -251,6 +258,7 @@ __all__ = [
     "RequestTimeout",
     "ResourceContent",
     "ResponseTooLarge",
+    "SdkShapeChanged",
     "ServeOptions",
     "ServedFileChanged",
     "ServedSkills",
@@ -284,7 +292,9 @@ __all__ = [
     "UnknownOrigin",
     "UnlistedFile",
     "UnsafeCacheLocation",
+    "UnsafeFile",
     "UntrustedSigner",
+    "UpstreamUnavailable",
     "VerificationFailed",
     "WireBounds",
     "__version__",
@@ -312,18 +322,10 @@ __all__ = [
 # the client, checks with markdown-it-py, rich, signing, ...) was 0.3 s of CPU of every `skillwire
 # serve` start (python -X importtime), which needs only the catalog and the server.
 _EXPORTS: dict[str, tuple[str, ...]] = {
-    "skillwire.catalog.audiences": ("InvalidAudienceRule",),
-    "skillwire.catalog.aws_credentials": ("AwsCredentialsError",),
     "skillwire.catalog.catalog": ("SkillCatalog",),
     "skillwire.catalog.digests": ("DigestCache",),
     "skillwire.catalog.filesystem": ("SkillRoot",),
     "skillwire.catalog.persist": ("SnapshotStore",),
-    "skillwire.catalog.published": ("InvalidIndex",),
-    "skillwire.catalog.signatures": ("SigningError",),
-    "skillwire.catalog.store": (
-        "BlobUnavailable",
-        "StoreError",
-    ),
     "skillwire.checks.hazards": (
         "Hazard",
         "HazardKind",
@@ -334,7 +336,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.checks.lint": (
         "Finding",
         "LintedSkill",
-        "LintPathError",
         "LintReport",
         "SkillMdCheck",
         "check_skill_md",
@@ -351,8 +352,14 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "skillwire.core.entry": ("SkillEntry",),
     "skillwire.core.errors": (
+        "SdkShapeChanged",
+        "UnsafeFile",
         "ApprovalDenied",
         "ApprovalStoreError",
+        "AwsCredentialsError",
+        "BindError",
+        "BlobUnavailable",
+        "BridgeConfigError",
         "CodeExecutionDenied",
         "ConnectionLost",
         "CrossOriginReadDenied",
@@ -362,13 +369,17 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "FrontmatterError",
         "FrontmatterMismatch",
         "HostError",
+        "InvalidAudienceRule",
         "InvalidCursor",
         "InvalidEntry",
+        "InvalidIndex",
         "InvalidName",
         "InvalidResponse",
         "InvalidServerEntry",
         "InvalidSkillURI",
         "LimitExceeded",
+        "LintPathError",
+        "LockError",
         "NotASkill",
         "RequestTimeout",
         "ResponseTooLarge",
@@ -377,16 +388,19 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "SignatureError",
         "SignatureInvalid",
         "SignatureMissing",
+        "SigningError",
         "SizeMismatch",
         "SkillChanged",
         "SkillError",
         "SkillNotActive",
         "SkillNotFound",
         "SkillwireError",
+        "StoreError",
         "UnknownOrigin",
         "UnlistedFile",
         "UnsafeCacheLocation",
         "UntrustedSigner",
+        "UpstreamUnavailable",
         "VerificationFailed",
     ),
     "skillwire.core.json": ("frontmatter_differences",),
@@ -434,7 +448,6 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "skillwire.host.trust": ("TrustPolicy",),
     "skillwire.server.app": (
-        "BindError",
         "bind_http_socket",
         "build_server",
         "event_loop_options",

@@ -8,13 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.bridge.config import (
-    CommandLineUpstreams,
-    ConfigError,
-    default_approvals_path,
-    default_config_path,
-    load_config,
-)
+from skillwire.bridge.config import CommandLineUpstreams, default_approvals_path, default_config_path, load_config
+from skillwire.core.errors import BridgeConfigError
 from support.cli import run_cli
 
 URI = "skill://pdf-forms/SKILL.md"
@@ -58,7 +53,7 @@ def test_command_line_upstreams_of_every_kind(tmp_path: Path) -> None:
     ],
 )
 def test_command_line_mistakes_are_one_line(given: CommandLineUpstreams, message: str) -> None:
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(BridgeConfigError) as caught:
         load_config(given)
     assert message in str(caught.value)
     assert "\n" not in str(caught.value)
@@ -104,7 +99,7 @@ def test_toml_file(tmp_path: Path) -> None:
 def test_toml_mistakes_name_the_place(tmp_path: Path, text: str, message: str) -> None:
     config_file = tmp_path / "bridge.toml"
     config_file.write_text(text)
-    with pytest.raises(ConfigError) as caught:
+    with pytest.raises(BridgeConfigError) as caught:
         load_config(config_file=config_file)
     assert message in str(caught.value)
     assert str(config_file) in str(caught.value)
@@ -112,7 +107,7 @@ def test_toml_mistakes_name_the_place(tmp_path: Path, text: str, message: str) -
 
 def test_no_arguments_read_the_default_file_and_say_so_when_it_is_missing() -> None:
     assert not default_config_path().exists()
-    with pytest.raises(ConfigError, match="no such file"):
+    with pytest.raises(BridgeConfigError, match="no such file"):
         load_config()
 
 

@@ -26,7 +26,7 @@ from obstore.store import LocalStore
 from skillwire.catalog.audiences import audience_rules, visible_to
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.indexed import _BUILT_FILES_KEPT, IndexedSnapshot, IndexRecords, InvalidIndex, receive
+from skillwire.catalog.indexed import _BUILT_FILES_KEPT, IndexedSnapshot, IndexRecords, receive
 from skillwire.catalog.published import (
     PublishedCatalog,
     build_index,
@@ -39,6 +39,7 @@ from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapsho
 from skillwire.catalog.store import POINTER_KEY, BlobReader, open_store, parse_location
 from skillwire.core.cursor import encode_cursor
 from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import InvalidIndex
 from skillwire.core.manifest import sha256_digest
 from skillwire.server.visibility import view_of
 from support.servers import EXAMPLES

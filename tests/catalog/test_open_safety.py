@@ -21,9 +21,9 @@ import pytest
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.safe_open import UnsafeFile, read_regular
+from skillwire.catalog.safe_open import read_regular
 from skillwire.catalog.snapshot import CatalogSnapshot
-from skillwire.core.errors import ServedFileChanged, VerificationFailed
+from skillwire.core.errors import ServedFileChanged, UnsafeFile, VerificationFailed
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import sha256_digest
 from skillwire.host.approvals import ApprovalStore

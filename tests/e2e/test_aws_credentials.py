@@ -16,12 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.catalog.aws_credentials import (
-    AwsCredentialsError,
-    ProcessCredentials,
-    provider_failure,
-    s3_settings,
-)
+from skillwire.catalog.aws_credentials import ProcessCredentials, provider_failure, s3_settings
+from skillwire.core.errors import AwsCredentialsError
 
 KEYS = {"AccessKeyId": "AKIDEXAMPLE", "SecretAccessKey": "secret-example", "SessionToken": "token-example"}
 

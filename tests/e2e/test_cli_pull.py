@@ -22,9 +22,10 @@ import pytest
 
 from servers import LyingServer, running_lying_server
 from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import LockError
 from skillwire.core.manifest import human_size
 from skillwire.host.mirror.layout import plan_skill
-from skillwire.host.mirror.lock import LOCK_NAME, Lock, LockError
+from skillwire.host.mirror.lock import LOCK_NAME, Lock
 from support.cli import CliResult as Result
 from support.cli import run_cli as cli
 from support.servers import EXAMPLES, serve_http

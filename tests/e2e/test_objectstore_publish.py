@@ -20,8 +20,9 @@ from obstore.store import S3Store
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.published import INDEX_FORMAT, InvalidIndex, PublishedCatalog
-from skillwire.catalog.store import BLOB_PREFIX, POINTER_KEY, BlobUnavailable, StoredFile, StoreError, blob_key
+from skillwire.catalog.published import INDEX_FORMAT, PublishedCatalog
+from skillwire.catalog.store import BLOB_PREFIX, POINTER_KEY, StoredFile, blob_key
+from skillwire.core.errors import BlobUnavailable, InvalidIndex, StoreError
 from support.cli import run_cli
 from support.seaweed import BUCKET, SeaweedS3
 from support.servers import CORPUS, EXAMPLES

@@ -17,6 +17,7 @@ import mcp_types
 import pytest
 from mcp.server.mcpserver import MCPServer
 
+from skillwire.core.errors import SdkShapeChanged
 from skillwire.server import _sdk
 
 SRC = Path(__file__).resolve().parents[2] / "src" / "skillwire"
@@ -31,7 +32,7 @@ def test_every_private_sdk_shape_skillwire_relies_on_is_there() -> None:
 def test_a_moved_attribute_is_named_in_one_message() -> None:
     server: MCPServer[Any] = MCPServer("moved")
     server._lowlevel_server = None  # type: ignore[assignment]  # what a future mcp might do
-    with pytest.raises(_sdk.SdkShapeChanged) as info:
+    with pytest.raises(SdkShapeChanged) as info:
         _sdk.lowlevel_server(server)
     message = str(info.value)
     assert "MCPServer._lowlevel_server" in message
@@ -41,10 +42,10 @@ def test_a_moved_attribute_is_named_in_one_message() -> None:
     class NoConnection:
         pass
 
-    with pytest.raises(_sdk.SdkShapeChanged, match=r"ServerSession\._connection"):
+    with pytest.raises(SdkShapeChanged, match=r"ServerSession\._connection"):
         _sdk.connection_of(NoConnection())  # type: ignore[arg-type]
     server._subscriptions = object()  # type: ignore[assignment]
-    with pytest.raises(_sdk.SdkShapeChanged, match=r"MCPServer\._subscriptions"):
+    with pytest.raises(SdkShapeChanged, match=r"MCPServer\._subscriptions"):
         _sdk.subscription_bus(server)
 
 

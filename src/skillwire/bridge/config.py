@@ -32,15 +32,12 @@ from typing import Any
 import platformdirs
 from mcp.client.stdio import get_default_environment
 
+from skillwire.core.errors import BridgeConfigError
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.origins import ServerOrigin
 
 CONFIG_FILE_NAME = "bridge.toml"
 APPROVALS_FILE_NAME = "bridge-approvals.sqlite"
-
-
-class ConfigError(ValueError):
-    """A configuration that cannot work; the message is one line naming the place and the fix."""
 
 
 def config_dir() -> Path:
@@ -120,37 +117,39 @@ def _label(value: str, where: str) -> str:
     try:
         return validate_origin_label(value)
     except ValueError as exc:
-        raise ConfigError(f"{where}: {exc}") from None
+        raise BridgeConfigError(f"{where}: {exc}") from None
 
 
 def _string_map(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     if not isinstance(value, Mapping) or not all(isinstance(k, str) and isinstance(v, str) for k, v in value.items()):
-        raise ConfigError(f'{where} must be a table of strings, e.g. {{ Name = "value" }}')
+        raise BridgeConfigError(f'{where} must be a table of strings, e.g. {{ Name = "value" }}')
     return tuple(value.items())
 
 
 def _paths(value: Any, where: str, base: Path) -> tuple[Path, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(p, str) and p for p in items):
-        raise ConfigError(f"{where} must be a folder or a list of folders")
+        raise BridgeConfigError(f"{where} must be a folder or a list of folders")
     return tuple(_folder((base / Path(p).expanduser()).resolve(), where) for p in items)
 
 
 def _folder(path: Path, where: str) -> Path:
     if not path.is_dir():
-        raise ConfigError(f"{where}: {path} is not a folder")
+        raise BridgeConfigError(f"{where}: {path} is not a folder")
     return path
 
 
 def _from_table(label: str, table: Any, base: Path, where: str) -> ServerOrigin | LocalUpstream:
     if not isinstance(table, Mapping):
-        raise ConfigError(f"{where} must be a table with url, command or local")
+        raise BridgeConfigError(f"{where} must be a table with url, command or local")
     kinds = [k for k in ("url", "command", "local") if k in table]
     if len(kinds) != 1:
-        raise ConfigError(f"{where}: give exactly one of url, command or local (got {', '.join(kinds) or 'none'})")
+        raise BridgeConfigError(
+            f"{where}: give exactly one of url, command or local (got {', '.join(kinds) or 'none'})"
+        )
     unknown = sorted(set(table) - {"url", "command", "local", "headers", "env"})
     if unknown:
-        raise ConfigError(f"{where}: unknown key {unknown[0]!r} (known: url, command, local, headers, env)")
+        raise BridgeConfigError(f"{where}: unknown key {unknown[0]!r} (known: url, command, local, headers, env)")
     kind = kinds[0]
     if kind == "local":
         return LocalUpstream(label, _paths(table["local"], f"{where}.local", base))
@@ -159,16 +158,16 @@ def _from_table(label: str, table: Any, base: Path, where: str) -> ServerOrigin 
     if kind == "url":
         url = table["url"]
         if not isinstance(url, str) or not url.startswith(("http://", "https://")):
-            raise ConfigError(f"{where}.url must be an http:// or https:// URL, got {url!r}")
+            raise BridgeConfigError(f"{where}.url must be an http:// or https:// URL, got {url!r}")
         if env:
-            raise ConfigError(f"{where}: env applies to a command, not a url")
+            raise BridgeConfigError(f"{where}: env applies to a command, not a url")
         return ServerOrigin(label, url=url, headers=headers)
     command = table["command"]
     words = shlex.split(command) if isinstance(command, str) else command
     if not isinstance(words, list) or not words or not all(isinstance(w, str) and w for w in words):
-        raise ConfigError(f"{where}.command must be a non-empty list of strings (or one command line)")
+        raise BridgeConfigError(f"{where}.command must be a non-empty list of strings (or one command line)")
     if headers:
-        raise ConfigError(f"{where}: headers apply to a url, not a command")
+        raise BridgeConfigError(f"{where}: headers apply to a url, not a command")
     if env:
         # The SDK gives a stdio server only a safe default environment (PATH, HOME, ...), and a given one
         # replaces it: add the configured variables to that default instead of starting without PATH.
@@ -181,19 +180,19 @@ def read_config_file(path: Path) -> tuple[list[ServerOrigin | LocalUpstream], Pa
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
-        raise ConfigError(
+        raise BridgeConfigError(
             f"{path}: no such file; create it (see `skillwire bridge --help`) or name upstreams with --server"
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
-        raise ConfigError(f"{path}: cannot read it: {exc}") from None
+        raise BridgeConfigError(f"{path}: cannot read it: {exc}") from None
     except tomllib.TOMLDecodeError as exc:
-        raise ConfigError(f"{path}: not valid TOML: {exc}") from None
+        raise BridgeConfigError(f"{path}: not valid TOML: {exc}") from None
     unknown = sorted(set(data) - {"servers", "approvals"})
     if unknown:
-        raise ConfigError(f"{path}: unknown top-level key {unknown[0]!r} (known: servers, approvals)")
+        raise BridgeConfigError(f"{path}: unknown top-level key {unknown[0]!r} (known: servers, approvals)")
     servers = data.get("servers", {})
     if not isinstance(servers, Mapping) or not servers:
-        raise ConfigError(f"{path}: no upstreams; add a [servers.LABEL] table with url, command or local")
+        raise BridgeConfigError(f"{path}: no upstreams; add a [servers.LABEL] table with url, command or local")
     base = path.parent
     upstreams = [
         _from_table(_label(label, f"{path}: servers.{label}"), table, base, f"{path}: servers.{label}")
@@ -201,14 +200,14 @@ def read_config_file(path: Path) -> tuple[list[ServerOrigin | LocalUpstream], Pa
     ]
     approvals = data.get("approvals")
     if approvals is not None and (not isinstance(approvals, str) or not approvals):
-        raise ConfigError(f"{path}: approvals must be a file path")
+        raise BridgeConfigError(f"{path}: approvals must be a file path")
     return upstreams, (base / Path(approvals).expanduser()).resolve() if approvals else None
 
 
 def _split_label(value: str, sep: str, flag: str, example: str) -> tuple[str, str]:
     label, found, rest = value.partition(sep)
     if not found or not label or not rest.strip():
-        raise ConfigError(f"{flag} wants {example}, got {value!r}")
+        raise BridgeConfigError(f"{flag} wants {example}, got {value!r}")
     return _label(label, flag), rest.strip()
 
 
@@ -218,7 +217,7 @@ def _from_command_line(given: CommandLineUpstreams) -> list[ServerOrigin | Local
         label, header = _split_label(raw, ":", "--header", "LABEL:Name: value")
         name, found, value = header.partition(":")
         if not found or not name.strip():
-            raise ConfigError(f"--header wants LABEL:Name: value, got {raw!r}")
+            raise BridgeConfigError(f"--header wants LABEL:Name: value, got {raw!r}")
         headers.setdefault(label, []).append((name.strip(), value.strip()))
     upstreams: list[ServerOrigin | LocalUpstream] = []
     trailing_used = False
@@ -226,15 +225,19 @@ def _from_command_line(given: CommandLineUpstreams) -> list[ServerOrigin | Local
         if "=" not in raw:
             label = _label(raw, "--server")
             if not given.trailing_command:
-                raise ConfigError(f"--server {raw} names no URL; write --server {raw}=URL or end with -- COMMAND ARGS")
+                raise BridgeConfigError(
+                    f"--server {raw} names no URL; write --server {raw}=URL or end with -- COMMAND ARGS"
+                )
             if trailing_used:
-                raise ConfigError("only one --server LABEL can take the trailing -- COMMAND; use --server-command")
+                raise BridgeConfigError(
+                    "only one --server LABEL can take the trailing -- COMMAND; use --server-command"
+                )
             trailing_used = True
             upstreams.append(ServerOrigin(label, command=tuple(given.trailing_command)))
             continue
         label, url = _split_label(raw, "=", "--server", "LABEL=URL")
         if not url.startswith(("http://", "https://")):
-            raise ConfigError(
+            raise BridgeConfigError(
                 f"--server {label}: {url!r} is not an http(s):// URL; "
                 f"for a stdio server write --server-command {label}='COMMAND ARGS'"
             )
@@ -244,12 +247,12 @@ def _from_command_line(given: CommandLineUpstreams) -> list[ServerOrigin | Local
         try:
             words = shlex.split(line)
         except ValueError as exc:
-            raise ConfigError(f"--server-command {label}: cannot split {line!r}: {exc}") from None
+            raise BridgeConfigError(f"--server-command {label}: cannot split {line!r}: {exc}") from None
         upstreams.append(ServerOrigin(label, command=tuple(words)))
     if given.trailing_command and not trailing_used:
-        raise ConfigError("a trailing -- COMMAND needs a --server LABEL (with no =URL) to name it")
+        raise BridgeConfigError("a trailing -- COMMAND needs a --server LABEL (with no =URL) to name it")
     if headers:
-        raise ConfigError(f"--header for {next(iter(headers))!r}, but no --server {next(iter(headers))}=URL")
+        raise BridgeConfigError(f"--header for {next(iter(headers))!r}, but no --server {next(iter(headers))}=URL")
     if given.local:
         folders = tuple(_folder(Path(p).expanduser().resolve(), "--local") for p in given.local)
         upstreams.append(LocalUpstream("local", folders))
@@ -273,10 +276,12 @@ def load_config(
     seen: set[str] = set()
     for upstream in upstreams:
         if upstream.label in seen:
-            raise ConfigError(f"two upstreams are labelled {upstream.label!r}; labels name origins and must differ")
+            raise BridgeConfigError(
+                f"two upstreams are labelled {upstream.label!r}; labels name origins and must differ"
+            )
         seen.add(upstream.label)
     if not upstreams:
-        raise ConfigError("no upstreams: give --server LABEL=URL, --server-command, --local DIR or --config FILE")
+        raise BridgeConfigError("no upstreams: give --server LABEL=URL, --server-command, --local DIR or --config FILE")
     chosen = approvals if approvals is not None else file_approvals
     return BridgeConfig(
         servers=tuple(u for u in upstreams if isinstance(u, ServerOrigin)),

@@ -42,9 +42,9 @@ from skillwire.bridge.approval import (
     read_question,
 )
 from skillwire.bridge.config import BridgeConfig
-from skillwire.bridge.upstreams import REQUEST_TIMEOUT_SECONDS, Upstreams, UpstreamUnavailable
+from skillwire.bridge.upstreams import REQUEST_TIMEOUT_SECONDS, Upstreams
 from skillwire.client.skills import SkillsClient
-from skillwire.core.errors import ApprovalStoreError
+from skillwire.core.errors import ApprovalStoreError, UpstreamUnavailable
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef

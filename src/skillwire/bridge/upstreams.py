@@ -29,6 +29,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from skillwire.client.skills import EntryProblem, SkillsClient
+from skillwire.core.errors import UpstreamUnavailable
 from skillwire.core.protocol import EXTENSION_ID
 from skillwire.host.host import SkillHost
 from skillwire.host.origins import ServerOrigin
@@ -40,15 +41,6 @@ PROBE_TIMEOUT_SECONDS = 5.0
 CONNECT_FLOOR_SECONDS = 15.0
 FIRST_BACKOFF_SECONDS = 1.0
 MAX_BACKOFF_SECONDS = 10.0  # a restarted upstream is noticed within this
-
-
-class UpstreamUnavailable(Exception):
-    """An upstream cannot be reached now; `reason` is one line for the model and the person."""
-
-    def __init__(self, label: str, reason: str) -> None:
-        super().__init__(f"server {label!r} is unavailable: {reason}")
-        self.label = label
-        self.reason = reason
 
 
 def _leaf(exc: BaseException) -> BaseException:

@@ -8,13 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import InvalidAudienceRule
 
 AudienceRules = tuple[tuple[str, frozenset[str]], ...]  # (URI prefix, audiences), longest prefix first
-
-
-class InvalidAudienceRule(SkillwireError, ValueError):
-    """An `--audience` rule, an index's `audiences` or a tokens file that cannot be used."""
 
 
 def parse_audience_rule(text: str) -> tuple[str, frozenset[str]]:

@@ -38,7 +38,7 @@ from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import AwsCredentialsError
 
 if TYPE_CHECKING:
     from obstore.store import S3Credential
@@ -58,10 +58,6 @@ MAX_PROCESS_OUTPUT = 64 * 1024
 RETRY_PAUSE = timedelta(seconds=5)
 
 EXPORT_WORKAROUND = "credential_process = aws configure export-credentials --profile {profile} --format process"
-
-
-class AwsCredentialsError(SkillwireError):
-    """A profile's credentials cannot be had: an unsupported kind of profile, or a failing process."""
 
 
 # A profile's static settings: (obstore config key, the variable that overrides it). obstore's `config`

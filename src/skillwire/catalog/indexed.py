@@ -51,9 +51,10 @@ from skillwire.catalog.snapshot import (
     SkippedSkill,
     build_directory_index,
 )
-from skillwire.catalog.store import IN_STORE, BlobReader, StoredFile, StoreError
+from skillwire.catalog.store import IN_STORE, BlobReader, StoredFile
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import InvalidIndex
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX, ManifestFile
 from skillwire.core.uri import SKILL_MD
@@ -68,10 +69,6 @@ _SKILL_MD_TAIL = "/" + SKILL_MD
 # entries of 10 files fits, and a skill of 100,000 files (publish --no-limits) still cannot pin more.
 _BUILT_FILES_KEPT = 32_768
 _PREFIX_LISTINGS_KEPT = 64
-
-
-class InvalidIndex(StoreError):
-    """The pointer or the index it names is not a usable published catalog."""
 
 
 def field_error(where: str, what: str) -> InvalidIndex:

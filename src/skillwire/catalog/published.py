@@ -58,9 +58,6 @@ from skillwire.catalog.indexed import (
     receive,
 )
 from skillwire.catalog.indexed import (
-    InvalidIndex as InvalidIndex,  # re-exported: raised by PublishedCatalog, long imported from here
-)
-from skillwire.catalog.indexed import (
     PublishedSnapshot as PublishedSnapshot,
 )
 from skillwire.catalog.signatures import SignatureBook
@@ -71,7 +68,6 @@ from skillwire.catalog.store import (
     INDEX_PREFIX,
     POINTER_KEY,
     BlobReader,
-    StoreError,
     StoreLocation,
     blob_key,
     describe,
@@ -80,6 +76,7 @@ from skillwire.catalog.store import (
     parse_location,
 )
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.errors import InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.signing import SIGNATURE_META_KEY
 

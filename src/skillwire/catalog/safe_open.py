@@ -20,6 +20,8 @@ import errno
 import os
 import stat
 
+from skillwire.core.errors import UnsafeFile
+
 _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 _FILE_FLAGS = (
     os.O_RDONLY | _NOFOLLOW | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_NOCTTY", 0) | getattr(os, "O_CLOEXEC", 0)
@@ -29,10 +31,6 @@ _DIR_FLAGS = (
     getattr(os, "O_PATH", os.O_RDONLY) | getattr(os, "O_DIRECTORY", 0) | _NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
 )
 _CAN_WALK = bool(_NOFOLLOW) and os.open in os.supports_dir_fd
-
-
-class UnsafeFile(OSError):
-    """What was opened is not the regular file the scan found (a FIFO, a directory, another file)."""
 
 
 def _walk_open(path: str) -> int:

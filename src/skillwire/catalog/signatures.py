@@ -24,16 +24,12 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import SigningError
 from skillwire.core.signing import NAMESPACE, SIGNATURE_META_KEY, Signature, manifest_statement, statement_digest
 
 SIGNATURES_FILE = ".skillwire-signatures.json"
 _VERSION = 1
 _MAX_FILE_BYTES = 64 * 1024 * 1024
-
-
-class SigningError(SkillwireError):
-    """A catalog could not be signed (no ssh-keygen, an unusable key) or a signatures file is unreadable."""
 
 
 def sign_statement(statement: bytes, key: Path) -> str:

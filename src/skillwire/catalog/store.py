@@ -31,7 +31,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import unquote
 
 from skillwire.catalog.snapshot import CatalogFile, MemoryContent
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import BlobUnavailable, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.verify import file_matches
 
@@ -42,14 +42,6 @@ POINTER_KEY = "current.json"
 INDEX_PREFIX = "indexes/"
 BLOB_PREFIX = "blobs/sha256/"
 DEFAULT_CACHE_BYTES = 64 * 1024 * 1024
-
-
-class StoreError(SkillwireError):
-    """The object store could not be reached, refused a request, or holds something unusable."""
-
-
-class BlobUnavailable(StoreError):
-    """A file's bytes cannot be served: the store is unreachable (and they are not cached) or corrupt."""
 
 
 @dataclass(frozen=True)
@@ -99,7 +91,8 @@ def open_store(location: StoreLocation, *, create: bool = False, timeout_seconds
         elif not directory.is_dir():
             raise StoreError(f"{location}: no such directory")
         return LocalStore(prefix=directory)
-    from skillwire.catalog.aws_credentials import AwsCredentialsError, s3_settings
+    from skillwire.catalog.aws_credentials import s3_settings
+    from skillwire.core.errors import AwsCredentialsError
 
     try:
         aws = s3_settings(os.environ)  # the shared files' profile, and its credential_process if any

@@ -29,7 +29,7 @@ from skillwire.catalog.safe_open import read_regular
 from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, printable
 from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, quote_advice, scan_frontmatter
 from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
-from skillwire.core.errors import FrontmatterError, InvalidSkillURI, NotASkill
+from skillwire.core.errors import FrontmatterError, InvalidSkillURI, LintPathError, NotASkill
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
 from skillwire.core.fields import RULES as FIELD_WEIGHTS
 from skillwire.core.fields import Rule as FieldRule
@@ -441,10 +441,6 @@ def _check_fields(
 # --------------------------------------------------------------------------------------------------
 # Folders
 # --------------------------------------------------------------------------------------------------
-
-
-class LintPathError(ValueError):
-    """A PATH that cannot be linted at all (missing, not a folder)."""
 
 
 @dataclass(frozen=True)

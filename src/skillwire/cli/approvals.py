@@ -12,9 +12,10 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from skillwire.bridge.config import ConfigError, default_approvals_path, default_config_path, read_config_file
+from skillwire.bridge.config import default_approvals_path, default_config_path, read_config_file
 from skillwire.cli.args import UsageError, add_debug_argument
 from skillwire.cli.output import Output, printable
+from skillwire.core.errors import BridgeConfigError
 from skillwire.core.manifest import human_size
 from skillwire.host.approvals import Approval, ApprovalStore
 from skillwire.host.identity import SkillRef
@@ -41,7 +42,7 @@ def _store_path(args: argparse.Namespace) -> Path:
     if args.config is not None or config_file.is_file():
         try:
             _, approvals = read_config_file(config_file)
-        except ConfigError as exc:
+        except BridgeConfigError as exc:
             raise UsageError(str(exc)) from None
         if approvals is not None:
             return approvals

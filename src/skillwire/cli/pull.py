@@ -41,13 +41,13 @@ from skillwire.cli.output import Output, printable, report_failure
 from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import ServerError, SkillNotFound, SkillwireError
+from skillwire.core.errors import LockError, ServerError, SkillNotFound, SkillwireError
 from skillwire.core.manifest import human_size
 from skillwire.host.discovery import is_inside_discovery_path
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.mirror.drift import Change, check_disk, check_signatures, lock_changes
 from skillwire.host.mirror.layout import Plan, plan_entries
-from skillwire.host.mirror.lock import LOCK_NAME, Lock, LockError, read_lock, write_lock
+from skillwire.host.mirror.lock import LOCK_NAME, Lock, read_lock, write_lock
 from skillwire.host.mirror.swap import recover_interrupted
 from skillwire.host.mirror.writer import Mirror, Outcome
 from skillwire.host.trust import TrustedKey, TrustStore

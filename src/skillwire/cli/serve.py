@@ -19,11 +19,12 @@ import anyio
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook, SigningError
+from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
 from skillwire.cli.args import INTERRUPTED, UsageError
 from skillwire.cli.roots import parse_roots
+from skillwire.core.errors import SigningError
 from skillwire.server.app import BindError, bind_http_socket, event_loop_options, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE
 from skillwire.server.options import ServeOptions, http_base_url

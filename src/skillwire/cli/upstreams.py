@@ -8,8 +8,9 @@ import argparse
 from dataclasses import replace
 from pathlib import Path
 
-from skillwire.bridge.config import BridgeConfig, CommandLineUpstreams, ConfigError, default_config_path, load_config
+from skillwire.bridge.config import BridgeConfig, CommandLineUpstreams, default_config_path, load_config
 from skillwire.cli.args import UsageError
+from skillwire.core.errors import BridgeConfigError
 from skillwire.host.trust import TrustPolicy, TrustStore
 
 
@@ -72,6 +73,6 @@ def config_from_args(args: argparse.Namespace) -> BridgeConfig:
     )
     try:
         config = load_config(given, config_file=args.config, approvals=args.approvals)
-    except (ConfigError, ValueError) as exc:
+    except (BridgeConfigError, ValueError) as exc:
         raise UsageError(str(exc)) from None
     return replace(config, trust=args.trust, trust_file=args.trust_file)

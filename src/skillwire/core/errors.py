@@ -1,8 +1,18 @@
 """Everything skillwire raises lives here: one hierarchy, catchable at any level.
 
+The rule: every exception skillwire raises on purpose, in any layer (core, catalog, server, client,
+host, checks, bridge), is defined in this module, derives from `SkillwireError` and is importable from
+the package root. The modules that raise one import it from here (and keep the name importable where it
+was, for code written against that). Two kinds of exception are not here: the command line's own two
+signals, `cli/args.UsageError` and `cli/connect.ClientError`, which never leave the `skillwire` command
+(they become an exit status and one line), and private ones (`_Name`) that a module raises and catches
+itself for control flow. `tests/test_error_owner.py` holds the rule.
+
 `SkillwireError` is the root. Callers who only care that *something about a skill
 is wrong* catch `SkillError`; hosts that must tell a lying server from a broken
-skill catch `VerificationFailed` (and its four precise children) separately.
+skill catch `VerificationFailed` (and its four precise children) separately. Serving and publishing
+errors (`StoreError`, `InvalidIndex`, `BindError`, ...) and the bridge's (`BridgeConfigError`,
+`UpstreamUnavailable`) are at the end.
 """
 
 from __future__ import annotations
@@ -12,6 +22,10 @@ from typing import Literal
 __all__ = [
     "ApprovalDenied",
     "ApprovalStoreError",
+    "AwsCredentialsError",
+    "BindError",
+    "BlobUnavailable",
+    "BridgeConfigError",
     "CodeExecutionDenied",
     "ConnectionLost",
     "CrossOriginReadDenied",
@@ -21,27 +35,40 @@ __all__ = [
     "FrontmatterError",
     "FrontmatterMismatch",
     "HostError",
+    "InvalidAudienceRule",
     "InvalidCursor",
     "InvalidEntry",
+    "InvalidIndex",
     "InvalidName",
     "InvalidResponse",
     "InvalidServerEntry",
     "InvalidSkillURI",
     "LimitExceeded",
+    "LintPathError",
+    "LockError",
     "NotASkill",
     "RequestTimeout",
     "ResponseTooLarge",
+    "SdkShapeChanged",
     "ServedFileChanged",
     "ServerError",
+    "SignatureError",
+    "SignatureInvalid",
+    "SignatureMissing",
+    "SigningError",
     "SizeMismatch",
     "SkillChanged",
     "SkillError",
     "SkillNotActive",
     "SkillNotFound",
     "SkillwireError",
+    "StoreError",
     "UnknownOrigin",
     "UnlistedFile",
     "UnsafeCacheLocation",
+    "UnsafeFile",
+    "UntrustedSigner",
+    "UpstreamUnavailable",
     "VerificationFailed",
 ]
 
@@ -285,4 +312,73 @@ class UnsafeCacheLocation(HostError):
         super().__init__(f"refusing content-cache root {root}: {reason} ({discovery_path})")
         self.root = root
         self.discovery_path = discovery_path
+        self.reason = reason
+
+
+# -- serving, publishing and signing catalogs ----------------------------------------------------------------
+
+
+class StoreError(SkillwireError):
+    """The object store could not be reached, refused a request, or holds something unusable."""
+
+
+class BlobUnavailable(StoreError):
+    """A file's bytes cannot be served: the store is unreachable (and they are not cached) or corrupt."""
+
+
+class InvalidIndex(StoreError):
+    """The pointer or the index it names is not a usable published catalog."""
+
+
+class InvalidAudienceRule(SkillwireError, ValueError):
+    """An `--audience` rule, an index's `audiences` or a tokens file that cannot be used."""
+
+
+class SigningError(SkillwireError):
+    """A catalog could not be signed (no ssh-keygen, an unusable key) or a signatures file is unreadable."""
+
+
+class AwsCredentialsError(SkillwireError):
+    """A profile's credentials cannot be had: an unsupported kind of profile, or a failing process."""
+
+
+class UnsafeFile(SkillwireError, OSError):
+    """What was opened is not the regular file the scan found (a FIFO, a directory, another file).
+
+    An `OSError`, so every path that handles an unreadable file handles this one alike."""
+
+
+class SdkShapeChanged(SkillwireError, RuntimeError):
+    """The installed `mcp` no longer has a private attribute skillwire relies on (`server/_sdk.py`)."""
+
+
+class BindError(SkillwireError, OSError):
+    """The HTTP address cannot be bound (in use, not ours, not permitted); the message is one line."""
+
+
+# -- local tools: lint, the mirror (pull, sync) ---------------------------------------------------------------
+
+
+class LintPathError(SkillwireError, ValueError):
+    """A PATH that cannot be linted at all (missing, not a folder)."""
+
+
+class LockError(SkillwireError, ValueError):
+    """A `skills.lock` that cannot be used (not JSON, wrong shape, a newer version); the command line
+    prints it as a usage error (exit status 2)."""
+
+
+# -- the bridge ----------------------------------------------------------------------------------------------
+
+
+class BridgeConfigError(SkillwireError, ValueError):
+    """A bridge configuration that cannot work; the message is one line naming the place and the fix."""
+
+
+class UpstreamUnavailable(SkillwireError):
+    """An upstream cannot be reached now; `reason` is one line for the model and the person."""
+
+    def __init__(self, label: str, reason: str) -> None:
+        super().__init__(f"server {label!r} is unavailable: {reason}")
+        self.label = label
         self.reason = reason

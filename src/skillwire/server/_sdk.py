@@ -40,11 +40,9 @@ from mcp.server.session import ServerSession
 from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.dispatcher import DispatchContext
 
+from skillwire.core.errors import SdkShapeChanged
+
 CHECKED_MCP_VERSIONS = ("2.3.0",)
-
-
-class SdkShapeChanged(RuntimeError):
-    """The installed `mcp` no longer has a private attribute skillwire relies on (see the module docstring)."""
 
 
 def _installed_mcp() -> str:

@@ -28,7 +28,7 @@ from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from skillwire._version import __version__
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import BindError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import health_route
 
@@ -135,10 +135,6 @@ def uvicorn_config(app: ASGIApp, *, host: str, port: int) -> uvicorn.Config:
 def event_loop_options() -> dict[str, Any]:
     """`anyio.run` backend options: uvloop where it is installed (not on Windows), else asyncio's own loop."""
     return {"use_uvloop": True} if find_spec("uvloop") is not None else {}
-
-
-class BindError(SkillwireError, OSError):
-    """The HTTP address cannot be bound (in use, not ours, not permitted); the message is one line."""
 
 
 def bind_http_socket(host: str, port: int) -> socket.socket:

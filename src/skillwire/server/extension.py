@@ -33,9 +33,9 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
-from skillwire.catalog.store import BlobUnavailable, StoredFile
+from skillwire.catalog.store import StoredFile
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import InvalidCursor, InvalidSkillURI, ServedFileChanged
+from skillwire.core.errors import BlobUnavailable, InvalidCursor, InvalidSkillURI, ServedFileChanged
 from skillwire.core.params import GetSkillParams, ReadDirectoryParams
 from skillwire.core.protocol import (
     DIRECTORY_READ_SETTING,

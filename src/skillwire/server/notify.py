@@ -21,7 +21,8 @@ from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.subscriptions import ResourcesListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from skillwire.server._sdk import SdkShapeChanged, connection_of
+from skillwire.core.errors import SdkShapeChanged
+from skillwire.server._sdk import connection_of
 
 logger = logging.getLogger("skillwire.server")
 

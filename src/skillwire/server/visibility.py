@@ -29,10 +29,11 @@ from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import ServerRequestContext
 
-from skillwire.catalog.audiences import AudienceRules, InvalidAudienceRule, visible_to
+from skillwire.catalog.audiences import AudienceRules, visible_to
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.indexed import IndexedSnapshot
 from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
+from skillwire.core.errors import InvalidAudienceRule
 from skillwire.server.extension import SkillsExtension
 
 Visible = Callable[[CatalogSkill, frozenset[str]], bool]

@@ -40,7 +40,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
-from skillwire.core.errors import InvalidSkillURI
+from skillwire.core.errors import InvalidSkillURI, LockError
 from skillwire.core.manifest import DIGEST_RE
 from skillwire.core.uri import validate_segment
 
@@ -49,11 +49,6 @@ LOCK_VERSION = 1
 TEMP_PREFIX = ".skillwire-"  # temporary files and directories inside the target directory
 
 Selection = Literal["all", "named"]
-
-
-class LockError(ValueError):
-    """A `skills.lock` that cannot be used (not JSON, wrong shape, a newer version); the command line
-    prints it as a usage error (exit status 2)."""
 
 
 @dataclass(frozen=True, order=True)
