@@ -37,6 +37,7 @@ import anyio
 
 from skillwire.cli.args import UsageError, add_debug_argument, add_timeout_argument, server_target
 from skillwire.cli.connect import run_client
+from skillwire.cli.hostsync import add_sync_arguments, run_sync
 from skillwire.cli.output import Output, printable, report_failure
 from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.client.skills import SkillsClient
@@ -74,15 +75,19 @@ def add_parser(commands: Any) -> None:
     p: argparse.ArgumentParser = commands.add_parser(
         "pull",
         usage=(
-            "%(prog)s [URI ...] --to DIR [--check] [--header NAME:VALUE] [--timeout SECONDS] [--json] [--quiet] "
-            "(URL | -- COMMAND ARGS)"
+            "%(prog)s [URI ...] (--to DIR | --for HOST [--project DIR] [--prune] [--yes]) [--check] "
+            "[--header NAME:VALUE] [--timeout SECONDS] [--json] [--quiet] (URL | -- COMMAND ARGS)"
         ),
         help="copy skills to a directory, verified, with a skills.lock",
         description=(
             "Copy skills from a server into DIR, verifying every file against the skill's manifest "
             "(size, digest, and SKILL.md's frontmatter) before it is written, and record origin and digests "
             "in DIR/skills.lock. With no URI, every listed skill is pulled. --check compares the lock with "
-            "the server instead (exit code 1 when anything changed)."
+            "the server instead (exit code 1 when anything changed). --for HOST syncs into that host's own "
+            "skills folder (claude, codex, copilot, cursor, gemini, agents; yours, or --project DIR's): each skill is "
+            "a load, so it "
+            "needs your approval and passes the trust policy first; only folders skillwire wrote are ever replaced or "
+            "removed (--prune), and --check reports drift."
         ),
     )
     p.__class__ = _IntermixedParser
@@ -93,16 +98,17 @@ def add_parser(commands: Any) -> None:
         help="skills to pull (SKILL.md or root URIs, or unique names; default: all), then the server's URL "
         "(or `-- COMMAND ARGS` at the very end)",
     )
-    p.add_argument("--to", required=True, metavar="DIR", type=Path, help="directory to write into")
+    p.add_argument("--to", metavar="DIR", type=Path, help="directory to write into (or --for HOST)")
     p.add_argument("--check", action="store_true", help="compare DIR/skills.lock with the server; write nothing")
     p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
     p.add_argument(
         "--origin",
         metavar="LABEL",
         type=_origin_label,
-        help="with --check: the label a host gives this server, so trusted keys scoped to origins "
-        "(`skillwire trust add --origin`) count as they do when the host loads the skill",
+        help="the label a host gives this server (as in `skillwire bridge --server LABEL=URL`): trusted keys scoped "
+        "to origins count under it (--check), and --for keeps approvals under it (default: from the URL)",
     )
+    add_sync_arguments(p)
     add_timeout_argument(p)
     p.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
@@ -407,9 +413,25 @@ def check_lines(changes: list[Change], locked: int) -> list[str]:
     return lines
 
 
+_SYNC_ONLY = {
+    "--project": "project",
+    "--prune": "prune",
+    "--force": "force",
+    "--yes": "yes",
+    "--approvals": "approvals",
+}
+
+
 def run(args: argparse.Namespace) -> int:
     refs = split_items(args)
     out = Output(quiet=args.quiet, json_mode=args.json)
+    if args.host is not None:
+        return run_sync(args, refs, out)
+    sync_only = [flag for flag, given in _SYNC_ONLY.items() if getattr(args, given)]
+    if sync_only:
+        raise UsageError(f"{sync_only[0]} goes with --for HOST (syncing into a host's skills folder)")
+    if args.to is None:
+        raise UsageError("say where to write: --to DIR, or --for HOST to sync into a host's own skills folder")
     if args.check:
         return check(args, refs, out)
     return pull(args, refs, out)

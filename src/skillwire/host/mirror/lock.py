@@ -148,7 +148,7 @@ class Lock:
             raise bad("no skills array")
         lock = cls(origin, cast(Selection, selection))
         for index, raw in enumerate(cast(list[object], skills)):
-            skill = _skill(raw, f"skills[{index}]", bad)
+            skill = skill_from_json(raw, f"skills[{index}]", bad)
             if skill.uri in lock.skills:
                 raise bad(f"{skill.uri} is listed twice")
             lock.skills[skill.uri] = skill
@@ -168,7 +168,7 @@ def _relative_path(value: object, what: str, bad: Any) -> str:
     return value
 
 
-def _skill(raw: object, where: str, bad: Any) -> LockedSkill:
+def skill_from_json(raw: object, where: str, bad: Any) -> LockedSkill:
     if not isinstance(raw, dict):
         raise bad(f"{where} is not an object")
     uri, name = raw.get("uri"), raw.get("name")

@@ -1,0 +1,276 @@
+"""`skillwire pull URL --for HOST [--project DIR]`: the command-line half of syncing into a host's skills folder.
+
+The engine is `skillwire.host.mirror.sync` (ownership record, load decision, crash-safe writes, prune,
+drift); the folders are `skillwire.host.mirror.hostdirs`. This module parses what `pull` was given for it,
+asks the person on a terminal, and prints.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+import zlib
+from pathlib import Path
+
+import anyio
+
+from skillwire.bridge.config import default_approvals_path
+from skillwire.cli.args import ServerTarget, UsageError, server_target
+from skillwire.cli.connect import run_client
+from skillwire.cli.output import Output, printable, report_failure
+from skillwire.cli.resolve import resolve_entry
+from skillwire.client.skills import SkillsClient
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import ApprovalStoreError, ServerError, SkillNotFound, SkillwireError
+from skillwire.core.manifest import human_size
+from skillwire.host.approvals import ApprovalStore
+from skillwire.host.identity import MAX_ORIGIN_LABEL_LENGTH
+from skillwire.host.load import Ask
+from skillwire.host.mirror.hostdirs import HOST_FOLDERS
+from skillwire.host.mirror.lock import LockError
+from skillwire.host.mirror.swap import find_interrupted
+from skillwire.host.mirror.sync import RECORD_NAME, Drift, HostSync, SyncOutcome, SyncRecord, drift, read_record, settle
+from skillwire.host.trust import TrustPolicy, TrustStore
+
+
+def add_sync_arguments(p: argparse.ArgumentParser) -> None:
+    p.add_argument(
+        "--for",
+        dest="host",
+        choices=sorted(HOST_FOLDERS),
+        help="sync into this host's own skills folder instead of --to (see `skillwire pull --help`)",
+    )
+    p.add_argument("--project", type=Path, metavar="DIR", help="with --for: the project's folder, not your home's")
+    p.add_argument(
+        "--prune", action="store_true", help="with --for: remove skills skillwire synced that the server dropped"
+    )
+    p.add_argument("--force", action="store_true", help="with --for: replace or prune synced skills edited locally")
+    p.add_argument("--yes", "-y", action="store_true", help="with --for: approve every skill without asking")
+    p.add_argument(
+        "--approvals",
+        type=Path,
+        metavar="FILE",
+        help=f"with --for: the approval store (default {default_approvals_path()})",
+    )
+    p.add_argument(
+        "--trust",
+        choices=["off", "warn", "require"],
+        default="off",
+        help="with --for: publisher signatures, as the bridge applies them (off, warn, require)",
+    )
+    p.add_argument(
+        "--trust-file", type=Path, metavar="FILE", help="with --for: trusted keys (default: `skillwire trust`'s)"
+    )
+
+
+def default_label(target: ServerTarget) -> str:
+    """An origin label for a server named only by URL or command: its text with every character a label does not
+    allow made '-', cut to the limit with a checksum of the whole, so two servers do not share approvals."""
+    text = target.label.split("://", 1)[-1]
+    label = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "server"
+    if len(label) > MAX_ORIGIN_LABEL_LENGTH or label != text:
+        tail = f"-{zlib.crc32(target.label.encode()):08x}"
+        label = label[: MAX_ORIGIN_LABEL_LENGTH - len(tail)].rstrip("-.") + tail
+    return label
+
+
+def _trust(args: argparse.Namespace) -> TrustPolicy:
+    if args.trust == "off":
+        return TrustPolicy()
+    try:
+        return TrustStore(args.trust_file).policy(args.trust)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
+
+
+def _question(decision: Ask, shown_folder: str) -> str:
+    request, entry = decision.request, decision.request.entry
+    lines = [
+        f"Sync skill {printable(entry.name)!r} from server {request.ref.origin!r} into {shown_folder}?",
+        f"  uri:          {printable(entry.uri)}",
+        f"  description (from the server): {printable(entry.description[:300])!r}",
+        f"  contents:     {len(entry.files)} files, {human_size(entry.total_size)}",
+    ]
+    if decision.signature.status != "not checked":
+        lines.append(f"  publisher:    {printable(decision.signature.describe())}")
+    if decision.changed is not None:
+        lines.append(f"  changed since you approved it: {printable(decision.changed.describe())}")
+    lines.append("  Once synced, the host loads it as its own skill, without asking again.")
+    return "\n".join(lines)
+
+
+def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
+    if args.to is not None:
+        raise UsageError("--for writes into the host's own skills folder; drop --to (or drop --for)")
+    if args.prune and refs:
+        raise UsageError("--prune needs the whole listing; drop the URIs")
+    target = server_target(args)
+    preset = HOST_FOLDERS[args.host]
+    project: Path | None = args.project.expanduser() if args.project is not None else None
+    if project is not None and not project.is_dir():
+        raise UsageError(f"--project {args.project} is not a directory")
+    folder = preset.folder(project)
+    shown = str(folder)
+    label = args.origin or default_label(target)
+    if args.check:  # writes nothing, so repairs nothing: it reports what the next sync will find
+        try:
+            return _check(args, target, folder, shown, read_record(folder), out)
+        except LockError as exc:
+            raise UsageError(str(exc)) from None
+    try:
+        record, notes = settle(folder)
+    except LockError as exc:
+        raise UsageError(str(exc)) from None
+    for note in notes:
+        out.warn(f"note: {printable(note)}")
+    trust = _trust(args)
+    interactive = sys.stdin.isatty()
+
+    async def ask(decision: Ask) -> bool:
+        if args.yes:
+            return True
+        if not interactive:
+            return False
+        out.err_console.print(_question(decision, shown), markup=False, highlight=False)
+
+        def read() -> bool:
+            sys.stderr.write("Approve? [y/N] ")
+            sys.stderr.flush()
+            return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+        return await anyio.to_thread.run_sync(read)
+
+    outcomes: list[SyncOutcome] = []
+    warnings: list[str] = []
+
+    async def body(client: SkillsClient) -> None:
+        entries, complete, failed = await _entries(client, refs, warnings)
+        outcomes.extend(failed)
+        folder.mkdir(parents=True, exist_ok=True)
+        with ApprovalStore(args.approvals or default_approvals_path()) as store:
+            syncer = HostSync(client, folder, shown, target.label, label, trust, store, ask, record, args.force)
+            outcomes.extend(await syncer.sync(entries))
+            if complete:
+                outcomes.extend(syncer.prune({e.uri for e in entries}, remove=args.prune))
+            warnings.extend(syncer.notes)
+
+    try:
+        run_client(target, body)
+    except (SkillwireError, ApprovalStoreError) as exc:
+        return report_failure(out, args, exc)
+    for text in warnings:
+        out.warn(f"warning: {printable(text)}")
+    return _report(out, outcomes, shown, preset.title, target.label, interactive or args.yes)
+
+
+async def _entries(
+    client: SkillsClient, refs: list[str], warnings: list[str]
+) -> tuple[list[SkillEntry], bool, list[SyncOutcome]]:
+    """The entries to sync, whether they are the whole listing (so prune and `new` are meaningful), failures."""
+    failed: list[SyncOutcome] = []
+    if refs:
+        entries: list[SkillEntry] = []
+        for ref in refs:
+            try:
+                entries.append(await resolve_entry(client, ref))
+            except (SkillNotFound, ServerError) as exc:
+                failed.append(SyncOutcome(ref, None, "failed", str(exc)))
+        return entries, False, failed
+    listing = await client.list_skills()
+    for problem in listing.problems:
+        where = problem.uri or f"page {problem.page}, entry {problem.index}"
+        failed.append(SyncOutcome(where, None, "failed", f"malformed entry: {problem.reason}"))
+    if listing.stopped_early:
+        warnings.append(f"the listing may be incomplete ({listing.stopped_early}); nothing is pruned")
+    complete = not listing.stopped_early and not listing.problems
+    unique = {entry.uri: entry for entry in reversed(listing.entries)}
+    return list(reversed(unique.values())), complete, failed
+
+
+def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, origin: str, could_ask: bool) -> int:
+    for o in outcomes:
+        o.reason = printable(o.reason) if o.reason is not None else None
+    failed = [o for o in outcomes if o.status == "failed"]
+    if out.json_mode:
+        data = {
+            "origin": origin,
+            "folder": shown,
+            "host": title,
+            "ok": not failed,
+            "skills": [o.to_json() for o in outcomes],
+        }
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+        return 1 if failed else 0
+    for o in failed:
+        out.error(f"skillwire: failed {printable(o.uri)}: {o.reason}")
+    for o in outcomes:
+        if o.status in ("skipped", "kept"):
+            out.warn(f"{o.status} {printable(o.uri)}: {o.reason}")
+    if not could_ask and any(
+        o.status == "skipped" and o.reason and o.reason.startswith("not approved") for o in outcomes
+    ):
+        out.warn("note: not a terminal, so nobody was asked: run it on a terminal, or add --yes to approve them all")
+    if not out.quiet:
+        lines = [
+            f"{o.status} {printable(o.uri)} -> {shown.rstrip('/')}/{printable(o.folder or '')} "
+            f"({o.files} file{'' if o.files == 1 else 's'}, {human_size(o.size)})"
+            for o in outcomes
+            if o.status in ("installed", "updated")
+        ]
+        lines += [
+            f"removed {printable(o.uri)} ({shown.rstrip('/')}/{printable(o.folder or '')})"
+            for o in outcomes
+            if o.status == "removed"
+        ]
+        counts = {
+            s: sum(1 for o in outcomes if o.status == s)
+            for s in ("installed", "updated", "unchanged", "removed", "skipped", "failed")
+        }
+        summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing to do"
+        out.write("\n".join([*lines, f"synced into {shown} for {title}: {summary}"]) + "\n")
+    return 1 if failed else 0
+
+
+def _check(
+    args: argparse.Namespace, target: ServerTarget, folder: Path, shown: str, record: SyncRecord, out: Output
+) -> int:
+    async def body(client: SkillsClient) -> tuple[dict[str, SkillEntry], bool]:
+        listing = await client.list_skills()
+        entries = {entry.uri: entry for entry in listing.entries}
+        complete = not listing.stopped_early and not listing.problems
+        for owned in record.skills.values():  # a synced skill the listing does not show may still be served
+            if owned.origin == target.label and owned.skill.uri not in entries:
+                try:
+                    entries[owned.skill.uri] = await client.get_skill(owned.skill.uri)
+                except SkillNotFound:
+                    continue
+        return entries, complete
+
+    try:
+        entries, complete = run_client(target, body)
+    except SkillwireError as exc:
+        return report_failure(out, args, exc)
+    found: list[Drift] = drift(folder, record, target.label, entries, complete=complete)
+    leftovers = find_interrupted(folder, keep=frozenset({RECORD_NAME}))
+    if record.pending or leftovers.aside or leftovers.debris:
+        out.warn(f"note: an interrupted sync left work in {shown}; the next sync repairs it first")
+    for d in found:
+        d.note = printable(d.note) if d.note is not None else None
+    # A skill the server serves that was never synced here is told, not counted: the exit code says whether
+    # what skillwire wrote is still what it wrote and what the server serves.
+    differ = [d for d in found if d.status not in ("in step", "new")]
+    if out.json_mode:
+        data = {"origin": target.label, "folder": shown, "drift": bool(differ), "skills": [d.to_json() for d in found]}
+        out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
+    elif not out.quiet:
+        lines = [f"{d.status:<16} {printable(d.uri)}" + (f"  ({d.note})" if d.note else "") for d in found]
+        synced = sum(1 for d in found if d.status != "new")
+        lines.append(
+            f"{len(differ)} of {len(found)} skills differ"
+            if differ
+            else f"in step: all {synced} synced skills in {shown}"
+        )
+        out.write("\n".join(lines) + "\n")
+    return 1 if differ else 0

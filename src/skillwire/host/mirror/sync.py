@@ -1,0 +1,370 @@
+"""Served skills synced into a host's own skills folder (`skillwire pull URL --for HOST`), as loads.
+
+A skill written into `~/.claude/skills` (or any folder of `hostdirs.py`) is live instructions for that host
+from then on, so writing one is a load and goes through the load decision (`host/load.py`, `plan_load`):
+dynamic skills and skills over the limits are refused, the trust policy applies (`require` refuses an
+unsigned or untrusted skill before anyone is asked), and the person's approval, bound to exactly the files
+(and signer), is needed: a stored one (the bridge's store, so `skillwire approve` counts) or a yes now,
+which is then stored.
+
+Ownership: `<folder>/.skillwire-sync.json` records every skill folder skillwire wrote, with the server it
+came from and every file's digest. Only a folder recorded there, from this server and for the same skill,
+is ever replaced or removed. A folder of the same name that skillwire did not write (the person's own skill,
+or another server's) is never touched: the skill is skipped with a line saying so. A recorded skill whose
+files were edited in place is not overwritten either (nor pruned) unless `force`.
+
+Crash safety: the folder is replaced as `pull` replaces one (`swap.py`), and the record names the new copy
+as `pending` before the swap and as owned after it; the next run adopts a pending copy whose files are on
+disk (the crash came after the swap) and forgets one that is not (before it). `.skillwire-*` leftovers are
+repaired first, as `pull` does.
+
+`check` (`pull --for HOST --check`) writes nothing and reports drift per skill: in step, edited locally,
+missing, changed upstream, gone from the server, or new on the server.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+from collections.abc import Awaitable, Callable, Iterable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Literal, cast
+
+from skillwire.client.skills import SkillsClient
+from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import SkillwireError
+from skillwire.core.uri import SKILL_MD
+from skillwire.host.approvals import ApprovalStore
+from skillwire.host.identity import SkillRef
+from skillwire.host.load import Approved, Ask, Refused, plan_load
+from skillwire.host.mirror.drift import disk_problem
+from skillwire.host.mirror.layout import Plan, plan_entries, plan_skill
+from skillwire.host.mirror.lock import LockedSkill, LockError, write_atomically
+from skillwire.host.mirror.lock import skill_from_json as locked_from_json
+from skillwire.host.mirror.swap import recover_interrupted, remove_folder, staging_directory, swap_in
+from skillwire.host.mirror.writer import failure_reason, fetch_into, locked_skill
+from skillwire.host.trust import TrustPolicy
+
+RECORD_NAME = ".skillwire-sync.json"
+RECORD_VERSION = 1
+
+SyncStatus = Literal["installed", "updated", "unchanged", "skipped", "failed", "removed", "kept"]
+DriftStatus = Literal["in step", "edited locally", "missing", "changed upstream", "gone upstream", "new"]
+
+
+@dataclass(frozen=True)
+class Owned:
+    """A skill folder skillwire wrote: from which server (as given), under which origin label, what files."""
+
+    origin: str
+    label: str
+    skill: LockedSkill  # `path` is the folder's name inside the skills folder
+
+    def to_json(self) -> dict[str, Any]:
+        return {"origin": self.origin, "label": self.label, **self.skill.to_json()}
+
+
+@dataclass
+class SyncRecord:
+    skills: dict[str, Owned] = field(default_factory=dict)  # folder -> what skillwire wrote there
+    pending: dict[str, Owned] = field(default_factory=dict)  # folder -> a copy being swapped in
+
+    def to_text(self) -> str:
+        data = {
+            "version": RECORD_VERSION,
+            "skills": [self.skills[k].to_json() for k in sorted(self.skills)],
+            "pending": [self.pending[k].to_json() for k in sorted(self.pending)],
+        }
+        return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+    @classmethod
+    def from_text(cls, text: str, where: str) -> SyncRecord:
+        def bad(reason: str) -> LockError:
+            return LockError(f"{where} is not a usable skillwire sync record ({reason}); move it away to start over")
+
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise bad(f"not JSON: {exc}") from None
+        if not isinstance(data, dict) or data.get("version") != RECORD_VERSION:
+            raise bad(f"expected a JSON object with version {RECORD_VERSION}")
+        record = cls()
+        for key, into in (("skills", record.skills), ("pending", record.pending)):
+            items = data.get(key, [])
+            if not isinstance(items, list):
+                raise bad(f"{key} is not an array")
+            for index, raw in enumerate(cast(list[object], items)):
+                where_item = f"{key}[{index}]"
+                if not isinstance(raw, dict):
+                    raise bad(f"{where_item} is not an object")
+                origin, label = raw.get("origin"), raw.get("label")
+                if not isinstance(origin, str) or not isinstance(label, str):
+                    raise bad(f"{where_item} needs origin and label strings")
+                skill = locked_from_json(raw, where_item, bad)
+                if "/" in skill.path:
+                    raise bad(f"{where_item}.path {skill.path!r} is not one folder name")
+                if skill.path in into:
+                    raise bad(f"{where_item}: the folder {skill.path!r} is recorded twice")
+                into[skill.path] = Owned(origin, label, skill)
+        return record
+
+
+def read_record(folder: Path) -> SyncRecord:
+    """The sync record of a skills folder (empty when there is none); `LockError` when it cannot be used."""
+    path = folder / RECORD_NAME
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return SyncRecord()
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LockError(f"cannot read {path}: {exc}") from None
+    return SyncRecord.from_text(text, str(path))
+
+
+def write_record(folder: Path, record: SyncRecord) -> None:
+    write_atomically(folder / RECORD_NAME, record.to_text().encode("utf-8"))
+
+
+def settle(folder: Path) -> tuple[SyncRecord, list[str]]:
+    """Repair what an interrupted sync left, then read the record: a pending copy whose files are all on disk
+    is adopted (the crash came after its swap), any other is forgotten. Returns the record and notes."""
+    notes = recover_interrupted(folder, keep=frozenset({RECORD_NAME})) if folder.is_dir() else []
+    record = read_record(folder)
+    if record.pending:
+        for name, owned in record.pending.items():
+            if disk_problem(folder, owned.skill) is None:
+                record.skills[name] = owned
+                notes.append(f"adopted {name} (an earlier sync was interrupted after writing it)")
+        record.pending.clear()
+        write_record(folder, record)
+    return record, notes
+
+
+def flat_plan(plan: Plan) -> Plan:
+    """The plan without the files of skills nested inside it (a folder holding its own SKILL.md): in a host's
+    flat skills folder each of those is a skill of its own, and a second copy inside its parent would be
+    discovered twice by hosts that scan recursively (Codex, Cursor)."""
+    nested = {relative[: -len(SKILL_MD)] for relative, _ in plan.files if relative.endswith("/" + SKILL_MD)}
+    kept = tuple(pair for pair in plan.files if not any(pair[0].startswith(root) for root in nested))
+    return replace(plan, files=kept)
+
+
+def same_files(skill: LockedSkill, plan: Plan) -> bool:
+    """True when the recorded files are exactly the files the plan would write (paths, digests, sizes)."""
+    recorded = {f.path: (f.digest, f.size) for f in skill.files}
+    return recorded == {relative: (item.digest, item.size) for relative, item in plan.files}
+
+
+def _exists(path: Path) -> bool:
+    return os.path.lexists(path)
+
+
+@dataclass
+class SyncOutcome:
+    uri: str
+    folder: str | None
+    status: SyncStatus
+    reason: str | None = None  # raw text (it may quote the server): escape it where it is shown
+    files: int = 0
+    size: int = 0
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "uri": self.uri,
+            "folder": self.folder,
+            "status": self.status,
+            "reason": self.reason,
+            "files": self.files,
+            "size": self.size,
+        }
+
+
+AskPerson = Callable[[Ask], Awaitable[bool]]
+
+
+@dataclass
+class HostSync:
+    """Syncs one server's skills into one host skills folder (see the module docstring)."""
+
+    client: SkillsClient
+    folder: Path
+    shown: str  # the folder as messages show it
+    origin: str  # the server as given (URL or command), recorded per skill
+    label: str  # the origin label approvals and trust scopes use
+    trust: TrustPolicy
+    approvals: ApprovalStore
+    ask: AskPerson
+    record: SyncRecord
+    force: bool = False
+    notes: list[str] = field(default_factory=list)
+
+    def _ours(self, name: str, uri: str) -> Owned | None:
+        owned = self.record.skills.get(name)
+        if owned is not None and owned.origin == self.origin and owned.skill.uri == uri:
+            return owned
+        return None
+
+    async def sync(self, entries: Iterable[SkillEntry]) -> list[SyncOutcome]:
+        entries = list(entries)
+        outcomes: list[SyncOutcome] = []
+        for planned in plan_entries(entries, [(entry.name,) for entry in entries]):
+            if not isinstance(planned, Plan):
+                status: SyncStatus = "skipped" if planned.dynamic else "failed"
+                outcomes.append(SyncOutcome(planned.entry.uri, None, status, planned.reason))
+                continue
+            outcomes.append(await self._one(flat_plan(planned)))
+        return outcomes
+
+    async def _one(self, plan: Plan) -> SyncOutcome:
+        entry, name = plan.entry, plan.path
+        target = self.folder / name
+        shown = f"{self.shown.rstrip('/')}/{name}"
+        owned = self._ours(name, entry.uri)
+        exists = _exists(target)
+        if exists and owned is None:
+            other = self.record.skills.get(name)
+            whose = (
+                f"skillwire installed it from {other.origin} ({other.skill.uri})"
+                if other is not None
+                else "skillwire did not install it (a skill of your own?)"
+            )
+            return SyncOutcome(entry.uri, name, "skipped", f"{shown} exists and {whose}; left untouched")
+        if owned is not None and exists:
+            problem = disk_problem(self.folder, owned.skill)
+            if problem is not None and not self.force:
+                return SyncOutcome(
+                    entry.uri,
+                    name,
+                    "skipped",
+                    f"{shown} was edited since skillwire installed it ({problem}); "
+                    "left untouched (--force replaces it)",
+                )
+            if problem is None and same_files(owned.skill, plan):
+                return SyncOutcome(entry.uri, name, "unchanged", files=len(plan.files), size=plan.size)
+        decision = plan_load(
+            SkillRef(self.label, entry.uri), entry, allow_dynamic=False, trust=self.trust, approvals=self.approvals.get
+        )
+        if isinstance(decision, Refused):
+            return SyncOutcome(entry.uri, name, "failed", f"not written, as a host would not load it: {decision.error}")
+        if decision.signature.error is not None:  # `warn`: written, and said
+            self.notes.append(f"{entry.uri}: {decision.signature.error} (trust mode 'warn': synced anyway)")
+        if isinstance(decision, Ask):
+            if not await self.ask(decision):
+                return SyncOutcome(entry.uri, name, "skipped", "not approved; nothing was written")
+            self.approvals.approve(decision.request.ref, decision.bound)
+        else:
+            assert isinstance(decision, Approved)
+        return await self._write(plan, target, shown, "updated" if owned is not None and exists else "installed")
+
+    async def _write(self, plan: Plan, target: Path, shown: str, status: SyncStatus) -> SyncOutcome:
+        entry, name = plan.entry, plan.path
+        owned = Owned(self.origin, self.label, locked_skill(plan))
+        self.record.pending[name] = owned
+        write_record(self.folder, self.record)
+        staged = staging_directory(self.folder)
+        try:
+            await fetch_into(self.client, plan, staged, lambda steps: None)
+            swap_in(staged, target, self.folder)
+        except (SkillwireError, OSError) as exc:
+            del self.record.pending[name]
+            write_record(self.folder, self.record)
+            return SyncOutcome(entry.uri, name, "failed", failure_reason(exc, shown))
+        finally:
+            shutil.rmtree(staged, ignore_errors=True)
+        self.record.skills[name] = owned
+        del self.record.pending[name]
+        write_record(self.folder, self.record)
+        return SyncOutcome(entry.uri, name, status, files=len(plan.files), size=plan.size)
+
+    def prune(self, served: set[str], *, remove: bool) -> list[SyncOutcome]:
+        """Skills this server gave that it no longer serves: removed (`remove`), or kept with a note."""
+        outcomes: list[SyncOutcome] = []
+        for name, owned in sorted(self.record.skills.items()):
+            if owned.origin != self.origin or owned.skill.uri in served:
+                continue
+            target = self.folder / name
+            if not remove:
+                outcomes.append(
+                    SyncOutcome(owned.skill.uri, name, "kept", "the server no longer serves it (--prune removes it)")
+                )
+                continue
+            if os.path.lexists(target):
+                problem = disk_problem(self.folder, owned.skill)
+                if problem is not None and not self.force:
+                    outcomes.append(
+                        SyncOutcome(
+                            owned.skill.uri,
+                            name,
+                            "kept",
+                            f"gone from the server, but edited since skillwire installed it ({problem}); "
+                            "left in place (--force removes it)",
+                        )
+                    )
+                    continue
+                try:
+                    remove_folder(target, self.folder)
+                except OSError as exc:
+                    outcomes.append(SyncOutcome(owned.skill.uri, name, "failed", f"cannot remove {target}: {exc}"))
+                    continue
+            del self.record.skills[name]
+            write_record(self.folder, self.record)
+            outcomes.append(SyncOutcome(owned.skill.uri, name, "removed", "the server no longer serves it"))
+        return outcomes
+
+
+@dataclass
+class Drift:
+    uri: str
+    folder: str | None
+    status: DriftStatus
+    note: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"uri": self.uri, "folder": self.folder, "status": self.status, "note": self.note}
+
+
+def drift(
+    folder: Path, record: SyncRecord, origin: str, entries: dict[str, SkillEntry], *, complete: bool
+) -> list[Drift]:
+    """Each skill this server synced into `folder` against the disk and the server's entries (`complete`:
+    `entries` is the whole listing, so an absent skill is gone and an unsynced one is new)."""
+    out: list[Drift] = []
+    synced: set[str] = set()
+    for name, owned in sorted(record.skills.items()):
+        if owned.origin != origin:
+            continue
+        uri = owned.skill.uri
+        synced.add(uri)
+        problem = disk_problem(folder, owned.skill)
+        entry = entries.get(uri)
+        upstream: str | None = None
+        problem_note = ""
+        if entry is None and complete:
+            upstream = "gone upstream"
+        elif entry is not None:
+            planned = plan_skill(entry, (name,)) if not entry.is_dynamic else "dynamic"
+            if isinstance(planned, str):
+                upstream, problem_note = "changed upstream", f"the server's entry can no longer be synced: {planned}"
+            elif not same_files(owned.skill, flat_plan(planned)):
+                recorded = {f.path: (f.digest, f.size) for f in owned.skill.files}
+                served = {relative: (item.digest, item.size) for relative, item in flat_plan(planned).files}
+                files = sorted(p for p in recorded.keys() | served.keys() if recorded.get(p) != served.get(p))
+                upstream = "changed upstream"
+                problem_note = "files: " + ", ".join(files[:5]) + (" and more" if len(files) > 5 else "")
+        if problem == "is missing":
+            out.append(Drift(uri, name, "missing", "the folder is gone (a sync writes it again)"))
+        elif problem is not None:
+            also = "; also changed upstream" if upstream == "changed upstream" else ""
+            out.append(Drift(uri, name, "edited locally", f"{name} {problem}{also}"))
+        elif upstream == "changed upstream":
+            out.append(Drift(uri, name, "changed upstream", problem_note))
+        elif upstream == "gone upstream":
+            out.append(Drift(uri, name, "gone upstream", "--prune removes it"))
+        else:
+            out.append(Drift(uri, name, "in step"))
+    if complete:
+        for uri in sorted(entries.keys() - synced):
+            out.append(Drift(uri, None, "new", "served, not synced here"))
+    return out

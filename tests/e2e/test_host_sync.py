@@ -1,0 +1,179 @@
+"""`skillwire pull SERVER --for HOST` (issue 20 item 8): served skills synced into a host's own skills folder.
+
+A real `skillwire serve` (stdio, and HTTP on 127.0.0.1) over a copy of the examples; HOME points into the test's
+folder, so `--for claude` writes `$HOME/.claude/skills`. Each sync is a load: the approval (stored in a real
+SQLite approval store) and the trust policy apply before a skill is written; only folders skillwire wrote are
+replaced or pruned; `--check` reports drift; a sync killed between its two renames is repaired by the next.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from skillwire.host.approvals import ApprovalStore
+from skillwire.host.identity import SkillRef
+from support.cli import CliResult
+from support.cli import run_cli as cli
+from support.servers import EXAMPLES, serve_http
+
+STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
+RECORD = ".skillwire-sync.json"
+SERVED = {"refunds", "pdf-processing", "code-review", "security-audit", "git-workflow"}
+
+
+@pytest.fixture
+def root(tmp_path: Path) -> Path:
+    copy = tmp_path / "served"
+    shutil.copytree(EXAMPLES, copy)
+    return copy
+
+
+def sync(root: Path, home: Path, *args: str) -> CliResult:
+    return cli(
+        "pull",
+        "--for",
+        "claude",
+        "--approvals",
+        str(home / "approvals.sqlite"),
+        *args,
+        "--",
+        *STDIO,
+        str(root),
+        env={"HOME": str(home), "XDG_CONFIG_HOME": str(home / "config")},
+    )
+
+
+def folders(skills: Path) -> set[str]:
+    return {p.name for p in skills.iterdir() if p.is_dir()} if skills.is_dir() else set()
+
+
+def test_sync_into_claude_code_asks_owns_updates_prunes_and_never_touches_a_persons_own_skill(
+    root: Path, tmp_path: Path
+) -> None:
+    home = tmp_path / "home"
+    skills = home / ".claude" / "skills"
+    own = skills / "git-workflow" / "SKILL.md"  # the person's own skill, with the name of a served one
+    own.parent.mkdir(parents=True)
+    own.write_text("---\nname: git-workflow\ndescription: mine, not the server's\n---\nMy own steps.\n")
+    mine = own.read_bytes()
+
+    # Nobody can answer in a pipe: nothing is written without an approval.
+    asked = sync(root, home)
+    assert asked.code == 0, asked.err
+    assert folders(skills) == {"git-workflow"}
+    assert "not approved; nothing was written" in asked.err
+    assert "add --yes" in asked.err
+
+    done = sync(root, home, "--yes")
+    assert done.code == 0, done.err
+    assert folders(skills) == SERVED
+    assert own.read_bytes() == mine  # never touched
+    # A nested skill is a folder of its own, not a second copy inside its parent (hosts scan recursively).
+    assert not (skills / "code-review" / "security-audit").exists()
+    assert (skills / "security-audit" / "SKILL.md").is_file()
+    assert "skillwire did not install it" in done.err
+    assert "left untouched" in done.err
+    for name, source in (("refunds", "acme/billing/refunds"), ("pdf-processing", "pdf-processing")):
+        assert (skills / name / "SKILL.md").read_bytes() == (root / source / "SKILL.md").read_bytes()
+    record = json.loads((skills / RECORD).read_text())
+    assert sorted(s["path"] for s in record["skills"]) == sorted(SERVED - {"git-workflow"})
+    # The approval is the load's: bound to the files, under the server's label, in the approval store.
+    label = record["skills"][0]["label"]
+    with ApprovalStore(home / "approvals.sqlite") as store:
+        assert store.get(SkillRef(label, "skill://acme/billing/refunds/SKILL.md")) is not None
+
+    again = sync(root, home)  # approved and unchanged: nothing to ask, nothing written
+    assert again.code == 0, again.err
+    assert "4 unchanged" in again.text
+
+    # Upstream: one skill changes, one is removed. --check says so and writes nothing.
+    refunds_md = root / "acme" / "billing" / "refunds" / "SKILL.md"
+    refunds_md.write_bytes(refunds_md.read_bytes() + b"\nA new step.\n")
+    shutil.rmtree(root / "pdf-processing")
+    checked = sync(root, home, "--check")
+    assert checked.code == 1, checked.text + checked.err
+    status = {line.split("  ")[0].strip(): line for line in checked.text.splitlines()}
+    assert any(s.startswith("changed upstream") and "refunds" in line for s, line in status.items())
+    assert any(s.startswith("gone upstream") and "pdf-processing" in line for s, line in status.items())
+
+    # A changed skill needs a new approval; a removed one stays until --prune.
+    pending = sync(root, home)
+    assert b"A new step." not in (skills / "refunds" / "SKILL.md").read_bytes()
+    assert "kept skill://pdf-processing/SKILL.md: the server no longer serves it (--prune removes it)" in pending.err
+    pruned = sync(root, home, "--yes", "--prune")
+    assert pruned.code == 0, pruned.err
+    assert (skills / "refunds" / "SKILL.md").read_bytes() == refunds_md.read_bytes()
+    assert folders(skills) == SERVED - {"pdf-processing"}
+    assert own.read_bytes() == mine
+
+    # Edited in place: reported, not overwritten, until --force.
+    review = skills / "code-review" / "SKILL.md"
+    review.write_bytes(review.read_bytes() + b"\nmy local note\n")
+    edited = sync(root, home, "--check")
+    assert edited.code == 1
+    assert any(line.startswith("edited locally") and "code-review" in line for line in edited.text.splitlines())
+    refunds_before = refunds_md.read_bytes()
+    refunds_md.write_bytes(refunds_before + b"\nAnother step.\n")  # so there is something to write
+    (root / "code-review" / "SKILL.md").write_bytes((root / "code-review" / "SKILL.md").read_bytes() + b"\nv2\n")
+    kept = sync(root, home, "--yes")
+    assert b"my local note" in review.read_bytes()
+    assert "was edited since skillwire installed it" in kept.err
+    forced = sync(root, home, "--yes", "--force")
+    assert forced.code == 0, forced.err
+    assert review.read_bytes() == (root / "code-review" / "SKILL.md").read_bytes()
+    assert sync(root, home, "--check").code == 0
+
+
+def test_the_trust_policy_refuses_before_anything_is_written(root: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    refused = sync(root, home, "--yes", "--trust", "require")
+    assert refused.code == 1
+    assert "not written, as a host would not load it" in refused.err
+    assert folders(home / ".claude" / "skills") == set()
+    with ApprovalStore(home / "approvals.sqlite") as store:
+        assert store.list() == []  # refused before the approval step
+
+
+def test_sync_over_http_into_a_projects_codex_folder(root: Path, tmp_path: Path) -> None:
+    project = tmp_path / "project"
+    project.mkdir()
+    env = {"HOME": str(tmp_path / "home")}
+    approvals = str(tmp_path / "approvals.sqlite")
+    with serve_http([str(root), "--no-watch", "--no-digest-cache"]) as server:
+        args = ("--for", "codex", "--project", str(project))
+        done = cli("pull", server.url, *args, "--yes", "--approvals", approvals, env=env)
+        assert done.code == 0, done.err
+        skills = project / ".agents" / "skills"
+        assert folders(skills) == SERVED
+        assert not (tmp_path / "home" / ".agents").exists()
+        checked = cli("pull", server.url, *args, "--check", env=env)
+        assert checked.code == 0, checked.text + checked.err
+        assert "in step: all 5 synced skills" in checked.text
+
+
+def test_a_sync_killed_between_its_renames_is_repaired_by_the_next(root: Path, tmp_path: Path) -> None:
+    home = tmp_path / "home"
+    skills = home / ".claude" / "skills"
+    assert sync(root, home, "--yes").code == 0
+    md = root / "git-workflow" / "SKILL.md"
+    md.write_bytes(md.read_bytes() + b"\nchanged upstream\n")
+    env = {**os.environ, "HOME": str(home), "SKILLWIRE_TEST_CRASH_AT": "between-renames"}
+    command = [sys.executable, "-m", "skillwire.cli.main", "pull", "--for", "claude", "--yes"]
+    command += ["--approvals", str(home / "approvals.sqlite"), "--", *STDIO, str(root)]
+    crashed = subprocess.run(command, capture_output=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    assert crashed.returncode == 75, crashed.stderr.decode()
+    assert not (skills / "git-workflow").exists()  # killed with the old copy aside
+    checked = sync(root, home, "--check")
+    assert "an interrupted sync left work" in checked.err
+    repaired = sync(root, home, "--yes")
+    assert repaired.code == 0, repaired.err
+    assert (skills / "git-workflow" / "SKILL.md").read_bytes() == md.read_bytes()
+    assert sorted(p.name for p in skills.iterdir() if p.name.startswith(".skillwire-")) == [RECORD]
+    assert sync(root, home, "--check").code == 0
