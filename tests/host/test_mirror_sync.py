@@ -11,11 +11,11 @@ import pytest
 from skillwire.cli.args import ServerTarget
 from skillwire.cli.hostsync import default_label
 from skillwire.core.entry import SkillEntry
+from skillwire.core.errors import LockError
 from skillwire.core.manifest import sha256_digest
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
 from skillwire.host.mirror.layout import Plan, plan_skill
-from skillwire.host.mirror.lock import LockError
 from skillwire.host.mirror.sync import (
     RECORD_NAME,
     Owned,

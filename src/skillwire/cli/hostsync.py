@@ -23,13 +23,12 @@ from skillwire.cli.output import Output, printable, report_failure
 from skillwire.cli.resolve import resolve_entry
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import ApprovalStoreError, ServerError, SkillNotFound, SkillwireError
+from skillwire.core.errors import ApprovalStoreError, LockError, ServerError, SkillNotFound, SkillwireError
 from skillwire.core.manifest import human_size
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import MAX_ORIGIN_LABEL_LENGTH
 from skillwire.host.load import Ask
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
-from skillwire.host.mirror.lock import LockError
 from skillwire.host.mirror.swap import find_interrupted
 from skillwire.host.mirror.sync import RECORD_NAME, Drift, HostSync, SyncOutcome, SyncRecord, drift, read_record, settle
 from skillwire.host.trust import TrustPolicy, TrustStore

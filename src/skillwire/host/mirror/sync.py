@@ -34,14 +34,14 @@ from typing import Any, Literal, cast
 
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import LockError, SkillwireError
 from skillwire.core.uri import SKILL_MD
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
 from skillwire.host.load import Approved, Ask, Refused, plan_load
 from skillwire.host.mirror.drift import disk_problem
 from skillwire.host.mirror.layout import Plan, plan_entries, plan_skill
-from skillwire.host.mirror.lock import LockedSkill, LockError, write_atomically
+from skillwire.host.mirror.lock import LockedSkill, write_atomically
 from skillwire.host.mirror.lock import skill_from_json as locked_from_json
 from skillwire.host.mirror.swap import recover_interrupted, remove_folder, staging_directory, swap_in
 from skillwire.host.mirror.writer import failure_reason, fetch_into, locked_skill
