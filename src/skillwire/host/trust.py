@@ -42,7 +42,7 @@ from skillwire.core.signing import fingerprint_of, public_key_of, verify_entry
 from skillwire.core.uri import canonical_scope, canonical_uri, in_scope
 from skillwire.host.identity import SkillRef, validate_origin_label
 
-__all__ = ["TrustPolicy"]
+__all__ = ["TrustPolicy", "TrustStore"]
 
 logger = logging.getLogger("skillwire.host")
 

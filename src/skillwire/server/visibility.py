@@ -36,6 +36,8 @@ from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
 from skillwire.core.errors import InvalidAudienceRule
 from skillwire.server.extension import SkillsExtension
 
+__all__ = ["PerCallerSkills"]
+
 Visible = Callable[[CatalogSkill, frozenset[str]], bool]
 _VIEWS_KEPT = 32
 
