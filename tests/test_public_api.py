@@ -116,7 +116,7 @@ def test_root_table_is_generated_from_the_modules() -> None:
     generator = _generator()
     text = generator.INIT.read_text(encoding="utf-8")
     assert generator.regenerated(text, generator.exports()) == text, "run .venv/bin/python scripts/generate-exports"
-    assert skillwire._EXPORTS == {m: tuple(n) for m, n in generator.exports().items()}
+    assert {m: tuple(n) for m, n in generator.exports().items()} == skillwire._EXPORTS
 
 
 def test_readme_names_are_importable_from_the_root() -> None:
