@@ -5,11 +5,15 @@ each finding made in this process; the coverage test runs last and compares the 
 rule tables. A rule no test produces fails it, unless it is listed in `UNPRODUCIBLE` with the reason
 it cannot be produced here, so adding a rule without a test that triggers it fails the suite. The
 judgement needs the whole suite: with a selection (`-k`, `-m`, a subset of files) it skips and says why.
+It counts only rules produced without `../shared` (the collector watches every file opened), which is
+what a fresh clone can run: the suite here judges coverage as a new user's run does.
 """
 
 from __future__ import annotations
 
 import ast
+import contextlib
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -17,7 +21,8 @@ import pytest
 
 from skillwire.checks import audit, links, lint
 from skillwire.checks.findings import Rule, RuleSet
-from support.rule_coverage import PRODUCED, SESSION
+from support import rule_coverage
+from support.rule_coverage import PRODUCED, PRODUCED_WITH_SHARED, SESSION
 
 #: Rules no test here can produce, and why. Empty today: every rule has a test that triggers it.
 UNPRODUCIBLE: dict[str, str] = {}
@@ -58,7 +63,33 @@ def test_every_rule_is_produced_by_some_test() -> None:
     if not SESSION["complete"]:
         pytest.skip(f"rule coverage is judged over the whole suite only ({SESSION['why']})")
     assert set(lint.RULES).isdisjoint(audit.RULES)  # so one set of produced ids serves both tables
-    assert coverage_gaps(TABLES, PRODUCED, UNPRODUCIBLE) == []
+    gaps = coverage_gaps(TABLES, PRODUCED, UNPRODUCIBLE)
+    only_shared = sorted(PRODUCED_WITH_SHARED - PRODUCED)
+    hint = f" (produced only by tests that read ../shared: {', '.join(only_shared)})" if only_shared else ""
+    assert gaps == [], f"{gaps}{hint}"
+
+
+def test_a_rule_produced_after_reading_shared_data_does_not_count(tmp_path: Path) -> None:
+    """The judgement is the one a clone without ../shared makes: the collector's audit hook sees the
+    read, and the rule goes to PRODUCED_WITH_SHARED."""
+    assert rule_coverage.uses_shared(rule_coverage.SHARED / "corpora" / "x" / "SKILL.md")
+    assert rule_coverage.uses_shared(os.fsencode(rule_coverage.SHARED / "review"))
+    assert not rule_coverage.uses_shared(tmp_path / "shared" / "SKILL.md")
+    assert not rule_coverage.uses_shared(3)
+    saved = dict(rule_coverage.TAINT)
+    produced, with_shared = set(PRODUCED), set(PRODUCED_WITH_SHARED)
+    try:
+        rule_coverage.TAINT["shared"] = False
+        with contextlib.suppress(OSError):  # only the attempt matters (there may be no ../shared)
+            os.scandir(rule_coverage.SHARED).close()
+        assert rule_coverage.TAINT["shared"]
+        rule_coverage.record("planted.rule")
+        assert "planted.rule" in PRODUCED_WITH_SHARED
+        assert "planted.rule" not in PRODUCED
+    finally:
+        rule_coverage.TAINT.update(saved)
+        PRODUCED.intersection_update(produced)
+        PRODUCED_WITH_SHARED.intersection_update(with_shared)
 
 
 # -- every rule id the engines write is registered -----------------------------------------------------------

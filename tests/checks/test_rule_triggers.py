@@ -63,6 +63,10 @@ def entry_compatibility_invalid(fake: FakeServer) -> None:
     frontmatter_of(fake)["compatibility"] = 3
 
 
+def entry_field_advice(fake: FakeServer) -> None:
+    frontmatter_of(fake)["allowed-tools"] = ["Read", "Bash"]  # a list where the spec says a string
+
+
 def entry_metadata_reserved_key(fake: FakeServer) -> None:
     frontmatter_of(fake)["metadata"] = {"io.modelcontextprotocol/owner": "x"}
 
@@ -134,6 +138,7 @@ CHECK_TRIGGERS: dict[str, Callable[[FakeServer], None]] = {
     "entry.frontmatter-missing": entry_frontmatter_missing,
     "entry.name-missing": entry_name_missing,
     "entry.compatibility-invalid": entry_compatibility_invalid,
+    "entry.field-advice": entry_field_advice,
     "entry.metadata-reserved-key": entry_metadata_reserved_key,
     "entry.resources-invalid": entry_resources_invalid,
     "entry.resource-invalid": entry_resource_invalid,
