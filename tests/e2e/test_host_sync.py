@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -21,7 +22,8 @@ from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
 from support.cli import CliResult
 from support.cli import run_cli as cli
-from support.servers import EXAMPLES, serve_http
+from support.conformance import missing_tools_reason, node_binary
+from support.servers import EXAMPLES, REPO_ROOT, serve_http
 
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
 RECORD = ".skillwire-sync.json"
@@ -177,3 +179,55 @@ def test_a_sync_killed_between_its_renames_is_repaired_by_the_next(root: Path, t
     assert (skills / "git-workflow" / "SKILL.md").read_bytes() == md.read_bytes()
     assert sorted(p.name for p in skills.iterdir() if p.name.startswith(".skillwire-")) == [RECORD]
     assert sync(root, home, "--check").code == 0
+
+
+def gemini_cli() -> Path | None:
+    """Gemini CLI's entry script from `.tools/hosts/` (`scripts/install-tools`), or None when it is absent."""
+    script = REPO_ROOT / ".tools" / "hosts" / "node_modules" / ".bin" / "gemini"
+    return script.resolve() if script.exists() else None
+
+
+def test_gemini_cli_discovers_exactly_the_synced_skills_beside_a_persons_own(root: Path, tmp_path: Path) -> None:
+    # A real host reading the folder: `gemini skills list` scans ~/.gemini/skills offline, without signing in.
+    script = gemini_cli()
+    if script is None or missing_tools_reason() is not None:
+        pytest.skip("Gemini CLI is not installed in .tools/hosts (run scripts/install-tools)")
+    home = tmp_path / "home"
+    skills = home / ".gemini" / "skills"
+    own = skills / "git-workflow" / "SKILL.md"
+    own.parent.mkdir(parents=True)
+    own.write_text("---\nname: git-workflow\ndescription: my own git steps, not the server's\n---\nMine.\n")
+    done = cli(
+        "pull",
+        "--for",
+        "gemini",
+        "--yes",
+        "--approvals",
+        str(home / "a.sqlite"),
+        "--",
+        *STDIO,
+        str(root),
+        env={"HOME": str(home)},
+    )
+    assert done.code == 0, done.err
+    work = tmp_path / "elsewhere"
+    work.mkdir()
+    listed = subprocess.run(
+        [str(node_binary()), str(script), "skills", "list"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=work,
+        stdin=subprocess.DEVNULL,
+        env={"HOME": str(home), "PATH": os.environ.get("PATH", "/usr/bin:/bin"), "NO_COLOR": "1"},
+        check=False,
+    )
+    assert listed.returncode == 0, listed.stdout + listed.stderr
+    locations = re.findall(r"Location:\s+(\S+)/SKILL\.md", listed.stdout)
+    found = {Path(location).name: Path(location) for location in locations}
+    assert set(found) == SERVED, listed.stdout
+    assert len(locations) == len(SERVED)  # each once: the nested skill is not also found inside its parent
+    assert all(path.parent == skills for path in found.values())
+    assert "my own git steps, not the server's" in listed.stdout  # the person's skill, untouched, still theirs
+    description = "Process customer refund requests"
+    assert description in listed.stdout
