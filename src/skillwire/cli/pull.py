@@ -141,7 +141,8 @@ def _discovery_warning(path: Path, shown: str) -> str | None:
         return None
     return (
         f"warning: {shown} is inside {root}, where agent hosts discover skills: what is pulled there becomes a "
-        "local skill, loaded without its MCP origin or verification"
+        "local skill, loaded without its MCP origin or verification (`--for HOST` syncs into a host's folder "
+        "with your approval, the trust policy and an ownership record)"
     )
 
 
