@@ -118,9 +118,13 @@ class SignatureBook:
     def signature_for(self, entry: SkillEntry) -> Signature | None:
         """The signature recorded for this exact entry, or None (unsigned, or changed since signing)."""
         record = self.records.get(entry.uri)
-        if record is None or entry.is_dynamic or record[0] != statement_digest(entry):
+        if record is None or entry.is_dynamic:
             return None
-        return record[1]
+        try:
+            current = statement_digest(entry)
+        except ValueError:  # a URI in it is not canonical: no statement, so no signature can be attached
+            return None
+        return record[1] if current == record[0] else None
 
     def annotate(self, entry: SkillEntry) -> SkillEntry:
         """`entry` with its signature in `_meta` (the same entry when there is none to add)."""

@@ -4,7 +4,8 @@ Everything about a signature's *content* lives here (making one needs a private 
 `catalog/signatures.py`; deciding whom to trust lives in `host/trust.py`).
 
 - **What is signed** (`manifest_statement`): the canonical JSON of the skill's path, its frontmatter and
-  every file of its manifest as (path relative to the skill root, digest, size), sorted. That is the
+  every file of its manifest as (path relative to the skill root, digest, size), sorted; paths come from
+  the parsed URIs, and an entry whose URIs are not canonical text has no statement (it never verifies). That is the
   `{uri, digest}` set approvals bind to plus the frontmatter, with paths relative to the skill so the
   statement does not name a server. A `"dynamic"` skill has no manifest and cannot be signed.
 - **The format** is SSHSIG, OpenSSH's signature format (`ssh-keygen -Y sign`), the one git uses for
@@ -29,6 +30,7 @@ from typing import TYPE_CHECKING, Any
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SignatureInvalid, SignatureMissing
 from skillwire.core.protocol import SKILLWIRE_META_PREFIX
+from skillwire.core.uri import canonical_uri, encode_segment, parse_uri
 
 if TYPE_CHECKING:
     # sshsig (over `cryptography`) is imported where a signature or key is checked: a server without
@@ -42,16 +44,36 @@ _MAX_SIGNATURE_CHARS = 16 * 1024  # an RSA-4096 SSHSIG is about 1.3 KB armored
 
 
 def manifest_statement(entry: SkillEntry) -> bytes:
-    """The bytes a publisher signs for `entry` (raises `ValueError` for a dynamic skill)."""
+    """The bytes a publisher signs for `entry` (raises `ValueError` for a dynamic skill, and for an entry
+    whose URIs are not canonical, saying which).
+
+    Every path in it comes from the parsed URIs (`core/uri.py`), never from cutting the URI text: the
+    skill's decoded segments, and each file's segments below the skill root in their canonical spelling.
+    So the statement names exactly the files the host will read, under the names it will read them by.
+    A URI whose text is not its canonical form (`skill://acme/%61/SKILL.md`, a lower-case or needless
+    escape) is refused rather than canonicalised: the host keys approvals, the cache and trust scopes by
+    the URI text a server sent, so a signature must never vouch for a spelling other than the one signed.
+    Canonical entries (what `skillwire serve` always sends) give the same bytes as before this rule.
+    """
     if entry.is_dynamic:
         raise ValueError(f"{entry.uri}: a dynamic skill has no manifest to sign")
-    root = entry.uri[: entry.uri.rfind("/") + 1]
-    files = sorted([f.uri[len(root) :], f.digest, f.size] for f in entry.files)
+    if canonical_uri(entry.uri) != entry.uri:
+        raise ValueError(f"the skill URI is not in canonical form ({canonical_uri(entry.uri)})")
+    root = entry.path.root
+    files = []
+    for item in entry.files:
+        parsed = parse_uri(item.uri)
+        below = parsed.relative_to(root)
+        if str(parsed) != item.uri:
+            raise ValueError(f"the file URI {item.uri!r} is not in canonical form ({parsed})")
+        if not below:
+            raise ValueError(f"the file URI {item.uri!r} is not inside the skill")
+        files.append(["/".join(encode_segment(segment) for segment in below), item.digest, item.size])
     statement = {
         "namespace": NAMESPACE,
         "skill": entry.path.scheme + ":" + "/".join(entry.path.segments),
         "frontmatter": entry.frontmatter,
-        "files": files,
+        "files": sorted(files),
     }
     return json.dumps(statement, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
 
@@ -122,10 +144,15 @@ def verify_entry(entry: SkillEntry) -> Signer:
     signature = Signature.from_entry(entry)
     if entry.is_dynamic:
         raise SignatureInvalid(entry.uri, "a dynamic skill cannot carry a valid signature (it has no manifest)")
+    try:
+        statement = manifest_statement(entry)
+    except ValueError as exc:
+        # A signer only ever signs canonical URIs; another spelling of them is a rewrite in transit.
+        raise SignatureInvalid(entry.uri, f"the signature cannot cover this entry: {exc}") from None
     import sshsig
 
     try:
-        key = sshsig.check_signature(manifest_statement(entry), signature.armored, namespace=NAMESPACE)
+        key = sshsig.check_signature(statement, signature.armored, namespace=NAMESPACE)
     except (sshsig.InvalidSignature, NotImplementedError, ValueError) as exc:
         raise SignatureInvalid(
             entry.uri, f"the publisher signature does not verify over this manifest ({exc})"
