@@ -231,3 +231,36 @@ def test_gemini_cli_discovers_exactly_the_synced_skills_beside_a_persons_own(roo
     assert "my own git steps, not the server's" in listed.stdout  # the person's skill, untouched, still theirs
     description = "Process customer refund requests"
     assert description in listed.stdout
+
+
+@pytest.mark.parametrize("crash_at", ["staging", "removing"])
+def test_a_sync_killed_while_staging_or_pruning_leaves_a_folder_the_next_sync_completes(
+    root: Path, tmp_path: Path, crash_at: str
+) -> None:
+    home = tmp_path / "home"
+    skills = home / ".claude" / "skills"
+    assert sync(root, home, "--yes").code == 0
+    before = (skills / "git-workflow" / "SKILL.md").read_bytes()
+    if crash_at == "staging":
+        md = root / "git-workflow" / "SKILL.md"
+        md.write_bytes(md.read_bytes() + b"\nchanged upstream\n")
+    else:
+        shutil.rmtree(root / "git-workflow")
+    env = {**os.environ, "HOME": str(home), "SKILLWIRE_TEST_CRASH_AT": crash_at}
+    command = [sys.executable, "-m", "skillwire.cli.main", "pull", "--for", "claude", "--yes", "--prune"]
+    command += ["--approvals", str(home / "approvals.sqlite"), "--", *STDIO, str(root)]
+    crashed = subprocess.run(command, capture_output=True, env=env, timeout=120, stdin=subprocess.DEVNULL)
+    assert crashed.returncode == 75, crashed.stderr.decode()
+    if crash_at == "staging":  # the old copy is untouched while the new one is staged
+        assert (skills / "git-workflow" / "SKILL.md").read_bytes() == before
+    else:  # the folder left in one rename: never half a skill where the host reads skills
+        assert not (skills / "git-workflow").exists()
+    finished = sync(root, home, "--yes", "--prune")
+    assert finished.code == 0, finished.err
+    assert sorted(p.name for p in skills.iterdir() if p.name.startswith(".skillwire-")) == [RECORD]
+    if crash_at == "staging":
+        assert (skills / "git-workflow" / "SKILL.md").read_bytes() == (root / "git-workflow" / "SKILL.md").read_bytes()
+    else:
+        assert not (skills / "git-workflow").exists()
+        assert "git-workflow" not in (skills / RECORD).read_text()
+    assert sync(root, home, "--check").code == 0
