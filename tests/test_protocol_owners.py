@@ -108,3 +108,67 @@ def test_core_reaches_the_sdk_only_through_the_wire_types_in_core_params() -> No
         if edge.target.split(".")[0] in ("mcp", "mcp_types", "pydantic")
     }
     assert reaching == {(PARAMS_OWNER, "mcp_types")}
+
+
+# -- paging: one cursor codec (core/cursor.py), one client loop (client/paging.py) -----------------------------
+
+CURSOR_OWNER = "skillwire.core.cursor"
+PAGING_OWNER = "skillwire.client.paging"
+# module prefix -> why it reads `nextCursor` itself
+CURSOR_READERS = {
+    "skillwire.checks.audit": "skillwire check walks pages by hand on purpose: each paging defect is a finding",
+    "skillwire.server.resources": "a server, not a client: it carries the app's own resources/list cursor in ours",
+}
+
+
+def cursor_codecs(tree: ast.AST) -> Iterator[str]:
+    """base64url (the cursor's text form) or an HMAC: what a second cursor codec is made of."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and node.attr in ("urlsafe_b64encode", "urlsafe_b64decode"):
+            yield node.attr
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("hmac.new", "hmac.digest"):
+            yield ast.unparse(node.func)
+
+
+def next_cursor_reads(tree: ast.AST) -> Iterator[str]:
+    """`x.get("nextCursor")` or `x["nextCursor"]` read: a paging loop of its own."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "get":
+            first = node.args[0] if node.args else None
+            if isinstance(first, ast.Constant) and first.value == "nextCursor":
+                yield ast.unparse(node)
+        elif isinstance(node, ast.Subscript) and isinstance(node.ctx, ast.Load):
+            key = node.slice
+            yield from [ast.unparse(node)] if isinstance(key, ast.Constant) and key.value == "nextCursor" else []
+
+
+def test_the_paging_scanners_find_a_planted_copy() -> None:
+    planted = ast.parse(
+        "import base64, hmac\n"
+        "def encode(key):\n    return base64.urlsafe_b64encode(key) + hmac.new(S, key, 'sha256').digest()\n"
+        "async def walk(send):\n"
+        "    result = await send(None)\n"
+        "    while result.get('nextCursor'):\n        result = await send(result['nextCursor'])\n"
+        "    result['nextCursor'] = None\n"
+    )
+    assert sorted(cursor_codecs(planted)) == ["hmac.new", "urlsafe_b64encode"]
+    assert sorted(next_cursor_reads(planted)) == ["result.get('nextCursor')", "result['nextCursor']"]
+
+
+def test_cursors_are_encoded_only_by_core_cursor() -> None:
+    codecs = {
+        module: sorted(set(cursor_codecs(ast.parse(path.read_text(encoding="utf-8")))))
+        for module, path in MODULES.items()
+        if module != CURSOR_OWNER
+    }
+    assert {m: found for m, found in codecs.items() if found} == {}, "use skillwire.core.cursor"
+
+
+def test_pages_are_walked_only_by_client_paging() -> None:
+    loops = {
+        module: sorted(set(next_cursor_reads(ast.parse(path.read_text(encoding="utf-8")))))
+        for module, path in MODULES.items()
+        if module != PAGING_OWNER and not module.startswith(tuple(CURSOR_READERS))
+    }
+    assert {m: found for m, found in loops.items() if found} == {}, "walk pages with skillwire.client.paging.pages"
+    assert all(any(m.startswith(prefix) for m in MODULES) for prefix in CURSOR_READERS)  # no stale entry

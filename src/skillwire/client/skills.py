@@ -30,6 +30,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED, INVALID_PARAMS, PARSE_ERROR, RE
 from pydantic import BaseModel, ValidationError
 
 from skillwire.client.limits import ClientLimits, ResponseBudget
+from skillwire.client.paging import PageWalk, pages
 from skillwire.client.requests import (
     RAW_RESULT,
     get_skill_request,
@@ -136,6 +137,12 @@ class DirectoryItem:
     is_directory: bool
     size: int | None = None
     raw: dict[str, Any] = field(default_factory=dict, compare=False)
+
+
+class DirectoryListing(list[DirectoryItem]):
+    """A directory's items, all pages; `stopped` is why the walk ended early (None: the whole listing)."""
+
+    stopped: str | None = None
 
 
 def _cache_ttl(result: dict[str, Any]) -> int:
@@ -284,32 +291,36 @@ class SkillsClient:
         limits = self.limits
         entries: list[SkillEntry] = []
         problems: list[EntryProblem] = []
-        seen_cursors: set[str] = set()
         seen_uris: set[str] = set()
-        cursor: str | None = None
-        pages = 0
         counted = 0  # entries seen, valid or not: the entry cap bounds the work, not only the result
-        stopped: str | None = None
         ttl = 0
+        walk = PageWalk(limits.max_pages)
+
+        async def fetch(cursor: str | None) -> dict[str, Any]:
+            return await self._call(list_skills_request(cursor), METHOD_LIST, None)
+
         with anyio.move_on_after(limits.listing_seconds) as deadline:
+            listing_pages = pages(fetch, walk)
             while True:
                 try:
-                    result = await self._call(list_skills_request(cursor), METHOD_LIST, None)
+                    result = await anext(listing_pages)
+                except StopAsyncIteration:
+                    break
                 except ServerError as exc:
-                    if pages == 0:
+                    if walk.pages == 0:
                         raise
                     # A later page that fails (too large, no answer, ...) ends the listing, not what it had.
-                    stopped = f"page {pages + 1} failed: {exc}"
+                    walk.stop(f"page {walk.pages + 1} failed: {exc}")
                     break
-                pages += 1
-                if pages == 1:
+                page = walk.pages
+                if page == 1:
                     ttl = _cache_ttl(result)
                 raw_entries = result.get("skills")
                 if not isinstance(raw_entries, list):
                     raise InvalidResponse("skills/list result has no 'skills' array", origin=self.origin)
                 if len(raw_entries) > limits.max_page_entries:
-                    stopped = (
-                        f"page {pages} has {len(raw_entries):,} entries, over the cap of {limits.max_page_entries:,} "
+                    walk.stop(
+                        f"page {page} has {len(raw_entries):,} entries, over the cap of {limits.max_page_entries:,} "
                         "per page; not read"
                     )
                     break
@@ -319,36 +330,23 @@ class SkillsClient:
                     try:
                         entry = SkillEntry.from_wire(raw)
                     except InvalidEntry as exc:
-                        problems.append(EntryProblem(pages, index, uri if isinstance(uri, str) else None, str(exc)))
+                        problems.append(EntryProblem(page, index, uri if isinstance(uri, str) else None, str(exc)))
                         continue
                     if entry.uri in seen_uris:
                         problems.append(
-                            EntryProblem(pages, index, entry.uri, "listed twice (an entry split or repeated)")
+                            EntryProblem(page, index, entry.uri, "listed twice (an entry split or repeated)")
                         )
                         continue
                     seen_uris.add(entry.uri)
                     entries.append(entry)
                 counted += min(len(raw_entries), room)
                 if len(raw_entries) > room:
-                    stopped = f"stopped at the cap of {limits.max_entries:,} entries in one listing"
+                    walk.stop(f"stopped at the cap of {limits.max_entries:,} entries in one listing")
                     break
-                next_cursor = result.get("nextCursor")
-                if next_cursor is None or next_cursor == "":
-                    break
-                if not isinstance(next_cursor, str):
-                    stopped = f"nextCursor is not a string: {next_cursor!r:.60}"
-                    break
-                if next_cursor in seen_cursors:
-                    stopped = "the server repeated a cursor (a pagination loop)"
-                    break
-                if pages >= limits.max_pages:
-                    stopped = f"stopped after {limits.max_pages} pages"
-                    break
-                seen_cursors.add(next_cursor)
-                cursor = next_cursor
+        pages_read, stopped = walk.pages, walk.stopped
         if deadline.cancelled_caught:
-            stopped = f"stopped after {limits.listing_seconds:g} s ({pages} pages read)"
-        listing = Listing(tuple(entries), tuple(problems), pages, stopped, ttl)
+            stopped = f"stopped after {limits.listing_seconds:g} s ({pages_read} pages read)"
+        listing = Listing(tuple(entries), tuple(problems), pages_read, stopped, ttl)
         if ttl and stopped is None:  # a listing cut short is not reused as if it were the server's answer
             self._listing = (now + ttl / 1000, listing)
             for entry in entries:
@@ -421,17 +419,20 @@ class SkillsClient:
 
     # -- resources/directory/read -------------------------------------------------------------------------
 
-    async def read_directory(self, uri: str, *, max_pages: int = DEFAULT_MAX_DIRECTORY_PAGES) -> list[DirectoryItem]:
+    async def read_directory(self, uri: str, *, max_pages: int = DEFAULT_MAX_DIRECTORY_PAGES) -> DirectoryListing:
+        """Every page of `resources/directory/read` of `uri`; `.stopped` says why the listing is partial, if it is."""
         if not self.directory_read:
             raise ExtensionNotDeclared(
                 "the server did not declare directoryRead: true; not sending resources/directory/read",
                 origin=self.origin,
             )
-        items: list[DirectoryItem] = []
-        cursor: str | None = None
-        seen: set[str] = set()
-        for _ in range(max_pages):
-            result = await self._call(read_directory_request(uri, cursor), METHOD_READ_DIRECTORY, uri)
+        items = DirectoryListing()
+        walk = PageWalk(max_pages)
+
+        async def fetch(cursor: str | None) -> dict[str, Any]:
+            return await self._call(read_directory_request(uri, cursor), METHOD_READ_DIRECTORY, uri)
+
+        async for result in pages(fetch, walk):
             raw_items = result.get("resources")
             if not isinstance(raw_items, list):
                 raise InvalidResponse(f"directory read of {uri} has no 'resources' array", origin=self.origin)
@@ -456,9 +457,6 @@ class SkillsClient:
                         raw,
                     )
                 )
-            next_cursor = result.get("nextCursor")
-            if not isinstance(next_cursor, str) or not next_cursor or next_cursor in seen:
-                return items
-            seen.add(next_cursor)
-            cursor = next_cursor
+        # Said, never silent: a walk cut short (a repeated cursor, the page cap) is a partial listing.
+        items.stopped = walk.stopped
         return items

@@ -5,6 +5,13 @@ catalog changes between pages and any replica serving the same catalog (with the
 continue it: no server-side state. The MAC (HMAC-SHA256, truncated) makes a forged, truncated or
 cross-listing cursor fail with `InvalidCursor` instead of silently listing from somewhere odd. It is
 integrity, not secrecy: keys are URIs the client has already seen.
+
+This is the one cursor codec in skillwire (`tests/test_protocol_owners.py` fails on another). A key is
+a string (`skills/list`: the last URI of the page) or any JSON value a listing needs to continue
+(`resources/list`: the phase and the key inside it; the model tools' `list_skills`: the browse position
+or the query, offset and catalog version): `encode_cursor` takes either, `decode_cursor` gives back a
+string key and refuses any other, `decode_cursor_value` gives back whatever JSON value was encoded for
+the caller to check its shape.
 """
 
 from __future__ import annotations
@@ -16,6 +23,7 @@ import hmac
 import json
 
 from skillwire.core.errors import InvalidCursor
+from skillwire.core.json import JSONValue
 
 DEFAULT_CURSOR_SECRET = b"skillwire/cursor/v1"
 _MAC_BYTES = 12
@@ -26,14 +34,24 @@ def _mac(secret: bytes, kind: str, payload: bytes) -> str:
     return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
 
-def encode_cursor(kind: str, key: str, *, secret: bytes = DEFAULT_CURSOR_SECRET) -> str:
+def encode_cursor(kind: str, key: JSONValue, *, secret: bytes = DEFAULT_CURSOR_SECRET) -> str:
+    """A cursor continuing listing `kind` after `key` (a string, or any JSON value), MAC'd with `secret`."""
     payload = json.dumps([1, key], separators=(",", ":"), ensure_ascii=False).encode()
     body = base64.urlsafe_b64encode(payload).decode().rstrip("=")
     return f"{body}.{_mac(secret, kind, payload)}"
 
 
 def decode_cursor(cursor: object, kind: str, *, secret: bytes = DEFAULT_CURSOR_SECRET) -> str:
-    """The key a cursor continues after; `InvalidCursor` for anything this listing did not issue."""
+    """The string key a cursor continues after; `InvalidCursor` for anything this listing did not issue."""
+    key = decode_cursor_value(cursor, kind, secret=secret)
+    if not isinstance(key, str):
+        raise InvalidCursor(f"invalid cursor {cursor!r:.80}: unsupported version")
+    return key
+
+
+def decode_cursor_value(cursor: object, kind: str, *, secret: bytes = DEFAULT_CURSOR_SECRET) -> JSONValue:
+    """The JSON key a cursor continues after (its shape is the caller's to check); `InvalidCursor` for
+    anything this listing did not issue."""
     # ASCII only: hmac.compare_digest raises TypeError on non-ASCII str.
     if not isinstance(cursor, str) or len(cursor) > 4096 or not cursor.isascii() or cursor.count(".") != 1:
         raise InvalidCursor(f"invalid cursor {cursor!r:.80}: not issued by this server")
@@ -51,6 +69,6 @@ def decode_cursor(cursor: object, kind: str, *, secret: bytes = DEFAULT_CURSOR_S
         version, key = json.loads(payload)
     except (ValueError, TypeError):
         raise InvalidCursor(f"invalid cursor {cursor!r:.80}: unreadable payload") from None
-    if version != 1 or not isinstance(key, str):
+    if version != 1:
         raise InvalidCursor(f"invalid cursor {cursor!r:.80}: unsupported version")
-    return key
+    return key  # type: ignore[no-any-return]  # json.loads of our own payload: a JSON value

@@ -19,6 +19,7 @@ from typing import Any
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
     CodeExecutionDenied,
+    InvalidResponse,
     InvalidSkillURI,
     LimitExceeded,
     SkillChanged,
@@ -226,6 +227,11 @@ class ActiveSkill:
         """
         view = self.list_directory(reference)
         items = await self._reader.read_directory(self.ref.origin, view.uri)
+        if items.stopped is not None:
+            # A partial listing proves nothing about what the server lacks: not "the skill changed".
+            raise InvalidResponse(
+                f"{view.uri}: the directory listing was cut short ({items.stopped})", origin=self.ref.origin
+            )
         shown = {item.uri for item in items}
         expected = {f.uri for f in view.files} | set(view.directories)
         extra, missing = sorted(shown - expected), sorted(expected - shown)

@@ -515,6 +515,8 @@ class SkillHost:
                 raise
             items = await skills.read_directory(uri)
             lines = [f"{i.uri}{'/ (directory)' if i.is_directory else ''}" for i in items]
+            if items.stopped is not None:
+                lines.append(f"(the listing was cut short: {items.stopped})")
             return TaggedContent(origin, uri, "\n".join(lines) or "(empty directory)", kind="directory", verified=False)
         try:
             text = content.data.decode("utf-8")

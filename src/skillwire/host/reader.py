@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 
 from skillwire.catalog.snapshot import CatalogFile
-from skillwire.client.skills import DirectoryItem, SkillsClient
+from skillwire.client.skills import DirectoryListing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServedFileChanged, UnknownOrigin, VerificationFailed
 from skillwire.core.manifest import ManifestFile
@@ -81,7 +81,7 @@ class OriginReader:
         """A dynamic skill's bytes: there is no digest to check them against (the caller bounds them)."""
         return (await self._server(origin).read_skill_uri(uri)).data
 
-    async def read_directory(self, origin: str, uri: str) -> list[DirectoryItem]:
+    async def read_directory(self, origin: str, uri: str) -> DirectoryListing:
         return await self._server(origin).read_directory(uri)
 
     def read_local(self, origin: str, uri: str) -> bytes:

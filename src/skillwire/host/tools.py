@@ -25,8 +25,6 @@ that says what is true and what to do, never an exception that ends the model's 
 
 from __future__ import annotations
 
-import base64
-import binascii
 import difflib
 import json
 import logging
@@ -34,13 +32,15 @@ import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
 from html import escape
-from typing import Any, Literal
+from typing import Any, Literal, cast
 
+from skillwire.core.cursor import decode_cursor_value, encode_cursor
 from skillwire.core.errors import (
     ApprovalDenied,
     CrossOriginReadDenied,
     DynamicSkillDeclined,
     HostError,
+    InvalidCursor,
     InvalidSkillURI,
     LimitExceeded,
     ServerError,
@@ -51,6 +51,7 @@ from skillwire.core.errors import (
     SkillwireError,
     UnknownOrigin,
 )
+from skillwire.core.json import JSONValue
 from skillwire.core.uri import in_scope
 from skillwire.host.active import ActiveSkill
 from skillwire.host.host import SkillHost
@@ -68,7 +69,7 @@ DESCRIPTION_LIMIT = 300  # characters of a description shown per skill in a list
 MAX_QUERY_CHARS = 500
 MAX_FILES_SHOWN = 100  # files of a loaded skill named in read_skill's header
 MAX_EXISTING_SHOWN = 20  # files named in a "no such file" refusal
-_CURSOR_PREFIX = "sw1."
+_CURSOR_KIND = "list_skills"  # the listing a model-tool cursor belongs to (core/cursor binds it in the MAC)
 
 INSTRUCTIONS = """\
 These tools give you skills: folders of instructions and files, published by the MCP servers the user \
@@ -231,8 +232,10 @@ class _Refusal(Exception):
 
 
 def _encode_cursor(payload: dict[str, Any]) -> str:
-    raw = json.dumps(payload, separators=(",", ":"), ensure_ascii=False).encode()
-    return _CURSOR_PREFIX + base64.urlsafe_b64encode(raw).decode().rstrip("=")
+    # core/cursor's codec (the one in skillwire), under this tool's own kind. The default secret, not a
+    # per-process one: a host that starts a new bridge per call (langchain-mcp-adapters) must still be able
+    # to continue a browse; the MAC is integrity against a cut or edited cursor, not secrecy.
+    return encode_cursor(_CURSOR_KIND, cast(JSONValue, payload))
 
 
 _START_OVER = "Call list_skills without a cursor to start from the beginning."
@@ -240,12 +243,9 @@ _START_OVER = "Call list_skills without a cursor to start from the beginning."
 
 def _decode_cursor(cursor: str) -> dict[str, Any]:
     bad = _Refusal(f"Invalid cursor: it is not one list_skills issued (it may be cut short or edited). {_START_OVER}")
-    if not cursor.startswith(_CURSOR_PREFIX) or len(cursor) > 4096:
-        raise bad
-    body = cursor[len(_CURSOR_PREFIX) :]
     try:
-        payload = json.loads(base64.urlsafe_b64decode(body + "=" * (-len(body) % 4)))
-    except (binascii.Error, ValueError, UnicodeDecodeError):
+        payload = decode_cursor_value(cursor, _CURSOR_KIND)
+    except InvalidCursor:
         raise bad from None
     if not isinstance(payload, dict):
         raise bad

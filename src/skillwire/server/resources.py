@@ -26,7 +26,7 @@ import logging
 from collections.abc import Mapping
 from contextvars import ContextVar
 from dataclasses import replace
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.server.extension import MethodBinding
@@ -38,7 +38,7 @@ from mcp_types.methods import serialize_server_result
 from pydantic import BaseModel, ValidationError
 
 from skillwire.catalog.snapshot import CatalogSnapshot
-from skillwire.core.cursor import decode_cursor, encode_cursor
+from skillwire.core.cursor import decode_cursor_value, encode_cursor
 from skillwire.core.errors import InvalidCursor
 from skillwire.core.protocol import METHOD_RESOURCES_LIST, METHOD_RESOURCES_READ
 
@@ -94,7 +94,10 @@ def _invalid_cursor(reason: object) -> MCPError:
 def _listing_state(cursor: object, snapshot: CatalogSnapshot) -> tuple[str, Any]:
     """The (phase, key) a `resources/list` cursor of ours continues from; INVALID_PARAMS for anything else."""
     try:
-        phase, key = json.loads(decode_cursor(cursor, METHOD_RESOURCES_LIST, secret=snapshot.cursor_secret))
+        state = decode_cursor_value(cursor, METHOD_RESOURCES_LIST, secret=snapshot.cursor_secret)
+        # Replicas before the structured key wrote the state as JSON text inside the key: still continued,
+        # so a rolling upgrade breaks no client walking `resources/list`.
+        phase, key = json.loads(state) if isinstance(state, str) else cast(list[Any], state)
     except (InvalidCursor, ValueError, TypeError) as exc:
         raise _invalid_cursor(exc) from None
     if phase not in ("own", "skills"):
@@ -193,9 +196,7 @@ class SkillResources:
                 result.setdefault(hint, value)
             result = spec_shaped(METHOD_RESOURCES_LIST, ctx.protocol_version, result)
         if next_state is not None:
-            result["nextCursor"] = encode_cursor(
-                METHOD_RESOURCES_LIST, json.dumps(next_state), secret=snapshot.cursor_secret
-            )
+            result["nextCursor"] = encode_cursor(METHOD_RESOURCES_LIST, next_state, secret=snapshot.cursor_secret)
         else:
             result.pop("nextCursor", None)
         return result
@@ -212,8 +213,9 @@ class SkillResources:
         items, after = snapshot.skill_md_page(key, self.skills.page_size)
         result: dict[str, Any] = {"resultType": "complete", "resources": items, **self.skills.cache_fields()}
         if after is not None:
-            state = json.dumps(["skills", after])
-            result["nextCursor"] = encode_cursor(METHOD_RESOURCES_LIST, state, secret=snapshot.cursor_secret)
+            result["nextCursor"] = encode_cursor(
+                METHOD_RESOURCES_LIST, ["skills", after], secret=snapshot.cursor_secret
+            )
         return spec_shaped(METHOD_RESOURCES_LIST, ctx.protocol_version, result)
 
 
