@@ -505,6 +505,12 @@ class SkillHost:
                     return await skill.read(uri)  # counted against the dynamic size limit
                 # Inside an active skill but not in its held entry: an unlisted file, never fetched.
                 raise UnlistedFile(uri, skill.ref.uri)
+        if origin in self._local:
+            # Local folders hold skills only, and a file of one is read once the skill is loaded (above).
+            raise SkillNotFound(
+                f"{uri} is a file of no loaded skill of {origin!r} (local skill folders serve only their skills' "
+                "files, once the skill is loaded)"
+            )
         skills = self._server(origin).skills
         try:
             content = await skills.read_skill_uri(uri)

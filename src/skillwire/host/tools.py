@@ -664,11 +664,64 @@ class SkillTools:
     def _acting(self) -> ActiveSkill | None:
         return next((s for s in reversed(self.host.active) if s.active), None)
 
+    def _preapproved(self, skill: RegisteredSkill) -> bool:
+        """Whether loading `skill` needs nobody asked: a local skill (local folders load without approval),
+        or one with an approval in the host's persistent store. Loading it to answer a read therefore
+        widens nothing: `read_skill` would load it without a question too."""
+        if skill.kind == "local":
+            return True
+        try:
+            return self.host.approvals.get(skill.ref) is not None
+        except SkillwireError:
+            return False
+
+    def _listed_holding(self, server: str, uri: str) -> list[RegisteredSkill]:
+        """The listed skills of `server` whose root holds `uri`, innermost first."""
+        bare = uri.rstrip("/")
+        found = [
+            s
+            for s in self.host.registry
+            if s.ref.origin == server and (bare == s.entry.path.root_uri or s.entry.path.file_path_of(bare) is not None)
+        ]
+        return sorted(found, key=lambda s: -len(s.entry.path.segments))
+
+    async def _load_for_read(self, skill: RegisteredSkill, file_uri: str) -> ActiveSkill:
+        """Load a pre-approved skill to read one of its files; a refusal names the file and the way on."""
+        try:
+            return await self.host.load(skill.ref.origin, skill.ref.uri)
+        except SkillwireError as exc:
+            raise _Refusal(
+                f"{file_uri} is a file of the skill {skill.ref.uri} (server {skill.ref.origin!r}), which is not "
+                f"loaded, and loading it now failed: {_explain(exc)}"
+            ) from None
+
+    def _not_loaded(self, server: str, holders: list[RegisteredSkill], file_uri: str) -> _Refusal:
+        skill = holders[0]
+        return _Refusal(
+            f"{file_uri} is a file of the skill {skill.ref.uri} of server {server!r}, which is not loaded. Load it "
+            f"with read_skill(server={server!r}, uri={skill.ref.uri!r}) first (the user may be asked to approve "
+            "it), then read the file again."
+        )
+
     async def _read_resource(self, server: str, uri: str) -> str:
         if "://" not in uri:
             return await self._read_relative(server, uri)
         bare = uri.rstrip("/")
-        holders = [s for s in self._active_of(server) if bare == s.root_uri or s.path.file_path_of(bare) is not None]
+        holders: list[ActiveSkill] = [
+            s for s in self._active_of(server) if bare == s.root_uri or s.path.file_path_of(bare) is not None
+        ]
+        if not holders:
+            # A file of a skill not loaded in this session (a client that starts a new bridge per call, or
+            # a full URI given before read_skill): a pre-approved skill is loaded for it; any other is a
+            # refusal naming the skill to load. Only then is it an ordinary resource read.
+            if server not in self.host.registry.origins():
+                await self._refresh()
+            listed = self._listed_holding(server, bare)
+            ready = [s for s in listed if self._preapproved(s)]
+            if ready:
+                holders = [await self._load_for_read(ready[0], bare)]
+            elif listed:
+                raise self._not_loaded(server, listed, bare)
         if holders:
             # A skill nested inside another active one: the skill whose manifest lists the file (or the
             # directory) answers; only when none does is it "no such file" of the innermost.
@@ -678,14 +731,54 @@ class SkillTools:
             return await self._read_in_skill((listing or directory or [innermost])[0], uri, uri)
         return (await self.host.read_resource(server, uri, acting=self._acting())).render()
 
+    def _listed_with_file(self, server: str, reference: str) -> list[tuple[RegisteredSkill, str]]:
+        """(skill, the file's full URI) for each listed skill of `server` whose manifest has `reference`."""
+        found: list[tuple[RegisteredSkill, str]] = []
+        for skill in self.host.registry:
+            if skill.ref.origin != server or skill.entry.is_dynamic:
+                continue
+            try:
+                target = skill.entry.path.resolve(reference)
+            except InvalidSkillURI:
+                continue
+            if skill.entry.file(target) is not None:
+                found.append((skill, target))
+        return found
+
     async def _read_relative(self, server: str, reference: str) -> str:
         active = self._active_of(server)
         if not active:
+            # No skill of that server is loaded in this session: a client that runs each call in a new
+            # bridge (langchain-mcp-adapters' default) loaded it in another one. Resolve against the
+            # pre-approved skills (persistent approvals, local folders): nothing is widened.
+            if server not in self.host.registry.origins():
+                await self._refresh()
+            candidates = self._listed_with_file(server, reference)
+            ready = [(s, target) for s, target in candidates if self._preapproved(s)]
+            if len(ready) == 1:
+                listed_skill, target = ready[0]
+                loaded_skill = await self._load_for_read(listed_skill, target)
+                return await self._read_in_skill(loaded_skill, target, reference)
+            if len(ready) > 1:
+                raise _Refusal(
+                    f"{reference!r} is a file of more than one skill of server {server!r}: "
+                    + ", ".join(target for _, target in ready)
+                    + ". Pass the full URI of the one you mean."
+                )
             loaded = sorted({f"{s.ref.origin}: {s.ref.uri}" for s in self.host.active if s.active})
             elsewhere = f" Loaded skills: {'; '.join(loaded)}." if loaded else ""
+            if candidates:
+                holder, target = candidates[0]
+                others = f" (also in {len(candidates) - 1} other skill(s))" if len(candidates) > 1 else ""
+                raise _Refusal(
+                    f"{reference!r} is a path relative to a skill's root; no skill of server {server!r} is loaded."
+                    f"{elsewhere} It is {target}, a file of the skill {holder.ref.uri}{others}: load that skill "
+                    f"with read_skill(server={server!r}, uri={holder.ref.uri!r}) first, then read the file again."
+                )
             raise _Refusal(
-                f"{reference!r} is a path relative to a skill's root, but no skill of server {server!r} is loaded."
-                f"{elsewhere} Load the skill with read_skill first, or pass the file's full URI."
+                f"{reference!r} is a path relative to a skill's root, but no skill of server {server!r} is loaded "
+                f"and no listed skill of it has that file.{elsewhere} Load the skill with read_skill first, or pass "
+                "the file's full URI."
             )
         holders: list[tuple[ActiveSkill, str]] = []
         for skill in active:
@@ -709,8 +802,12 @@ class SkillTools:
             skill, target = (static or holders)[0]
             return await self._read_in_skill(skill, target, reference)
         names = " and ".join(repr(s.ref.uri) for s in active[:3])
+        try:
+            full = f" ({active[0].path.resolve(reference)})"
+        except InvalidSkillURI:
+            full = ""
         raise _Refusal(
-            f"No such file in this skill: {reference!r} is not in the manifest of {names} (server {server!r}). "
+            f"No such file in this skill: {reference!r}{full} is not in the manifest of {names} (server {server!r}). "
             + _existing_files_text(active[0], reference)
         )
 
@@ -722,7 +819,8 @@ class SkillTools:
         if not _is_directory_of(skill, bare):
             relative = skill.path.file_path_of(bare) or as_given
             raise _Refusal(
-                f"No such file in this skill: {as_given!r} is not in the manifest of {skill.ref.uri!r} "
+                f"No such file in this skill: {as_given!r}{f' ({bare})' if as_given != bare else ''} is not in the "
+                f"manifest of {skill.ref.uri!r} "
                 f"(server {skill.ref.origin!r}); nothing was fetched. " + _existing_files_text(skill, relative)
             )
         view = skill.list_directory(bare)
