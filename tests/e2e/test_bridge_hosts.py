@@ -56,11 +56,6 @@ async def test_a_new_bridge_per_call_reads_a_relative_path_of_an_approved_skill(
         assert "skill://zebra-care/references/STRIPES.md" in text  # the refusal names the file's full URI
         assert f"read_skill(server='b', uri='{ZEBRA}')" in text
         assert "s\n" not in text
-        full = await client.call_tool(
-            "read_resource", {"server": "b", "uri": "skill://zebra-care/references/STRIPES.md"}
-        )
-        assert full.is_error
-        assert f"read_skill(server='b', uri='{ZEBRA}')" in text_of(full)
 
 
 async def test_a_full_uri_of_a_local_skill_before_it_is_loaded(tmp_path: Path) -> None:

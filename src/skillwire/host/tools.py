@@ -695,13 +695,15 @@ class SkillTools:
                 f"loaded, and loading it now failed: {_explain(exc)}"
             ) from None
 
-    def _not_loaded(self, server: str, holders: list[RegisteredSkill], file_uri: str) -> _Refusal:
-        skill = holders[0]
-        return _Refusal(
-            f"{file_uri} is a file of the skill {skill.ref.uri} of server {server!r}, which is not loaded. Load it "
-            f"with read_skill(server={server!r}, uri={skill.ref.uri!r}) first (the user may be asked to approve "
-            "it), then read the file again."
-        )
+    async def _holders_to_load(self, server: str, uri: str) -> list[RegisteredSkill]:
+        """The listed skills of `server` holding `uri` that a read may load, innermost first: none while a
+        skill of another server is acting (that read is a cross-origin read, asked about as such)."""
+        acting = self._acting()
+        if acting is not None and acting.ref.origin != server:
+            return []
+        if server not in self.host.registry.origins():
+            await self._refresh()
+        return self._listed_holding(server, uri)
 
     async def _read_resource(self, server: str, uri: str) -> str:
         if "://" not in uri:
@@ -714,14 +716,9 @@ class SkillTools:
             # A file of a skill not loaded in this session (a client that starts a new bridge per call, or
             # a full URI given before read_skill): a pre-approved skill is loaded for it; any other is a
             # refusal naming the skill to load. Only then is it an ordinary resource read.
-            if server not in self.host.registry.origins():
-                await self._refresh()
-            listed = self._listed_holding(server, bare)
-            ready = [s for s in listed if self._preapproved(s)]
-            if ready:
+            ready = [s for s in await self._holders_to_load(server, bare) if self._preapproved(s)]
+            if ready and not bare.endswith("/SKILL.md"):  # reading a SKILL.md never activates anything
                 holders = [await self._load_for_read(ready[0], bare)]
-            elif listed:
-                raise self._not_loaded(server, listed, bare)
         if holders:
             # A skill nested inside another active one: the skill whose manifest lists the file (or the
             # directory) answers; only when none does is it "no such file" of the innermost.
@@ -751,10 +748,15 @@ class SkillTools:
             # No skill of that server is loaded in this session: a client that runs each call in a new
             # bridge (langchain-mcp-adapters' default) loaded it in another one. Resolve against the
             # pre-approved skills (persistent approvals, local folders): nothing is widened.
-            if server not in self.host.registry.origins():
-                await self._refresh()
-            candidates = self._listed_with_file(server, reference)
-            ready = [(s, target) for s, target in candidates if self._preapproved(s)]
+            acting = self._acting()
+            if acting is None or acting.ref.origin == server:
+                if server not in self.host.registry.origins():
+                    await self._refresh()
+                candidates = self._listed_with_file(server, reference)
+            else:
+                candidates = []  # a skill of another server is acting: reading this one's files is not its business
+            # Never its SKILL.md: reading a SKILL.md never activates anything.
+            ready = [(s, t) for s, t in candidates if self._preapproved(s) and not t.endswith("/SKILL.md")]
             if len(ready) == 1:
                 listed_skill, target = ready[0]
                 loaded_skill = await self._load_for_read(listed_skill, target)
