@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import obstore
 
-from skillwire.catalog.audiences import AudienceRules, audience_rules
+from skillwire.catalog.audiences import AudienceRules, InvalidAudienceRule, audience_rules
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
@@ -369,7 +369,11 @@ def load_index(
         raise InvalidIndex(f"index {index_id[:12]} is not a {INDEX_FORMAT_2} (or {INDEX_FORMAT_1}) document")
     skipped = [_skipped(i, s) for i, s in enumerate(_list_of(index, "skipped"))]
     ignored = [_ignored(i, s) for i, s in enumerate(_list_of(index, "ignored"))]
-    rules = audience_rules(_rule(i, r) for i, r in enumerate(_list_of(index, "audiences")))
+    try:
+        # Canonicalised as on the command line: a foreign writer's `SKILL://secret` still hides skill://secret.
+        rules = audience_rules(_rule(i, r) for i, r in enumerate(_list_of(index, "audiences")))
+    except InvalidAudienceRule as exc:
+        raise field_error("audiences", str(exc)) from None
     if form == INDEX_FORMAT_2:
         return indexed_snapshot(
             index,
