@@ -184,6 +184,14 @@ class _Built:
         self.kinds = kinds  # (mimeType, isText) of each manifest item, in manifest order
         self.files: dict[str, StoredFile] | None = None
 
+    def without_files_under(self, roots: Sequence[str]) -> _Built:
+        """This skill as shown to a caller who cannot see the nested skills at `roots`
+        (`CatalogSkill.without_files_under`), its files' kinds kept in step with its manifest."""
+        shown = self.skill.without_files_under(roots)
+        kept = {item.uri for item in shown.entry.files}
+        kinds = [kind for item, kind in zip(self.skill.entry.files, self.kinds, strict=True) if item.uri in kept]
+        return _Built(shown, kinds)
+
     def stored(self, blobs: BlobReader) -> dict[str, StoredFile]:
         files = self.files
         if files is None:
@@ -283,6 +291,17 @@ def receive(chunks: Iterable[bytes | memoryview], size: int) -> ReceivedIndex:
 # -- the records ---------------------------------------------------------------------------------------
 
 
+class _BuiltCache:
+    """The LRU of built skills, bounded by file count; shared by an index's records and their views'."""
+
+    __slots__ = ("built", "files", "lock")
+
+    def __init__(self) -> None:
+        self.built: OrderedDict[int, _Built] = OrderedDict()
+        self.files = 0
+        self.lock = threading.Lock()
+
+
 class IndexRecords:
     """A format-2 index's skill lines, in one buffer, and the skills built from them (a bounded LRU).
 
@@ -311,28 +330,69 @@ class IndexRecords:
         # Root URIs are at most this long: walking up a requested URI stops looking for a skill root
         # beyond it, so a 100 KB URI costs one pass over it, not one per slash.
         self.max_root = max((len(k) - len(_SKILL_MD_TAIL) for k in keys), default=0)
-        self._built: OrderedDict[int, _Built] = OrderedDict()
-        self._built_files = 0
-        self._lock = threading.Lock()
+        self._cache = _BuiltCache()
+        # Skills shown otherwise than their line says, by position: a per-caller view's skills with a
+        # hidden skill nested inside them (`showing`). Empty for the records of a whole index.
+        self._overrides: Mapping[int, _Built] = {}
+        self._nesting: dict[int, range] | None = None
+
+    @property
+    def _built(self) -> OrderedDict[int, _Built]:
+        return self._cache.built
+
+    @property
+    def _built_files(self) -> int:
+        return self._cache.files
 
     def __len__(self) -> int:
         return len(self.keys)
 
+    def showing(self, overrides: Mapping[int, _Built]) -> IndexRecords:
+        """These records with the skills at `overrides`' positions shown as given: the same buffer,
+        tables and LRU (a per-caller view costs its overrides, never a copy of the index)."""
+        derived = object.__new__(IndexRecords)
+        derived.__dict__.update(self.__dict__)
+        derived._overrides = overrides
+        return derived
+
+    def nesting(self) -> Mapping[int, range]:
+        """Each skill with skills nested below it: its position -> the positions of every key under its
+        root (itself included). Found once per index, in O(n): the keys under a root are contiguous in
+        URI order and include the skill's own, so a skill has nested ones only if a neighbour is one."""
+        found = self._nesting
+        if found is None:
+            found = {}
+            keys = self.keys
+            last = len(keys) - 1
+            for position, key in enumerate(keys):
+                below = key[: -len(SKILL_MD)]  # the root and its "/"
+                if (position > 0 and keys[position - 1].startswith(below)) or (
+                    position < last and keys[position + 1].startswith(below)
+                ):
+                    low = bisect.bisect_left(keys, below)
+                    found[position] = range(low, bisect.bisect_left(keys, below[:-1] + "0", low))
+            self._nesting = found
+        return found
+
     def built(self, position: int) -> _Built:
         """The skill at `position`, from the LRU or built from its line."""
-        with self._lock:
-            hit = self._built.get(position)
+        override = self._overrides.get(position)
+        if override is not None:
+            return override
+        cache = self._cache
+        with cache.lock:
+            hit = cache.built.get(position)
             if hit is not None:
-                self._built.move_to_end(position)
+                cache.built.move_to_end(position)
                 return hit
         made = self.build(position)
-        with self._lock:
-            if position not in self._built:
-                self._built[position] = made
-                self._built_files += len(made.kinds)
-                while self._built_files > _BUILT_FILES_KEPT and len(self._built) > 1:
-                    _, evicted = self._built.popitem(last=False)
-                    self._built_files -= len(evicted.kinds)
+        with cache.lock:
+            if position not in cache.built:
+                cache.built[position] = made
+                cache.files += len(made.kinds)
+                while cache.files > _BUILT_FILES_KEPT and len(cache.built) > 1:
+                    _, evicted = cache.built.popitem(last=False)
+                    cache.files -= len(evicted.kinds)
         return made
 
     def skill(self, position: int) -> CatalogSkill:
@@ -343,7 +403,10 @@ class IndexRecords:
         return self.built(position).stored(self.blobs)
 
     def build(self, position: int) -> _Built:
-        """Parse and check the line at `position` (not kept: `built` keeps)."""
+        """Parse and check the line at `position` (not kept: `built` keeps), or its override."""
+        override = self._overrides.get(position)
+        if override is not None:
+            return override
         line = self.buffer[self.starts[position] : self.starts[position + 1] - 1]
         try:
             raw = json.loads(line)
@@ -577,6 +640,21 @@ class IndexedSnapshot(PublishedSnapshot):
         for position, uri in zip(self.positions, self.keys, strict=True):
             if keep_uri(uri) and (keep is None or keep(records.build(position).skill)):
                 kept.append(position)
+        nesting = records.nesting()
+        if nesting and len(kept) < len(self.positions):
+            # A visible skill with a hidden one nested inside: its manifest lists the hidden skill's
+            # files, which this caller must not see (server/visibility.py, view_of).
+            visible = bytearray(len(records))
+            for position in kept:
+                visible[position] = 1
+            overrides: dict[int, _Built] = {}
+            for head, below in nesting.items():
+                if visible[head]:
+                    hidden = [records.keys[p][: -len(_SKILL_MD_TAIL)] for p in below if not visible[p]]
+                    if hidden:
+                        overrides[head] = records.built(head).without_files_under(hidden)
+            if overrides:
+                records = records.showing(overrides)
         return IndexedSnapshot(
             records,
             kept,

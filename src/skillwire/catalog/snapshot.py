@@ -16,7 +16,7 @@ from __future__ import annotations
 import bisect
 import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any
 from urllib.parse import unquote
 
@@ -28,6 +28,7 @@ from skillwire.core.errors import ServedFileChanged
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.protocol import DIRECTORY_MIME_TYPE, METHOD_LIST, SPEC_META_PREFIX
+from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, in_scope, parse_uri
 from skillwire.core.verify import file_matches
 
@@ -104,6 +105,19 @@ class CatalogSkill:
         # From the URI text, like every directory URI: published URIs are canonical, and this avoids
         # re-encoding the path for every skill when a snapshot lays out its prefix directories.
         return self.uri[: self.uri.rfind("/")]
+
+    def without_files_under(self, roots: Sequence[str]) -> CatalogSkill:
+        """This skill as shown to a caller who may not see the skills at `roots`, nested inside it: its
+        manifest without any file at or below those roots, and without its publisher signature, whose
+        statement covers the files left out (it would not verify, and it would let the caller confirm
+        guesses of the hidden files' paths and digests). The rest of `_meta` is kept."""
+        files = tuple(f for f in self.entry.files if not any(in_scope(f.uri, root) for root in roots))
+        meta = self.entry.meta
+        if meta is not None and SIGNATURE_META_KEY in meta:
+            meta = {key: value for key, value in meta.items() if key != SIGNATURE_META_KEY} or None
+        return CatalogSkill(
+            replace(self.entry, resources=files, meta=meta), self.source, self.listed, self.dynamic_reader
+        )
 
     def published_paths(self) -> tuple[str, ...]:
         """The file URIs this skill's directories are made of: its manifest, or just the SKILL.md of a

@@ -192,7 +192,7 @@ async def serve_http(
     if sock is None:
         sock = bind_http_socket(host, port)
     # GET /healthz, for load balancers.
-    routes = [health_route(skills.catalog)]
+    routes = [health_route(skills.catalog, per_caller=skills.per_caller)]
     app = http_app(
         server,
         host=host,

@@ -104,6 +104,9 @@ class SkillsExtension(Extension):
     """
 
     identifier = EXTENSION_ID
+    # Whether answers depend on who asks (`server.visibility.PerCallerSkills`); then nothing that
+    # describes the whole catalog (as `/healthz` would) may be shown to an anonymous caller.
+    per_caller = False
 
     def __init__(
         self,

@@ -3,6 +3,11 @@
 For a load balancer: 200 with `"ready": true` once a snapshot is loaded, 503 before. A replica that
 cannot reach its object store keeps serving its last good snapshot, so it stays ready and says so:
 `"stale": true`, the error, and how long ago the pointer was last read (`checkedSecondsAgo`).
+
+The endpoint takes no token. With per-caller views on (`--tokens`, audience rules) it says only
+whether the replica is ready, which index it serves and whether that is stale: the whole catalog's
+counts, the poll's error text (which can name a hidden skill) and when the last index arrived would
+tell an anonymous caller that hidden skills exist, how many, and when they change.
 """
 
 from __future__ import annotations
@@ -18,13 +23,18 @@ from starlette.routing import Route
 from skillwire.catalog.catalog import SkillCatalog
 
 
-def health(catalog: SkillCatalog) -> dict[str, Any]:
+def health(catalog: SkillCatalog, *, per_caller: bool = False) -> dict[str, Any]:
     snapshot = catalog._snapshot  # never triggers a scan: health must answer at once
     report: dict[str, Any] = {"ready": snapshot is not None, "pid": os.getpid()}  # which --workers process
+    status = getattr(catalog, "status", None)  # a PublishedCatalog's StoreStatus
+    if per_caller:
+        if status is not None:
+            report["index"] = status.index_id
+            report["stale"] = status.failures > 0
+        return report
     if snapshot is not None:
         report["skills"] = len(snapshot.skill_by_uri)
         report["files"] = len(snapshot.files)
-    status = getattr(catalog, "status", None)  # a PublishedCatalog's StoreStatus
     if status is not None:
         now = time.time()
         report["source"] = str(getattr(catalog, "location", ""))
@@ -36,9 +46,11 @@ def health(catalog: SkillCatalog) -> dict[str, Any]:
     return report
 
 
-def health_route(catalog: SkillCatalog, path: str = "/healthz") -> Route:
+def health_route(catalog: SkillCatalog, path: str = "/healthz", *, per_caller: bool = False) -> Route:
+    """The route; `per_caller` when callers are answered from views (see the module docstring)."""
+
     async def endpoint(request: Request) -> JSONResponse:
-        report = health(catalog)
+        report = health(catalog, per_caller=per_caller)
         return JSONResponse(report, status_code=200 if report["ready"] else 503, headers={"Cache-Control": "no-store"})
 
     return Route(path, endpoint, methods=["GET"])

@@ -16,6 +16,7 @@ Results say `cacheScope: "private"`, because they depend on who asked.
 
 from __future__ import annotations
 
+import bisect
 import hmac
 import json
 import threading
@@ -43,12 +44,43 @@ _VIEWS_KEPT = 32
 
 
 def view_of(snapshot: CatalogSnapshot, keep: Callable[[CatalogSkill], bool]) -> CatalogSnapshot:
-    """The snapshot with only the skills `keep` accepts and only files a kept skill lists."""
-    skills = [s for s in snapshot.skill_by_uri.values() if keep(s)]
+    """The snapshot with only the skills `keep` accepts and only files a kept skill lists.
+
+    A kept skill with a hidden skill nested inside it is shown without the hidden skill's files (and so
+    unsigned: `CatalogSkill.without_files_under`): a folder skill's manifest lists every file below it,
+    nested skills' too, and nothing under a hidden skill's root may reach a caller who cannot see it.
+    """
+    skills: list[CatalogSkill] = []
+    hidden: list[str] = []
+    for skill in snapshot.skill_by_uri.values():
+        if keep(skill):
+            skills.append(skill)
+        else:
+            hidden.append(skill.root_uri)
+    if hidden:
+        hidden.sort()  # bisect finds the hidden roots inside a kept skill's root
+        skills = [shown_to_caller(skill, hidden) for skill in skills]
     wanted = {f.uri for s in skills for f in s.entry.files}
     files = [f for uri, f in snapshot.files.items() if uri in wanted]
     # No skip report in a view: where skipped folders were is not every caller's business.
     return CatalogSnapshot(skills, files, cursor_secret=snapshot.cursor_secret)
+
+
+def hidden_inside(root: str, hidden_roots: Sequence[str]) -> list[str]:
+    """The roots among sorted `hidden_roots` strictly inside skill root `root` (O(log n + found))."""
+    below = root + "/"
+    at = bisect.bisect_left(hidden_roots, below)
+    found: list[str] = []
+    while at < len(hidden_roots) and hidden_roots[at].startswith(below):
+        found.append(hidden_roots[at])
+        at += 1
+    return found
+
+
+def shown_to_caller(skill: CatalogSkill, hidden_roots: Sequence[str]) -> CatalogSkill:
+    """`skill` as a caller who cannot see the skills at sorted `hidden_roots` is shown it."""
+    inside = hidden_inside(skill.root_uri, hidden_roots)
+    return skill.without_files_under(inside) if inside else skill
 
 
 def token_audiences(token: AccessToken | None) -> frozenset[str]:
@@ -73,6 +105,8 @@ class PerCallerSkills(SkillsExtension):
     `audiences_of`: the caller's audiences from its token. `visible`: an extra predicate, called once
     per skill per (snapshot, audience set) when a view is built, never per request.
     """
+
+    per_caller = True
 
     def __init__(
         self,
@@ -131,6 +165,7 @@ class StaticTokens:
 
     def __init__(self, entries: Sequence[Mapping[str, Any]]) -> None:
         self._by_digest: dict[str, AccessToken] = {}
+        where: dict[str, int] = {}
         for position, entry in enumerate(entries):
             client = entry.get("client")
             audiences = entry.get("audiences", [])
@@ -141,7 +176,16 @@ class StaticTokens:
                 raise InvalidAudienceRule(f"tokens[{position}]: needs a 'client' and a 'token' or 'sha256'")
             if not isinstance(audiences, list) or not all(isinstance(a, str) for a in audiences):
                 raise InvalidAudienceRule(f"tokens[{position}]: 'audiences' must be a list of strings")
-            self._by_digest[digest.lower()] = AccessToken(token="", client_id=client, scopes=list(audiences))
+            key = digest.lower()
+            if key in where:
+                # Which entry would answer (and with which audiences) must not depend on the file's order.
+                first = where[key]
+                raise InvalidAudienceRule(
+                    f"tokens[{position}] ({client!r}) has the same token as tokens[{first}] "
+                    f"({self._by_digest[key].client_id!r}); list each token once"
+                )
+            where[key] = position
+            self._by_digest[key] = AccessToken(token="", client_id=client, scopes=list(audiences))
 
     @classmethod
     def from_file(cls, path: Path) -> StaticTokens:
