@@ -1,0 +1,176 @@
+"""Per-caller catalogs through a real `skillwire serve` (issue 19, defects 1, 10, 11, 12).
+
+- A hidden skill nested inside a visible one (`pub/inner`, `--audience skill://pub/inner=team`), served
+  from folders and from SeaweedFS (`serve s3://`, the audiences in the published index): a caller
+  without `team` gets `pub` without any of `inner`'s files, unsigned, and every spelling of an inner
+  URI answers as a path that never existed; the team gets `pub` whole and signed.
+- `--audience SKILL://secret=team` on `serve` hides `skill://secret` as `skill://secret=team` does.
+- A tokens file naming one token twice stops `serve` at start with one line.
+- `/healthz` of a server with tokens says ready, index and stale, never how many skills it holds.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import secrets
+import subprocess
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from servers import free_port
+from skillwire.core.manifest import sha256_digest
+from skillwire.core.signing import SIGNATURE_META_KEY
+from support.calls import call, call_error, healthz, list_uris
+from support.cli import run_cli
+from support.seaweed import SeaweedS3
+from support.servers import RunningServer, serve_http
+
+TEAM = "team-" + secrets.token_hex(8)
+OUTSIDER = "outsider-" + secrets.token_hex(8)
+INNER_NOTES = "the inner notes, for the team only\n"
+PUB_FILES = {"skill://pub/SKILL.md", "skill://pub/guide.md"}
+INNER_FILES = {"skill://pub/inner/SKILL.md", "skill://pub/inner/notes.md"}
+
+
+def write(path: Path, text: str) -> None:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(text)
+
+
+def make_tree(root: Path) -> None:
+    write(root / "pub" / "SKILL.md", "---\nname: pub\ndescription: The public skill.\n---\nSee guide.md.\n")
+    write(root / "pub" / "guide.md", "the public guide\n")
+    write(root / "pub" / "inner" / "SKILL.md", "---\nname: inner\ndescription: The team's skill.\n---\nInner.\n")
+    write(root / "pub" / "inner" / "notes.md", INNER_NOTES)
+    write(root / "secret" / "plans" / "SKILL.md", "---\nname: plans\ndescription: Plans.\n---\nPlans.\n")
+
+
+def tokens_file(folder: Path, entries: list[dict[str, object]] | None = None) -> Path:
+    path = folder / "tokens.json"
+    default = [
+        {"client": "team", "sha256": hashlib.sha256(TEAM.encode()).hexdigest(), "audiences": ["team"]},
+        {"client": "outsider", "token": OUTSIDER, "audiences": []},
+    ]
+    path.write_text(json.dumps({"tokens": entries if entries is not None else default}))
+    return path
+
+
+def sign(root: Path, folder: Path) -> None:
+    key = folder / "publisher"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "p", "-f", str(key)], check=True)
+    done = subprocess.run(
+        [sys.executable, "-m", "skillwire.cli.main", "sign", str(root), "--key", str(key)],
+        capture_output=True,
+        text=True,
+    )
+    assert done.returncode == 0, done.stderr
+
+
+@pytest.fixture(scope="module")
+def tree(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    folder = tmp_path_factory.mktemp("fleet")
+    make_tree(folder / "skills")
+    sign(folder / "skills", folder)
+    tokens_file(folder)
+    return folder
+
+
+@pytest.fixture(scope="module")
+def folder_server(tree: Path) -> Iterator[RunningServer]:
+    args = [str(tree / "skills"), "--tokens", str(tree / "tokens.json"), "--no-watch", "--no-digest-cache"]
+    args += ["--audience", "skill://pub/inner=team", "--audience", "SKILL://%73ecret=team"]
+    with serve_http(args) as server:
+        yield server
+
+
+@pytest.fixture(scope="module")
+def store_server(tree: Path, seaweedfs: SeaweedS3) -> Iterator[RunningServer]:
+    prefix = "fleet-" + secrets.token_hex(4)
+    rules = ["--audience", "skill://pub/%69nner=team", "--audience", "SKILL://secret=team"]
+    published = run_cli("publish", str(tree / "skills"), seaweedfs.url(prefix), *rules, env=seaweedfs.env)
+    assert published.code == 0, published.err
+    args = [seaweedfs.url(prefix), "--tokens", str(tree / "tokens.json"), "--no-watch"]
+    with serve_http(args, env=seaweedfs.env) as server:
+        yield server
+
+
+@pytest.fixture(params=["folder", "store"])
+def server(request: pytest.FixtureRequest) -> RunningServer:
+    found: RunningServer = request.getfixturevalue(f"{request.param}_server")
+    return found
+
+
+def test_the_parent_of_a_hidden_nested_skill_is_shown_without_its_files_and_unsigned(server: RunningServer) -> None:
+    pub = call(server.url, "skills/get", {"uri": "skill://pub/SKILL.md"}, token=OUTSIDER)["skill"]
+    assert {r["uri"] for r in pub["resources"]} == PUB_FILES
+    assert SIGNATURE_META_KEY not in (pub.get("_meta") or {})
+    listing = call(server.url, "resources/directory/read", {"uri": "skill://pub"}, token=OUTSIDER)
+    assert {r["uri"] for r in listing["resources"]} == PUB_FILES
+    every = json.dumps([call(server.url, "skills/list", token=OUTSIDER), listing, pub])
+    assert "inner" not in every
+    assert sha256_digest(INNER_NOTES.encode()) not in every
+    for uri in ("skill://pub/inner/notes.md", "skill://pub/%69nner/notes.md", "SKILL://pub/inner/notes.md"):
+        hidden = call_error(server.url, "resources/read", {"uri": uri}, token=OUTSIDER).error
+        missing = call_error(server.url, "resources/read", {"uri": uri.replace("nner", "mpty")}, token=OUTSIDER).error
+        assert hidden.code == missing.code
+        assert hidden.message.replace("nner", "mpty") == missing.message
+    # The team sees the parent whole, with the publisher's signature that covers all of it.
+    whole = call(server.url, "skills/get", {"uri": "skill://pub/SKILL.md"}, token=TEAM)["skill"]
+    assert {r["uri"] for r in whole["resources"]} == PUB_FILES | INNER_FILES
+    assert SIGNATURE_META_KEY in whole["_meta"]
+    read = call(server.url, "resources/read", {"uri": "skill://pub/inner/notes.md"}, token=TEAM)
+    assert read["contents"][0]["text"] == INNER_NOTES
+
+
+def test_a_non_canonical_audience_prefix_hides_what_it_names(server: RunningServer) -> None:
+    assert "skill://secret/plans/SKILL.md" not in list_uris(server.url, token=OUTSIDER)
+    assert "skill://secret/plans/SKILL.md" in list_uris(server.url, token=TEAM)
+
+
+def test_healthz_with_tokens_says_ready_and_index_but_not_the_catalog_size(server: RunningServer) -> None:
+    report = healthz(server.url)
+    assert report["ready"] is True
+    assert "skills" not in report
+    assert "files" not in report
+    assert "lastError" not in report
+    if "index" in report:  # a published catalog: which index, and whether it is stale
+        assert len(report["index"]) == 64
+        assert report["stale"] is False
+
+
+def test_a_tokens_file_naming_one_token_twice_stops_serve_in_one_line(tree: Path, tmp_path: Path) -> None:
+    twice = tokens_file(
+        tmp_path,
+        [
+            {"client": "ci", "token": "same", "audiences": []},
+            {"client": "admin", "token": "same", "audiences": ["team"]},
+        ],
+    )
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "skillwire.cli.main",
+            "serve",
+            str(tree / "skills"),
+            "--tokens",
+            str(twice),
+            "--http",
+            f"127.0.0.1:{free_port()}",
+            "--no-watch",
+            "--no-digest-cache",
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+    assert done.returncode == 1
+    assert done.stderr.strip().splitlines() == [
+        "skillwire: error: tokens[1] ('admin') has the same token as tokens[0] ('ci'); list each token once  "
+        "(run with --debug for the traceback)"
+    ]
