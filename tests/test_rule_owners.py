@@ -294,9 +294,6 @@ def test_only_the_listed_modules_bind_files_or_compare_an_approval() -> None:
 SCOPE_OWNER = "skillwire.core.uri"
 # (module, the match as written) -> why it is not a second copy of "equal, or below at a `/` boundary"
 PREFIX_MATCHES = {
-    ("skillwire.catalog.audiences", "skill_uri.startswith(prefix)"): (
-        "the audience rules, converted to core.uri.in_scope by issue 19's fleet work (defect 10); until it lands"
-    ),
     ("skillwire.catalog.catalog", "uri.startswith(below)"): (
         "a watcher refresh filters every file of the catalog per event: `str.startswith` over a tuple of "
         "`uri_for(...) + '/'` keeps the same rule (equal is tested beside it) in C, on canonical URIs it built"

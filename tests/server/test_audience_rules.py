@@ -16,11 +16,11 @@ import obstore
 import pytest
 from obstore.store import LocalStore
 
-from skillwire.catalog.audiences import InvalidAudienceRule, audience_rules, parse_audience_rule, visible_to
-from skillwire.catalog.indexed import InvalidIndex
+from skillwire.catalog.audiences import audience_rules, parse_audience_rule, visible_to
 from skillwire.catalog.published import canonical_json, snapshot_from_index
 from skillwire.catalog.store import BlobReader, parse_location
 from skillwire.cli.main import main
+from skillwire.core.errors import InvalidAudienceRule, InvalidIndex
 from skillwire.server.visibility import StaticTokens
 
 SECRET = "skill://secret/plans/SKILL.md"

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, cast
 import anyio
 import obstore
 
-from skillwire.catalog.audiences import AudienceRules, InvalidAudienceRule, audience_rules
+from skillwire.catalog.audiences import AudienceRules, audience_rules
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
@@ -76,7 +76,7 @@ from skillwire.catalog.store import (
     parse_location,
 )
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.core.errors import InvalidIndex, StoreError
+from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.signing import SIGNATURE_META_KEY
 
