@@ -84,3 +84,51 @@ async def test_a_search_for_skill_finds_every_bridge_tool(tmp_path: Path) -> Non
     for tool in tools:  # the name, or the first sentence of the description (what a search result shows)
         first_sentence = (tool.description or "").split(". ")[0].lower()
         assert "skill" in tool.name or "skill" in first_sentence, tool.name
+
+
+ERAS = [pytest.param("auto", id="2026-07-28"), pytest.param("legacy", id="2025-11-25")]
+
+
+@pytest.mark.parametrize("mode", ERAS)
+async def test_a_cancelled_question_is_not_a_refusal(upstream: RunningServer, tmp_path: Path, mode: str) -> None:
+    """Claude Code in print mode answers the approval elicitation with `cancel` (nobody there to ask)."""
+    local = tmp_path / "mine"
+    write_skill(local, "notes", "My notes.", "Notes.", {"refs/a.md": "local file\n"})
+    approvals = tmp_path / "approvals.sqlite"
+    args = ["--server", f"b={upstream.url}", "--local", str(local), "--approvals", str(approvals)]
+    async with bridge_client(args, mode=mode, elicitor=Elicitor(cancel=True)) as client:
+        result = await client.call_tool("read_skill", {"server": "b", "uri": PDF})
+        assert result.is_error
+        text = text_of(result)
+        assert "declined" not in text
+        assert "Do not retry" not in text
+        assert "did not decline" in text
+        command = text.splitlines()[-1].strip()  # the exact way forward
+        assert command.startswith("skillwire approve ")
+        assert command.endswith(f"--server b={upstream.url} b {PDF}")
+        assert "Field names" not in text
+    async with bridge_client(args, mode=mode, elicitor=Elicitor(accept=False)) as client:
+        declined = await client.call_tool("read_skill", {"server": "b", "uri": PDF})
+        assert declined.is_error
+        assert "the user declined" in text_of(declined)
+    async with bridge_client(args, mode=mode, elicitor=Elicitor(answers={"wants to read": True})) as client:
+        assert not (await client.call_tool("read_skill", {"server": "b", "uri": PDF})).is_error
+    async with bridge_client(args, mode=mode, elicitor=Elicitor(cancel=True)) as client:
+        assert not (await client.call_tool("read_skill", {"server": "b", "uri": PDF})).is_error  # approved now
+        cross = await client.call_tool("read_resource", {"server": "local", "uri": "skill://notes/refs/a.md"})
+        assert cross.is_error
+        text = text_of(cross)
+        assert "did not refuse" in text
+        assert "did not allow" not in text
+        assert "local file" not in text
+
+
+async def test_the_approval_request_has_a_stable_id(upstream: RunningServer, tmp_path: Path) -> None:
+    import mcp_types as types
+
+    args = ["--server", f"b={upstream.url}", "--approvals", str(tmp_path / "approvals.sqlite")]
+    async with bridge_client(args, mode="auto", elicitor=Elicitor()) as client:
+        raw = await client.session.call_tool("read_skill", {"server": "b", "uri": PDF}, allow_input_required=True)
+        assert isinstance(raw, types.InputRequiredResult)
+        assert raw.input_requests is not None
+        assert list(raw.input_requests) == ["skillwire:approve-skill"]

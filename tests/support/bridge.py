@@ -57,12 +57,15 @@ class Elicitor:
     answers: dict[str, bool] = field(default_factory=dict)  # substring of the message -> accept?
     content: dict[str, str | int | float | bool | list[str] | None] | None = None
     asked: list[types.ElicitRequestParams] = field(default_factory=list)
+    cancel: bool = False  # answer `cancel` (dismissed, or nobody there to ask), as Claude Code's print mode does
 
     async def __call__(
         self, context: ClientRequestContext, params: types.ElicitRequestParams
     ) -> types.ElicitResult | types.ErrorData:
         self.asked.append(params)
         message = params.message
+        if self.cancel:
+            return types.ElicitResult(action="cancel")
         accept = next((yes for key, yes in self.answers.items() if key in message), self.accept)
         if not accept:
             return types.ElicitResult(action="decline")

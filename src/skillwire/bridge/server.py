@@ -23,7 +23,7 @@ from typing import Annotated, Any, Self
 
 import anyio
 import uvicorn
-from mcp.server.elicitation import AcceptedElicitation, ElicitationResult
+from mcp.server.elicitation import AcceptedElicitation, CancelledElicitation, ElicitationResult
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.mcpserver.tools import Tool
@@ -55,6 +55,11 @@ from skillwire.host.trust import TrustPolicy
 from skillwire.server.app import transport_security
 
 logger = logging.getLogger("skillwire.bridge")
+
+# The ids of the bridge's two questions, as a 2026-07-28 client sees them in `inputRequests` (and may key
+# its own handling or logs on): they stay the same across releases.
+APPROVE_SKILL_REQUEST = "skillwire:approve-skill"
+APPROVE_READ_REQUEST = "skillwire:approve-cross-origin-read"
 
 
 @dataclass(frozen=True)
@@ -219,11 +224,21 @@ class Bridge:
                 if question.changed is not None
                 else ""
             )
-            if isinstance(data, LoadPreflight):  # the resolver did not ask: this client cannot elicit
+            # Not asked (the client cannot elicit), or asked and cancelled (dismissed, or the host had nobody
+            # to ask: Claude Code in print mode answers `cancel`): nobody said no, so the way forward is the
+            # command that approves it, not "do not retry".
+            why = (
+                "this MCP client cannot ask for it (it does not support elicitation)"
+                if isinstance(data, LoadPreflight)
+                else "the question was dismissed, or this host could not show it (nobody answered it)"
+                if isinstance(answer, CancelledElicitation)
+                else None
+            )
+            if why is not None:
                 return ToolResult(
                     f"Not loaded: not approved. The skill {question.ref.uri} from server {server!r} needs the user's "
-                    f"approval, and this MCP client cannot ask for it (it does not support elicitation).{changed} "
-                    "Ask the user to run this command in a terminal, then call read_skill again:\n"
+                    f"approval, and {why}.{changed} The user did not decline it. Ask the user to run this command "
+                    "in a terminal, then call read_skill again:\n"
                     f"  {self._approve_hint(question)}",
                     is_error=True,
                 )
@@ -252,6 +267,14 @@ class Bridge:
                     f"Refused: {request.describe()}, and this MCP client cannot ask the user to allow that (it does "
                     "not support elicitation). A skill from one server cannot read from another without the "
                     "user's approval.",
+                    is_error=True,
+                )
+            if isinstance(answer, CancelledElicitation):
+                return ToolResult(
+                    f"Not read: {request.describe()}, which needs the user's approval each time, and the question "
+                    "was dismissed, or this host could not show it (the user did not refuse it). Nothing was read. "
+                    "Tell the user what the skill wants to read and from which server; if they want it, call "
+                    "read_resource again so they are asked again.",
                     is_error=True,
                 )
             if not isinstance(data, ReadApproval) or not data.allow:
@@ -304,6 +327,11 @@ class Bridge:
             if preflight.question is None or not _can_elicit(ctx):
                 return preflight
             return Elicit(preflight.question.message, ReadApproval)
+
+        # The SDK keys an input request by its resolver's `module:qualname`: stable, readable ids, not the
+        # Python internals of this closure (`skillwire.bridge.server:Bridge.build_server.<locals>.ask_load`).
+        for resolver, request_id in ((ask_load, APPROVE_SKILL_REQUEST), (ask_read, APPROVE_READ_REQUEST)):
+            resolver.__module__, resolver.__qualname__ = request_id.split(":")
 
         async def list_skills(query: str | None = None, cursor: str | None = None) -> CallToolResult:
             return _call_result(await bridge.list_skills(query, cursor))
