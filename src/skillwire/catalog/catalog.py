@@ -30,6 +30,7 @@ from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.persist import Persisted, SnapshotStore
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.metrics import observe_snapshot, record_reload
 
 __all__ = ["SkillCatalog"]
 
@@ -233,13 +234,27 @@ class SkillCatalog:
 
     def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
         """The new snapshot and whether what it publishes differs from the previous one (or there was none)."""
+        started = time.perf_counter()
         with self._refresh_lock:
             old = self._snapshot
-            new = self._build(None if changed is None or old is None else list(changed))
+            try:
+                new = self._build(None if changed is None or old is None else list(changed))
+            except Exception:
+                record_reload("failed", time.perf_counter() - started)
+                raise
             self._snapshot = new
-        if old is None:
-            return new, True  # nothing was published before: whoever is listening has news
-        return new, self._announce(old, new)
+        observe_snapshot(len(new.skill_by_uri), len(new.files), len(new.skipped), checked=True)
+        differs = True if old is None else self._announce(old, new)  # nothing published before: news
+        record_reload("swapped" if differs else "unchanged", time.perf_counter() - started)
+        if old is not None and differs:
+            logger.info(
+                "reloaded: %d skills, %d files (%d skipped)",
+                len(new.skill_by_uri),
+                len(new.files),
+                len(new.skipped),
+                extra={"event": "swap", "skills": len(new.skill_by_uri), "skipped": len(new.skipped)},
+            )
+        return new, differs
 
     def _announce(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
         """Tell the listeners when `new` publishes something else than `old`; whether it does."""

@@ -78,7 +78,9 @@ from skillwire.catalog.store import (
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
+from skillwire.core.metrics import metrics, observe_snapshot, record_reload
 from skillwire.core.signing import SIGNATURE_META_KEY
+from skillwire.core.tracing import span
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -545,33 +547,41 @@ class PublishedCatalog(SkillCatalog):
         return super()._publishes_same(old, new)
 
     def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
+        started = time.perf_counter()
+        m = metrics()
         with self._refresh_lock:
             old = self._snapshot
             try:
-                pointer = self._fetch_pointer()
-                if pointer is not None and (old is None or self._pointer is None or pointer.id != self._pointer.id):
-                    new = self._load_index(pointer)
-                else:
-                    new = None
-            except StoreError as exc:
+                with span("skillwire.store.fetch", location=str(self.location)):
+                    pointer = self._fetch_pointer()
+                    if pointer is not None and (old is None or self._pointer is None or pointer.id != self._pointer.id):
+                        new = self._load_index(pointer)
+                    else:
+                        new = None
+            except (StoreError, InvalidIndex) as exc:
                 self.status.last_error = str(exc)
                 self.status.failures += 1
+                m.poll_failures.inc()
+                record_reload("failed", time.perf_counter() - started)
                 raise
             now = time.time()
             self.status.checked_at = now
             self.status.last_error = None
             self.status.failures = 0
+            m.index_checked.set(now)
             if pointer is not None:
                 self._pointer = pointer  # a new ETag for the same index is remembered too
             if new is None:
                 assert old is not None  # the first look always loads
+                record_reload("unchanged", time.perf_counter() - started)
                 return old, False
             self._snapshot = new
             self.status.index_id = pointer.id if pointer is not None else None
             self.status.loaded_at = now
-        if old is None:
-            return new, True
-        return new, self._announce(old, new)
+        observe_snapshot(len(new.skill_by_uri), len(new.files), len(new.skipped), loaded_at=now)
+        differs = True if old is None else self._announce(old, new)
+        record_reload("swapped" if differs else "unchanged", time.perf_counter() - started)
+        return new, differs
 
     async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
         """Poll the pointer every `poll_seconds` until cancelled (or `stop_event` is set)."""
@@ -597,7 +607,13 @@ class PublishedCatalog(SkillCatalog):
                 shown = (self.status.index_id or "?")[:12]
                 logger.warning("%s is reachable again; serving index %s", self.location, shown)
             if self.status.index_id != before:
-                logger.info("now serving index %s from %s", (self.status.index_id or "?")[:12], self.location)
+                shown = (self.status.index_id or "?")[:12]
+                logger.info(
+                    "now serving index %s from %s",
+                    shown,
+                    self.location,
+                    extra={"event": "swap", "index": self.status.index_id, "skills": len(self.snapshot.skill_by_uri)},
+                )
             if not differs:
                 continue
             for listener in self._async_listeners:

@@ -33,6 +33,7 @@ from urllib.parse import unquote
 from skillwire.catalog.snapshot import CatalogFile, MemoryContent
 from skillwire.core.errors import BlobUnavailable, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
+from skillwire.core.metrics import metrics
 from skillwire.core.verify import file_matches
 
 if TYPE_CHECKING:
@@ -154,6 +155,7 @@ class BlobReader:
         self._lock = threading.Lock()
         self.hits = 0
         self.misses = 0
+        self._reads = metrics().store_reads  # hit | miss | error: the cache hit ratio on /metrics
 
     def cached(self, digest: str) -> bytes | None:
         with self._lock:
@@ -161,7 +163,9 @@ class BlobReader:
             if data is not None:
                 self._cache.move_to_end(digest)
                 self.hits += 1
-            return data
+        if data is not None:
+            self._reads.labels("hit").inc()
+        return data
 
     def _remember(self, digest: str, data: bytes) -> None:
         if len(data) > self.max_bytes // 4:
@@ -182,10 +186,12 @@ class BlobReader:
                 f"({len(data)} bytes, {file.size} expected); refusing to serve corrupt bytes"
             )
         self.misses += 1
+        self._reads.labels("miss").inc()
         self._remember(file.digest, data)
         return data
 
     def _unavailable(self, file: CatalogFile, exc: BaseException) -> BlobUnavailable:
+        self._reads.labels("error").inc()
         if is_not_found(exc):
             return BlobUnavailable(f"{file.uri}: {blob_key(file.digest)} is missing from {self.location}")
         return BlobUnavailable(

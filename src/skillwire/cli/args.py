@@ -68,6 +68,19 @@ def add_output_arguments(parser: argparse.ArgumentParser, *, json: bool = True) 
     parser.add_argument("--quiet", "-q", action="store_true", help="print only errors")
 
 
+def add_log_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:
+    """`--log-format` and `--log-requests`, for the long-running commands (serve, bridge)."""
+    parser.add_argument(
+        "--log-format",
+        choices=["human", "json"],
+        default=None,
+        help="human lines (default) or JSON lines for a log collector (SKILLWIRE_LOG_FORMAT=json too)",
+    )
+    parser.add_argument(
+        "--log-requests", action="store_true", help="log one line per request: method, outcome, duration"
+    )
+
+
 def add_debug_argument(parser: argparse.ArgumentParser) -> None:
     """`--debug` after the command too (`skillwire ls URL --debug`); SUPPRESS keeps a global --debug."""
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")

@@ -56,14 +56,25 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         return INTERRUPTED
     except UsageError as exc:
-        print(f"skillwire: {exc}", file=sys.stderr)
+        _say_error(f"skillwire: {exc}", str(exc), "usage_error")
         return 2
     except Exception as exc:
         if args.debug:
             raise
-        print(f"skillwire: error: {exc}  (run with --debug for the traceback)", file=sys.stderr)
+        _say_error(f"skillwire: error: {exc}  (run with --debug for the traceback)", str(exc), "error")
         return 1
     return code
+
+
+def _say_error(line: str, message: str, event: str) -> None:
+    """The one line a failed command prints: as is, or a JSON event when JSON logs were asked for."""
+    from skillwire.core.logs import current_format, log_format
+
+    if current_format() == "json" or log_format() == "json":
+        logging.getLogger("skillwire").error(message, extra={"event": event})
+        if logging.getLogger().handlers:
+            return
+    print(line, file=sys.stderr)
 
 
 def entry() -> None:

@@ -22,14 +22,17 @@ from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
-from skillwire.cli.args import INTERRUPTED, UsageError
+from skillwire.cli.args import INTERRUPTED, UsageError, add_log_arguments
 from skillwire.cli.roots import parse_roots
 from skillwire.core.errors import SigningError
+from skillwire.core.logs import configure_logging, current_format
+from skillwire.core.metrics import multiprocess_directory
 from skillwire.server.app import BindError, bind_http_socket, event_loop_options, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE
 from skillwire.server.options import ServeOptions, http_base_url
 
 DEFAULT_HTTP = "127.0.0.1:8765"
+logger = logging.getLogger("skillwire.serve")
 NO_SNAPSHOT_ENV = "SKILLWIRE_SNAPSHOT_CACHE"
 
 
@@ -116,6 +119,23 @@ def add_parser(commands: Any) -> None:
         ),
     )
     store.add_argument("--blob-cache-mb", type=int, default=64, metavar="MB", help="memory for cached file bytes")
+    ops = p.add_argument_group("operating it (logs, metrics at /metrics, drain on SIGTERM)")
+    add_log_arguments(ops)
+    ops.add_argument(
+        "--drain-seconds",
+        type=float,
+        default=0.0,
+        metavar="SECONDS",
+        help="on SIGTERM, answer /healthz not-ready and keep serving this long before stopping "
+        "(behind a load balancer: more than its health-check interval; default 0)",
+    )
+    ops.add_argument(
+        "--grace-seconds",
+        type=float,
+        default=10.0,
+        metavar="SECONDS",
+        help="once stopping, how long in-flight requests may take to finish (default 10)",
+    )
     p.set_defaults(run=run)
 
 
@@ -149,6 +169,70 @@ def roots_without_skills(roots: list[SkillRoot], snapshot: CatalogSnapshot) -> l
     """The roots under which the scan found no SKILL.md at all (neither served nor skipped)."""
     found = [skill.source for skill in snapshot.skill_by_uri.values()] + [s.location for s in snapshot.skipped]
     return [root for root in roots if not any(_is_under(location, root.path) for location in found)]
+
+
+def log_summary(snapshot: CatalogSnapshot) -> None:
+    """The start-up summary: `summary()`'s lines on a terminal, one JSON event per fact with --log-format json."""
+    if current_format() != "json":
+        print(summary(snapshot), file=sys.stderr, flush=True)
+        return
+    logger.info(
+        "serving %d skills, %d files",
+        len(snapshot.skill_by_uri),
+        len(snapshot.files),
+        extra={"event": "serving", "skills": len(snapshot.skill_by_uri), "files": len(snapshot.files)},
+    )
+    for skipped in snapshot.skipped:
+        logger.info(
+            "skipped %s: %s", skipped.location, skipped.reason, extra={"event": "skip", "skill": skipped.location}
+        )
+    for path, why in snapshot.ignored:
+        logger.info("ignored %s: %s", path, why, extra={"event": "ignored", "path": str(path)})
+
+
+def say(event: str, message: str, **fields: str | int) -> None:
+    """One line of the command's own: `skillwire: message`, or a JSON event with --log-format json."""
+    if current_format() == "json":
+        logger.info(message, extra={"event": event, **fields})
+    else:
+        print(f"skillwire: {message}", file=sys.stderr, flush=True)
+
+
+def signature_counts(signatures: SignatureBook, snapshot: CatalogSnapshot) -> tuple[int, int, list[str]]:
+    entries = [skill.entry for skill in snapshot.skill_by_uri.values()]
+    signed = sum(signatures.signature_for(entry) is not None for entry in entries)
+    return signed, len(entries), signatures.stale(entries)
+
+
+def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot: CatalogSnapshot) -> None:
+    """Signature status counts on /metrics, and one log line when a reload changes them."""
+    from skillwire.core.metrics import metrics
+
+    gauge = metrics().signatures
+    last = signature_counts(signatures, snapshot)
+
+    def publish(counts: tuple[int, int, list[str]]) -> None:
+        signed, total, stale = counts
+        gauge.labels("signed").set(signed)
+        gauge.labels("unsigned").set(total - signed - len(stale))
+        gauge.labels("stale").set(len(stale))
+
+    def changed(old: CatalogSnapshot, new: CatalogSnapshot) -> None:
+        nonlocal last
+        counts = signature_counts(signatures, new)
+        publish(counts)
+        if counts[0] != last[0] or counts[2] != last[2]:
+            logger.info(
+                "signatures changed: %d of %d skills signed, %d changed since signing",
+                counts[0],
+                counts[1],
+                len(counts[2]),
+                extra={"event": "signature_change", "signed": counts[0], "stale": len(counts[2])},
+            )
+        last = counts
+
+    publish(last)
+    catalog.on_change(changed)
 
 
 def summary(snapshot: CatalogSnapshot) -> str:
@@ -220,8 +304,6 @@ def load_catalog(
     if not roots and any(is_store_url(p) for p in paths):
         if len(paths) != 1:
             raise UsageError("serve one published catalog (s3://BUCKET/PREFIX or file://DIR) and no folders beside it")
-        if not args.quiet:
-            logging.getLogger("skillwire.published").setLevel(logging.INFO)  # say when a new index is served
         return options.published_catalog(paths[0])
     return options.folder_catalog(roots)
 
@@ -246,7 +328,7 @@ def exit_on_interrupt() -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr)
+    configure_logging(args.log_format, debug=args.debug, quiet=args.quiet)
     fix_malloc_mmap_threshold()
     paths = args.paths or [str(bundled_examples())]
     published = any(is_store_url(p) for p in paths)
@@ -258,7 +340,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         sock = None if address is None else bind_http_socket(*address)
     except BindError as exc:
-        print(f"skillwire: {exc.strerror}", file=sys.stderr)
+        logger.error("%s", exc.strerror, extra={"event": "bind_failed"})
         return 1
     if args.workers > 1:
         if sock is None:
@@ -269,9 +351,11 @@ def run(args: argparse.Namespace) -> int:
 
         def worker(index: int) -> int:
             args.quiet = quiet or index > 0  # one summary and one "listening on", not one per worker
+            configure_logging(args.log_format, debug=args.debug, quiet=args.quiet)
             return serve(args, paths, published, roots, address, sock)
 
-        with contextlib.closing(sock):  # the parent's copy; each worker has its own
+        # Before the fork and before prometheus_client is imported: N workers, one scrape (core.metrics).
+        with contextlib.closing(sock), multiprocess_directory():  # the parent's copy; each worker has its own
             return run_workers(args.workers, worker, debug=args.debug)
     # Closed here too when loading the catalog fails (a store that cannot be reached, bad credentials).
     with sock if sock is not None else contextlib.nullcontext():
@@ -310,15 +394,23 @@ def serve(
         if sock is not None:
             sock.close()
         if snapshot.skipped:
-            print(summary(snapshot), file=sys.stderr, flush=True)  # the reasons
+            log_summary(snapshot)  # the reasons
         raise UsageError(problem)
     if not args.quiet:
-        print(summary(snapshot), file=sys.stderr, flush=True)
+        log_summary(snapshot)
         if not catalog.validated:
-            print("skillwire: from the last run's snapshot; checking the folders now", file=sys.stderr, flush=True)
+            say("warm_start", "from the last run's snapshot; checking the folders now")
         if signatures:
-            print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
-    server = served.server()
+            if current_format() == "json":
+                signed, total, stale = signature_counts(signatures, snapshot)
+                say("signatures", f"{signed} of {total} skills carry a publisher signature", signed=signed)
+                for uri in stale:
+                    say("signature_stale", f"{uri} changed since it was signed and is served unsigned", skill=uri)
+            else:
+                print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
+    if signatures:
+        watch_signatures(catalog, signatures, snapshot)
+    server = served.server(log_requests=args.log_requests)
     watch = not args.no_watch
     if address is None:
         exit_on_interrupt()
@@ -328,7 +420,13 @@ def serve(
 
     def ready(url: str) -> None:
         if not args.quiet:
-            print(f"skillwire: listening on {url}", file=sys.stderr, flush=True)
+            say("listening", f"listening on {url}", url=url)
+
+    verifier = served.token_verifier
+
+    async def metrics_audiences(token: str) -> frozenset[str] | None:
+        access = None if verifier is None else await verifier.verify_token(token)
+        return None if access is None else frozenset(access.scopes)
 
     anyio.run(
         lambda: serve_http(
@@ -343,6 +441,9 @@ def serve(
             # A legacy session lives in one worker's memory, and the kernel may hand the client's next
             # connection to another worker; stateless, any worker answers any request.
             legacy_sessions=args.workers <= 1,
+            drain_seconds=args.drain_seconds,
+            grace_seconds=args.grace_seconds,
+            metrics_token_check=metrics_audiences if verifier is not None else None,
         ),
         backend_options=event_loop_options(),  # uvloop: the HTTP stack's event loop (server/app.py)
     )

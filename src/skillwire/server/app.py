@@ -13,9 +13,12 @@ from __future__ import annotations
 
 import errno
 import logging
+import signal
 import socket
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Awaitable, Callable, Sequence
 from importlib.util import find_spec
+from types import FrameType
 from typing import Any
 
 import anyio
@@ -30,7 +33,8 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 from skillwire._version import __version__
 from skillwire.core.errors import BindError
 from skillwire.server.extension import SkillsExtension
-from skillwire.server.health import health_route
+from skillwire.server.health import Readiness, health_route, liveness_route
+from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route
 
 __all__ = [
     "BindError",
@@ -53,11 +57,14 @@ def build_server(
     name: str = "skillwire",
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
+    log_requests: bool = False,
 ) -> MCPServer:
     """An MCP server that publishes `skills` (and nothing else until you add tools or resources).
 
     With `token_verifier` and `auth` (the SDK's own bearer-token support) every request to `/mcp`
-    must carry a valid token (401 otherwise); see `server.visibility` for per-caller catalogs."""
+    must carry a valid token (401 otherwise); see `server.visibility` for per-caller catalogs.
+    Every request is counted and timed for `/metrics` (`server.observe`); `log_requests` logs one
+    line per request too."""
     return MCPServer(
         name,
         version=__version__,
@@ -66,7 +73,7 @@ def build_server(
         auth=auth,
         # The SDK's public extension points, as any user would write them (see SkillsExtension).
         extensions=[skills],
-        middleware=skills.middleware(),
+        middleware=[RequestObserver(log_requests=log_requests), *skills.middleware()],
         subscriptions=skills.subscriptions,
     )
 
@@ -124,12 +131,56 @@ def http_app(
     return TrimHeaderWhitespace(app)
 
 
-def uvicorn_config(app: ASGIApp, *, host: str, port: int) -> uvicorn.Config:
+def uvicorn_config(app: ASGIApp, *, host: str, port: int, grace_seconds: float | None = None) -> uvicorn.Config:
     """uvicorn on httptools (a C parser; h11 is pure Python): about a fifth of a skills/get's server time.
     Header whitespace is trimmed by `http_app`, as h11 would. httptools is a dependency; an environment
-    installed before it was (an older virtualenv) still serves, on h11, instead of failing to start."""
+    installed before it was (an older virtualenv) still serves, on h11, instead of failing to start.
+    `grace_seconds`: how long in-flight requests may run once shutting down (None: until they end)."""
     parser = "httptools" if find_spec("httptools") is not None else "h11"
-    return uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http=parser)
+    return uvicorn.Config(
+        app,
+        host=host,
+        port=port,
+        log_level="warning",
+        log_config=None,  # uvicorn's lines go through the program's one handler (core.logs), not its own
+        lifespan="on",
+        http=parser,
+        # uvicorn passes it to asyncio.wait_for, which takes any number of seconds (its hint says int).
+        timeout_graceful_shutdown=None if grace_seconds is None else max(0.1, grace_seconds),  # type: ignore[arg-type]
+    )
+
+
+class DrainingServer(uvicorn.Server):
+    """uvicorn, stopping on SIGTERM the way a load balancer needs (see `serve_http`).
+
+    The first SIGTERM turns `/healthz` not-ready and keeps serving for `drain_seconds`, so the balancer
+    sees it and stops sending; then uvicorn stops accepting and finishes in-flight requests within its
+    graceful-shutdown timeout, and `serve()` returns: the process exits 0, since it was asked to stop
+    and did. uvicorn would re-raise the SIGTERM after shutting down (exit by the signal, status 143).
+    SIGINT (Ctrl-C) and a second SIGTERM stop at once, as uvicorn does.
+    """
+
+    def __init__(self, config: uvicorn.Config, *, readiness: Readiness, drain_seconds: float) -> None:
+        super().__init__(config)
+        self.readiness = readiness
+        self.drain_seconds = drain_seconds
+        self._stop_at: float | None = None
+
+    def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+        if sig == signal.SIGTERM and self._stop_at is None and not self.should_exit:
+            self.readiness.drain()
+            self._stop_at = time.monotonic() + max(0.0, self.drain_seconds)
+            logger.info("draining: not ready; stopping in %.1f s", self.drain_seconds, extra={"event": "drain"})
+            return
+        if sig == signal.SIGTERM:
+            self.should_exit = True  # a second SIGTERM: stop now, still exit 0
+            return
+        super().handle_exit(sig, frame)
+
+    async def on_tick(self, counter: int) -> bool:
+        if self._stop_at is not None and time.monotonic() >= self._stop_at:
+            self.should_exit = True
+        return await super().on_tick(counter)
 
 
 def event_loop_options() -> dict[str, Any]:
@@ -182,17 +233,32 @@ async def serve_http(
     sock: socket.socket | None = None,
     legacy_sessions: bool = True,
     json_response: bool = True,
+    drain_seconds: float = 0.0,
+    grace_seconds: float | None = 30.0,
+    metrics_token_check: Callable[[str], Awaitable[frozenset[str] | None]] | None = None,
 ) -> None:
     """Serve over Streamable HTTP until cancelled or interrupted. `sock` is a socket already bound to
     host:port (`bind_http_socket`); without one it is bound here, and a failure raises `BindError`.
     Without `legacy_sessions`, the 2025-11-25 wire is served statelessly: no `Mcp-Session-Id`, each
     request answered on its own, hence no server-to-client notifications on that wire (see
     `server.workers`). The 2026-07-28 wire is stateless either way. `json_response`: see `http_app`.
-    Run it under `anyio.run(..., backend_options=event_loop_options())` for uvloop."""
+    Run it under `anyio.run(..., backend_options=event_loop_options())` for uvloop.
+
+    SIGTERM drains (`DrainingServer`): `/healthz` turns not-ready at once, serving goes on for
+    `drain_seconds` (set it above the load balancer's health-check interval), then no new connection
+    is accepted and in-flight requests get `grace_seconds` to finish. `/metrics` is the Prometheus
+    scrape; with per-caller views it needs a token with the `metrics` audience, checked by
+    `metrics_token_check` (see `server.observe`)."""
     if sock is None:
         sock = bind_http_socket(host, port)
-    # GET /healthz, for load balancers.
-    routes = [health_route(skills.catalog, per_caller=skills.per_caller)]
+    readiness = Readiness()
+    # GET /healthz (readiness) and /livez (liveness) for load balancers and orchestrators; GET /metrics,
+    # protected when callers are answered from views (server.observe).
+    routes = [
+        health_route(skills.catalog, per_caller=skills.per_caller, readiness=readiness),
+        liveness_route(),
+        metrics_route(audiences_of_token=metrics_token_check, protected=skills.per_caller),
+    ]
     app = http_app(
         server,
         host=host,
@@ -201,7 +267,8 @@ async def serve_http(
         stateless=not legacy_sessions,
         routes=routes,
     )
-    http = uvicorn.Server(uvicorn_config(app, host=host, port=port))
+    config = uvicorn_config(CountResponseBytes(app), host=host, port=port, grace_seconds=grace_seconds)
+    http = DrainingServer(config, readiness=readiness, drain_seconds=drain_seconds)
 
     # The watcher waits for changes in a worker thread that cancellation cannot interrupt; it returns
     # within one poll step (50 ms) once this event is set, instead of at its 5 s timeout. So the event

@@ -1,6 +1,9 @@
 """`GET /healthz`: whether this replica has a snapshot to serve, which one, and how fresh it is.
 
-For a load balancer: 200 with `"ready": true` once a snapshot is loaded, 503 before. A replica that
+For a load balancer: 200 with `"ready": true` once a snapshot is loaded, 503 before, and 503 with
+`"draining": true` from the moment a replica is told to stop (SIGTERM), so the balancer sends nothing
+new while in-flight requests finish; `GET /livez` is liveness only (200 while the process answers,
+draining or not: a restart would not help a draining replica). A replica that
 cannot reach its object store keeps serving its last good snapshot, so it stays ready and says so:
 `"stale": true`, the error, and how long ago the pointer was last read (`checkedSecondsAgo`).
 
@@ -23,9 +26,22 @@ from starlette.routing import Route
 from skillwire.catalog.catalog import SkillCatalog
 
 
-def health(catalog: SkillCatalog, *, per_caller: bool = False) -> dict[str, Any]:
+class Readiness:
+    """Whether this process still takes new work: `drain()` turns `/healthz` not-ready for good."""
+
+    def __init__(self) -> None:
+        self.draining = False
+
+    def drain(self) -> None:
+        self.draining = True
+
+
+def health(catalog: SkillCatalog, *, per_caller: bool = False, readiness: Readiness | None = None) -> dict[str, Any]:
     snapshot = catalog._snapshot  # never triggers a scan: health must answer at once
-    report: dict[str, Any] = {"ready": snapshot is not None, "pid": os.getpid()}  # which --workers process
+    draining = readiness is not None and readiness.draining
+    report: dict[str, Any] = {"ready": snapshot is not None and not draining, "pid": os.getpid()}  # which worker
+    if draining:
+        report["draining"] = True
     status = getattr(catalog, "status", None)  # a PublishedCatalog's StoreStatus
     if per_caller:
         if status is not None:
@@ -46,11 +62,20 @@ def health(catalog: SkillCatalog, *, per_caller: bool = False) -> dict[str, Any]
     return report
 
 
-def health_route(catalog: SkillCatalog, path: str = "/healthz", *, per_caller: bool = False) -> Route:
+def health_route(
+    catalog: SkillCatalog, path: str = "/healthz", *, per_caller: bool = False, readiness: Readiness | None = None
+) -> Route:
     """The route; `per_caller` when callers are answered from views (see the module docstring)."""
 
     async def endpoint(request: Request) -> JSONResponse:
-        report = health(catalog, per_caller=per_caller)
+        report = health(catalog, per_caller=per_caller, readiness=readiness)
         return JSONResponse(report, status_code=200 if report["ready"] else 503, headers={"Cache-Control": "no-store"})
+
+    return Route(path, endpoint, methods=["GET"])
+
+
+def liveness_route(path: str = "/livez") -> Route:
+    async def endpoint(request: Request) -> JSONResponse:
+        return JSONResponse({"alive": True, "pid": os.getpid()}, headers={"Cache-Control": "no-store"})
 
     return Route(path, endpoint, methods=["GET"])

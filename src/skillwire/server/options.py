@@ -49,10 +49,12 @@ class ServedSkills:
     token_verifier: TokenVerifier | None = None
     auth: AuthSettings | None = None
 
-    def server(self, name: str = "skillwire") -> MCPServer:
+    def server(self, name: str = "skillwire", *, log_requests: bool = False) -> MCPServer:
         from skillwire.server.app import build_server
 
-        return build_server(self.extension, name=name, token_verifier=self.token_verifier, auth=self.auth)
+        return build_server(
+            self.extension, name=name, token_verifier=self.token_verifier, auth=self.auth, log_requests=log_requests
+        )
 
 
 @dataclass(frozen=True)

@@ -8,7 +8,8 @@ found"), so in workers mode `serve` has the SDK serve that wire statelessly (`st
 worker answers every request, and legacy clients get no server-to-client notifications.
 
 The fork happens before anything starts a thread (obstore's runtime, uvicorn, the watcher), because
-threads do not survive a fork. The parent only supervises: it forwards SIGTERM and SIGINT, and when a
+threads do not survive a fork. The parent only supervises: it forwards SIGTERM (each worker drains,
+see `server.app.DrainingServer`, and the parent exits 0) and SIGINT (one line, exit 130), and when a
 worker dies on its own it stops the others and exits with that worker's code, so whatever supervises
 the parent (systemd, Kubernetes) restarts the whole server instead of it running short of workers.
 """
@@ -23,6 +24,8 @@ import traceback
 from collections.abc import Callable
 from types import FrameType
 
+from skillwire.core.metrics import mark_process_dead
+
 
 def run_workers(count: int, work: Callable[[int], int], *, debug: bool = False) -> int:
     """Fork `count` processes running `work(index)`; wait for all; the first failing worker's exit code."""
@@ -30,6 +33,11 @@ def run_workers(count: int, work: Callable[[int], int], *, debug: bool = False) 
     for index in range(count):
         pid = os.fork()
         if pid == 0:  # the worker
+            # A process group of its own: Ctrl-C at a terminal reaches the parent only, which passes one
+            # SIGINT on. Reached twice (the terminal's and the parent's), uvicorn force-quits mid-shutdown
+            # and the worker printed some twenty lines of KeyboardInterrupt and CancelledError.
+            with contextlib.suppress(OSError):
+                os.setpgid(0, 0)
             code = 1
             try:
                 code = work(index)
@@ -46,9 +54,13 @@ def run_workers(count: int, work: Callable[[int], int], *, debug: bool = False) 
         children[pid] = index
 
     stopping = False
+    interrupted = False
 
     def forward(signum: int, frame: FrameType | None) -> None:
-        nonlocal stopping
+        nonlocal stopping, interrupted
+        if signum == signal.SIGINT and not interrupted:
+            interrupted = True
+            print("skillwire: interrupted; stopping the workers", file=sys.stderr, flush=True)
         stopping = True
         for pid in children:
             with contextlib.suppress(ProcessLookupError):
@@ -63,6 +75,7 @@ def run_workers(count: int, work: Callable[[int], int], *, debug: bool = False) 
             except ChildProcessError:
                 break
             children.pop(pid, None)
+            mark_process_dead(pid)  # its live gauges leave the scrape
             code = os.waitstatus_to_exitcode(status)
             if not stopping and code != 0:
                 # One worker gone on its own: stop the rest and report it (see the module docstring).
@@ -71,4 +84,5 @@ def run_workers(count: int, work: Callable[[int], int], *, debug: bool = False) 
     finally:
         for sig, handler in previous.items():
             signal.signal(sig, handler)
-    return result
+    # Ctrl-C ends with 130 as every command does; SIGTERM is a requested stop: 0 once all drained.
+    return 130 if interrupted and result == 0 else result

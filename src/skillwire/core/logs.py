@@ -1,0 +1,169 @@
+"""One log format for the whole program, and the rule that no secret reaches a log line.
+
+`configure_logging` installs one handler on stderr for every logger (skillwire's, the `mcp` SDK's,
+uvicorn's): human lines by default (`skillwire: message`, `skillwire: warning: message`), or JSON lines
+with `--log-format json` or `SKILLWIRE_LOG_FORMAT=json`, one object a line:
+
+    {"time": "2026-12-01T22:10:03.120Z", "level": "info", "logger": "skillwire.published",
+     "event": "swap", "message": "now serving index 3f2a... from s3://skills/prod", "index": "3f2a..."}
+
+A line's `event` comes from the call's `extra={"event": ...}` (`log`, in this module's terms), and the
+other `extra` fields (the skill or index involved; for requests method, outcome and duration_ms) are
+keys of the object. A line without one is `"event": "log"`.
+
+Secrets: every formatted line, human or JSON, passes `redact`, which replaces each value registered
+with `register_secret` (bearer tokens in a `--tokens` file, AWS secret keys and session tokens from the
+environment or a `credential_process`) and anything shaped like an `Authorization` header value with
+`[redacted]`. Registering is how a secret is known to be one; the patterns catch what was never
+registered (a token a client sent).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import os
+import re
+import sys
+import threading
+import time
+from typing import Any, Literal, TextIO
+
+__all__: list[str] = []  # internal (see the module docstring)
+
+LOG_FORMAT_ENV = "SKILLWIRE_LOG_FORMAT"
+LogFormat = Literal["human", "json"]
+REDACTED = "[redacted]"
+_MIN_SECRET = 6  # shorter values would redact ordinary words; no real secret is that short
+_SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "SKILLWIRE_CURSOR_SECRET")
+_AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
+_SECRET_FIELD = re.compile(r"(?i)(\"?(?:secret_?access_?key|session_?token|token|password)\"?\s*[:=]\s*\"?)[^\s\",}]+")
+
+_secrets: set[str] = set()
+_secrets_lock = threading.Lock()
+_pattern: re.Pattern[str] | None = None
+_format: LogFormat = "human"
+
+# What `LogRecord` itself carries; everything else on a record came from `extra=`.
+_RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "event"}
+
+
+def register_secret(value: str | bytes | None) -> None:
+    """Never log `value`: each occurrence in a log line becomes `[redacted]`."""
+    global _pattern
+    if value is None:
+        return
+    text = value.decode(errors="replace") if isinstance(value, bytes) else value
+    if len(text) < _MIN_SECRET:
+        return
+    with _secrets_lock:
+        if text in _secrets:
+            return
+        _secrets.add(text)
+        # Longest first, so a secret containing another is replaced whole.
+        _pattern = re.compile("|".join(re.escape(s) for s in sorted(_secrets, key=len, reverse=True)))
+
+
+def redact(text: str) -> str:
+    pattern = _pattern
+    if pattern is not None:
+        text = pattern.sub(REDACTED, text)
+    text = _AUTH_VALUE.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
+    return _SECRET_FIELD.sub(lambda m: m.group(1) + REDACTED, text)
+
+
+def log_format(explicit: str | None = None) -> LogFormat:
+    """The format asked for: the flag, else `SKILLWIRE_LOG_FORMAT`, else human."""
+    chosen = (explicit or os.environ.get(LOG_FORMAT_ENV) or "human").strip().lower()
+    return "json" if chosen == "json" else "human"
+
+
+def current_format() -> LogFormat:
+    return _format
+
+
+class HumanFormatter(logging.Formatter):
+    """`skillwire: message`; warnings and errors say so; the traceback only with --debug."""
+
+    def __init__(self, *, tracebacks: bool) -> None:
+        super().__init__()
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        message = record.getMessage()
+        if record.levelno >= logging.ERROR:
+            line = f"skillwire: error: {message}"
+        elif record.levelno >= logging.WARNING:
+            line = f"skillwire: warning: {message}"
+        elif record.levelno <= logging.DEBUG:
+            line = f"skillwire: debug: {record.name}: {message}"
+        else:
+            line = f"skillwire: {message}"
+        if record.exc_info and record.exc_info[1] is not None:
+            if self.tracebacks:
+                line += "\n" + self.formatException(record.exc_info)
+            else:
+                error = record.exc_info[1]
+                line += f" ({type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''})"
+        return redact(line)
+
+
+class JsonFormatter(logging.Formatter):
+    """One JSON object a line (see the module docstring)."""
+
+    def __init__(self, *, tracebacks: bool) -> None:
+        super().__init__()
+        self.tracebacks = tracebacks
+
+    def format(self, record: logging.LogRecord) -> str:
+        stamp = time.strftime("%Y-%m-%dT%H:%M:%S", time.gmtime(record.created))
+        entry: dict[str, Any] = {
+            "time": f"{stamp}.{int(record.msecs):03d}Z",
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "event": getattr(record, "event", None) or "log",
+            "message": record.getMessage(),
+        }
+        for key, value in vars(record).items():
+            if key not in _RECORD_FIELDS and not key.startswith("_") and value is not None:
+                entry[key] = value if isinstance(value, str | int | float | bool) else str(value)
+        if record.exc_info and record.exc_info[1] is not None:
+            error = record.exc_info[1]
+            entry["error"] = f"{type(error).__name__}: {error}"
+            if self.tracebacks:
+                entry["traceback"] = self.formatException(record.exc_info)
+        return redact(json.dumps(entry, ensure_ascii=False, default=str))
+
+
+def configure_logging(
+    fmt: str | None = None, *, debug: bool = False, quiet: bool = False, stream: TextIO | None = None
+) -> LogFormat:
+    """One stderr handler for every logger, in the format asked for; returns it.
+
+    skillwire's own loggers say what happens (INFO: a reload, a swap, a skip), `--quiet` keeps only
+    warnings and errors, `--debug` shows everything with tracebacks. Other libraries' loggers (the SDK,
+    uvicorn) show warnings and errors. The secrets in `SKILLWIRE_CURSOR_SECRET` and the AWS variables
+    are registered here, so no line can carry them.
+    """
+    global _format
+    _format = log_format(fmt)
+    for name in _SECRET_ENV:
+        register_secret(os.environ.get(name))
+    handler = logging.StreamHandler(stream if stream is not None else sys.stderr)
+    formatter: logging.Formatter = (
+        JsonFormatter(tracebacks=debug) if _format == "json" else HumanFormatter(tracebacks=debug)
+    )
+    handler.setFormatter(formatter)
+    root = logging.getLogger()
+    for old in list(root.handlers):
+        root.removeHandler(old)
+    root.addHandler(handler)
+    root.setLevel(logging.DEBUG if debug else logging.WARNING)
+    own = logging.getLogger("skillwire")
+    own.setLevel(logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO)
+    # uvicorn's loggers have handlers of their own (its default config); its lines come here instead.
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        logger.handlers.clear()
+        logger.propagate = True
+    return _format

@@ -1,0 +1,263 @@
+"""Every Prometheus metric skillwire exports, defined once, and the scrape that writes them.
+
+`metrics()` builds the metric objects on first use, never at import: `prometheus_client` decides at
+its own import whether values live in this process's memory or in the files of
+`PROMETHEUS_MULTIPROC_DIR` (its multi-process mode), and `skillwire serve --workers N` sets that
+directory before the first worker forks, so N workers add up in one scrape (`exposition`).
+
+No label carries a token, a skill body, a URI or anything else a client chooses: `method` is one of
+`KNOWN_METHODS` (anything else counts as "other"), `code` is a JSON-RPC error code the server itself
+produced, `outcome` and `status` are fixed words, and `upstream` / `tool` are the names the operator
+configured for the bridge (a bounded set). What the catalog holds is counted, never named.
+
+Gauges in multi-process mode say how they combine: sizes take the largest live worker's value,
+timestamps the oldest live worker's (so a stale-index alert fires when any worker is stale). The
+index id, a label that changes at every publish, is not a multi-process series (its files would keep
+every id ever served): it is read from the scraped worker at scrape time (`skillwire_index_info`).
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import sys
+import tempfile
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from skillwire.core.protocol import (
+    METHOD_GET,
+    METHOD_LIST,
+    METHOD_READ_DIRECTORY,
+    METHOD_RESOURCES_LIST,
+    METHOD_RESOURCES_READ,
+)
+
+if TYPE_CHECKING:
+    from prometheus_client import Counter, Gauge, Histogram
+    from prometheus_client.registry import CollectorRegistry
+
+__all__: list[str] = []  # internal: the metric names are the interface (README, "Deployment")
+
+MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
+KNOWN_METHODS = frozenset(
+    {
+        "initialize",
+        "ping",
+        METHOD_LIST,
+        METHOD_GET,
+        METHOD_RESOURCES_READ,
+        METHOD_RESOURCES_LIST,
+        "resources/templates/list",
+        METHOD_READ_DIRECTORY,
+        "subscriptions/listen",
+        "tools/list",
+        "tools/call",
+        "prompts/list",
+        "notifications/initialized",
+    }
+)
+# From 0.5 ms (a cached skills/get on loopback) to 10 s (a cold listing of a big catalog over a slow store).
+LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+RELOAD_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
+
+
+def method_label(method: str) -> str:
+    """The `method` label: a method of the protocol, or "other" (a client may send any string)."""
+    return method if method in KNOWN_METHODS else "other"
+
+
+def multiprocess_dir() -> str | None:
+    return os.environ.get(MULTIPROC_ENV) or None
+
+
+@dataclass(frozen=True)
+class Metrics:
+    requests: Counter  # method, outcome (ok | error), code (JSON-RPC error code, "" when ok)
+    request_seconds: Histogram  # method
+    response_bytes: Counter  # bytes of HTTP response bodies sent on /mcp
+    catalog_skills: Gauge
+    catalog_files: Gauge
+    skipped_skills: Gauge
+    index_loaded: Gauge  # unix time the served snapshot was swapped in
+    index_checked: Gauge  # unix time the store's pointer was last read successfully
+    reloads: Counter  # outcome: swapped | unchanged | failed
+    reload_seconds: Histogram
+    store_reads: Counter  # outcome: hit | miss | error
+    poll_failures: Counter
+    signatures: Gauge  # status: signed | unsigned | stale
+    bridge_upstream_up: Gauge  # upstream
+    bridge_tool_calls: Counter  # tool, outcome
+    bridge_approvals: Counter  # outcome: asked | granted | refused
+
+
+_lock = threading.Lock()
+_metrics: Metrics | None = None
+# What the scraped process says about itself at scrape time (see the module docstring).
+_info_sources: list[Callable[[], dict[str, str] | None]] = []
+
+
+def metrics() -> Metrics:
+    global _metrics
+    if _metrics is not None:
+        return _metrics
+    with _lock:
+        if _metrics is None:
+            _metrics = _build()
+    return _metrics
+
+
+def _build() -> Metrics:
+    from prometheus_client import Counter, Gauge, Histogram
+
+    def gauge(name: str, doc: str, labels: tuple[str, ...] = (), mode: str = "livemax") -> Gauge:
+        return Gauge(name, doc, labels, multiprocess_mode=mode)  # type: ignore[arg-type]
+
+    return Metrics(
+        requests=Counter(
+            "skillwire_requests", "MCP requests answered, by method and outcome", ("method", "outcome", "code")
+        ),
+        request_seconds=Histogram(
+            "skillwire_request_duration_seconds",
+            "Time to answer an MCP request, by method",
+            ("method",),
+            buckets=LATENCY_BUCKETS,
+        ),
+        response_bytes=Counter("skillwire_response_bytes", "Bytes of HTTP response bodies sent on /mcp"),
+        catalog_skills=gauge("skillwire_catalog_skills", "Skills in the snapshot served"),
+        catalog_files=gauge("skillwire_catalog_files", "Files in the snapshot served"),
+        skipped_skills=gauge("skillwire_catalog_skipped_skills", "Skills found but not served (see the log)"),
+        index_loaded=gauge(
+            "skillwire_index_loaded_timestamp_seconds",
+            "When the snapshot served was loaded (oldest worker)",
+            (),
+            "livemin",
+        ),
+        index_checked=gauge(
+            "skillwire_index_checked_timestamp_seconds",
+            "When the store's pointer was last read successfully (oldest worker)",
+            (),
+            "livemin",
+        ),
+        reloads=Counter("skillwire_reloads", "Catalog reloads, by outcome", ("outcome",)),
+        reload_seconds=Histogram(
+            "skillwire_reload_duration_seconds", "Time to rescan folders or look at the store", buckets=RELOAD_BUCKETS
+        ),
+        store_reads=Counter(
+            "skillwire_store_reads", "Skill files read from the object store, by outcome", ("outcome",)
+        ),
+        poll_failures=Counter("skillwire_poll_failures", "Looks at the store's pointer that failed"),
+        signatures=gauge("skillwire_signature_skills", "Skills served, by publisher signature status", ("status",)),
+        bridge_upstream_up=gauge(
+            "skillwire_bridge_upstream_up", "1 when the bridge reached the upstream", ("upstream",)
+        ),
+        bridge_tool_calls=Counter("skillwire_bridge_tool_calls", "Bridge tool calls, by outcome", ("tool", "outcome")),
+        bridge_approvals=Counter(
+            "skillwire_bridge_approvals", "Bridge approvals asked, granted, refused", ("outcome",)
+        ),
+    )
+
+
+def observe_snapshot(
+    skills: int, files: int, skipped: int, *, loaded_at: float | None = None, checked: bool = False
+) -> None:
+    """A snapshot was swapped in: its sizes, and when (now unless `loaded_at`). `checked`: its source was
+    looked at just now too (a folder rescan; a published catalog sets the check time at every poll)."""
+    m = metrics()
+    m.catalog_skills.set(skills)
+    m.catalog_files.set(files)
+    m.skipped_skills.set(skipped)
+    when = time.time() if loaded_at is None else loaded_at
+    m.index_loaded.set(when)
+    if checked:
+        m.index_checked.set(when)
+
+
+def record_reload(outcome: str, seconds: float) -> None:
+    """A reload ended: `swapped` (another catalog is served), `unchanged` or `failed`."""
+    m = metrics()
+    m.reloads.labels(outcome).inc()
+    m.reload_seconds.observe(seconds)
+
+
+def add_info_source(source: Callable[[], dict[str, str] | None]) -> None:
+    """Labels of `skillwire_index_info` for the scraped process (the index id a replica serves, say)."""
+    _info_sources.append(source)
+
+
+class _InfoCollector:
+    def collect(self) -> Iterator[Any]:
+        from prometheus_client.core import GaugeMetricFamily
+
+        for source in list(_info_sources):
+            labels = source()
+            if labels:
+                family = GaugeMetricFamily(
+                    "skillwire_index_info", "The index the scraped worker serves (value 1)", labels=list(labels)
+                )
+                family.add_metric(list(labels.values()), 1.0)
+                yield family
+
+
+def _registry() -> CollectorRegistry:
+    from prometheus_client import REGISTRY, CollectorRegistry
+    from prometheus_client.multiprocess import MultiProcessCollector
+
+    directory = multiprocess_dir()
+    if directory is None:
+        return REGISTRY
+    registry = CollectorRegistry()
+    MultiProcessCollector(registry, path=directory)  # type: ignore[no-untyped-call]
+    return registry
+
+
+def exposition(accept: str | None = None) -> tuple[bytes, str]:
+    """The scrape: every worker's series in one text (Prometheus or OpenMetrics, as `accept` asks)."""
+    from prometheus_client import CollectorRegistry
+    from prometheus_client.exposition import choose_encoder
+
+    metrics()  # series exist (at zero) before anything happened
+    encoder, content_type = choose_encoder(accept or "")
+    body = encoder(_registry())
+    info = CollectorRegistry()
+    info.register(_InfoCollector())
+    extra = encoder(info)
+    if content_type.startswith("application/openmetrics-text"):
+        body = body.removesuffix(b"# EOF\n") + extra  # one EOF, at the end
+    else:
+        body += extra
+    return body, content_type
+
+
+@contextmanager
+def multiprocess_directory() -> Iterator[str]:
+    """For forked workers: `PROMETHEUS_MULTIPROC_DIR` set (to a fresh temporary directory unless the
+    environment names one) before anything imports prometheus_client, and a directory made here
+    removed afterwards. Entered in the parent, before the first fork."""
+    given = multiprocess_dir()
+    if given is not None:
+        os.makedirs(given, exist_ok=True)
+        yield given
+        return
+    if "prometheus_client" in sys.modules:
+        raise RuntimeError("prometheus_client was imported before its multi-process directory was set")
+    made = tempfile.mkdtemp(prefix="skillwire-metrics-")
+    os.environ[MULTIPROC_ENV] = made
+    try:
+        yield made
+    finally:
+        os.environ.pop(MULTIPROC_ENV, None)
+        shutil.rmtree(made, ignore_errors=True)
+
+
+def mark_process_dead(pid: int) -> None:
+    """A worker exited: its live gauges stop counting (its counters still add up)."""
+    if multiprocess_dir() is None:
+        return
+    from prometheus_client import multiprocess
+
+    multiprocess.mark_process_dead(pid)  # type: ignore[no-untyped-call]

@@ -1,0 +1,152 @@
+"""What a running server tells its operator: request metrics and logs, `/metrics`, and bytes served.
+
+`RequestObserver` is a `ServerMiddleware` (the SDK's public hook, outermost of skillwire's): it times
+every request, counts it by method and outcome (the JSON-RPC error code of a failure, as the SDK's own
+OpenTelemetry middleware reads it) and, when request logging is on, logs one line with the method,
+outcome and duration. Only the method name (one of `core.metrics.KNOWN_METHODS`) and the code reach a
+label or a log line: never a URI, a name or a parameter a client sent.
+
+`/metrics` is the scrape (`core.metrics.exposition`). With per-caller catalogs it is protected: the
+catalog's sizes and skip counts would tell any caller how many skills it may not see, so the route
+then answers only a bearer token whose audiences include `metrics` (a token in the `--tokens` file,
+given to the scraper), and refuses everyone else with 403. Without per-caller views every caller sees
+the whole catalog anyway, and `/metrics` is open like `/healthz`.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from mcp.shared.exceptions import MCPError
+from mcp.types import INTERNAL_ERROR, INVALID_PARAMS
+from pydantic import ValidationError
+from starlette.requests import Request
+from starlette.responses import PlainTextResponse, Response
+from starlette.routing import Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+from skillwire.core.metrics import exposition, method_label, metrics
+
+__all__: list[str] = []  # internal (see the module docstring)
+
+METRICS_AUDIENCE = "metrics"
+request_log = logging.getLogger("skillwire.requests")
+
+
+class RequestObserver:
+    """Counts, times and (with `log_requests`, or the `skillwire.requests` logger at DEBUG) logs each request."""
+
+    def __init__(self, *, log_requests: bool = False) -> None:
+        self.log_requests = log_requests
+        m = metrics()
+        self._requests = m.requests
+        self._seconds = m.request_seconds
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.request_id is None:  # a notification: nothing is answered
+            return await call_next(ctx)
+        method = method_label(ctx.method)
+        started = time.perf_counter()
+        code = ""
+        try:
+            result = await call_next(ctx)
+        except MCPError as exc:
+            code = str(exc.error.code)
+            raise
+        except ValidationError:
+            code = str(INVALID_PARAMS)  # what the SDK answers for params its models refuse
+            raise
+        except Exception:
+            code = str(INTERNAL_ERROR)
+            raise
+        finally:
+            seconds = time.perf_counter() - started
+            outcome = "error" if code else "ok"
+            self._requests.labels(method, outcome, code).inc()
+            self._seconds.labels(method).observe(seconds)
+            if self.log_requests or request_log.isEnabledFor(logging.DEBUG):
+                request_log.log(
+                    logging.INFO if self.log_requests else logging.DEBUG,
+                    "%s %s%s in %.1f ms",
+                    method,
+                    outcome,
+                    f" {code}" if code else "",
+                    seconds * 1000,
+                    extra={
+                        "event": "request",
+                        "method": method,
+                        "outcome": outcome,
+                        "code": code or None,
+                        "duration_ms": round(seconds * 1000, 3),
+                    },
+                )
+        return result
+
+
+class CountResponseBytes:
+    """ASGI middleware: the bytes of every HTTP response body sent (`skillwire_response_bytes_total`)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self.app = app
+        self._bytes = metrics().response_bytes
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        counted = self._bytes
+
+        async def counting(message: Message) -> None:
+            if message["type"] == "http.response.body":
+                size = len(message.get("body", b""))
+                if size:
+                    counted.inc(size)
+            await send(message)
+
+        await self.app(scope, receive, counting)
+
+
+TokenCheck = Callable[[str], Awaitable[frozenset[str] | None]]
+
+
+def metrics_route(
+    *, audiences_of_token: TokenCheck | None = None, protected: bool = False, path: str = "/metrics"
+) -> Route:
+    """`GET /metrics`. `protected`: per-caller catalogs are served, so a bearer token with the `metrics`
+    audience is required (`audiences_of_token` turns a token into its audiences, None when refused)."""
+
+    async def endpoint(request: Request) -> Response:
+        if protected:
+            refusal = await _refused(request, audiences_of_token)
+            if refusal is not None:
+                return refusal
+        body, content_type = exposition(request.headers.get("accept"))
+        return Response(body, media_type=content_type, headers={"Cache-Control": "no-store"})
+
+    return Route(path, endpoint, methods=["GET"])
+
+
+async def _refused(request: Request, audiences_of_token: TokenCheck | None) -> Response | None:
+    header = request.headers.get("authorization", "")
+    scheme, _, token = header.partition(" ")
+    if audiences_of_token is None:
+        why = "metrics are protected with per-caller catalogs: serve with --tokens and give the scraper a token"
+        return PlainTextResponse(f"{why} with the '{METRICS_AUDIENCE}' audience\n", status_code=403)
+    if scheme.lower() != "bearer" or not token.strip():
+        return PlainTextResponse(
+            f"metrics need a bearer token with the '{METRICS_AUDIENCE}' audience\n",
+            status_code=401,
+            headers={"WWW-Authenticate": "Bearer"},
+        )
+    audiences = await audiences_of_token(token.strip())
+    if audiences is None:
+        return PlainTextResponse(
+            "the bearer token was refused\n", status_code=401, headers={"WWW-Authenticate": "Bearer"}
+        )
+    if METRICS_AUDIENCE not in audiences:
+        return PlainTextResponse(f"this token lacks the '{METRICS_AUDIENCE}' audience\n", status_code=403)
+    return None
