@@ -39,6 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillwire.core.errors import AwsCredentialsError
+from skillwire.core.logs import register_secret
 
 if TYPE_CHECKING:
     from obstore.store import S3Credential
@@ -347,6 +348,8 @@ class ProcessCredentials:
         expiration = self._expiration(data.get("Expiration"))
         if expiration is not None and expiration <= now:
             raise self._error(f"printed credentials that expired at {expiration.isoformat()}")
+        register_secret(fields["SecretAccessKey"])  # never in a log line (core.logs)
+        register_secret(token)
         return _Credential(fields["AccessKeyId"], fields["SecretAccessKey"], token or None, expiration, now)
 
     def _expiration(self, value: object) -> datetime | None:

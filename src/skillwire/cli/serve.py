@@ -340,7 +340,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         sock = None if address is None else bind_http_socket(*address)
     except BindError as exc:
-        logger.error("%s", exc.strerror, extra={"event": "bind_failed"})
+        say("bind_failed", str(exc.strerror))
         return 1
     if args.workers > 1:
         if sock is None:

@@ -35,6 +35,7 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.indexed import IndexedSnapshot
 from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
 from skillwire.core.errors import InvalidAudienceRule
+from skillwire.core.logs import register_secret
 from skillwire.server.extension import SkillsExtension
 
 __all__ = ["PerCallerSkills"]
@@ -171,6 +172,7 @@ class StaticTokens:
             audiences = entry.get("audiences", [])
             digest = entry.get("sha256")
             if digest is None and isinstance(entry.get("token"), str):
+                register_secret(entry["token"])  # a token written out in the file: never in a log line
                 digest = sha256(entry["token"].encode()).hexdigest()
             if not isinstance(client, str) or not isinstance(digest, str) or len(digest) != 64:
                 raise InvalidAudienceRule(f"tokens[{position}]: needs a 'client' and a 'token' or 'sha256'")
