@@ -19,7 +19,7 @@ import pytest
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.persist import Persisted, SnapshotStore
+from skillwire.catalog.persist import Persisted, SnapshotStore, _write, snapshot_key
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.errors import ServedFileChanged
 
@@ -336,3 +336,57 @@ def test_skills_in_code_are_never_served_from_a_snapshot(tmp_path: Path) -> None
     assert len(first.snapshot) == 2
     first.wait_for_save(30)
     assert not (state / "digests.sqlite.snapshot").exists()
+
+
+def test_a_write_cut_short_anywhere_never_loads(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The snapshot is streamed to disk, header last: whatever prefix of it reaches the disk (a crash,
+    a full disk, a rename before the data was durable), a start serves it only if it is whole."""
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    saved_catalog(root, state)
+    path = state / "digests.sqlite.snapshot"
+    whole = path.read_bytes()
+    assert warm_loaded(root, state)
+    caplog.set_level(logging.WARNING, logger="skillwire.catalog")
+    for cut in sorted({1, 10, len(whole) // 3, len(whole) // 2, len(whole) - 200, len(whole) - 1}):
+        path.write_bytes(whole[:cut])
+        assert SnapshotStore(path).load([SkillRoot(root)], True) is None, cut
+    # Every byte written but the header's final rewrite (the write's very last step): never loads.
+    catalog = saved_catalog(root, tmp_path / "other")
+    unfinished = tmp_path / "unfinished"
+    with open(unfinished, "wb") as handle:
+        _write(handle, snapshot_key([SkillRoot(root)], True), catalog._root_results, [[]], time.time_ns(), finish=False)
+    assert len(unfinished.read_bytes()) > len(whole) // 2
+    assert SnapshotStore(unfinished).load([SkillRoot(root)], True) is None
+
+
+def test_the_snapshot_is_written_without_holding_it_whole_in_memory(tmp_path: Path) -> None:
+    """Saving streams the file a slice at a time: at its peak it allocates less than the file's size plus
+    a half (its column lists and member index); encoding it whole first held the file two to three times
+    over, which was 93 MB of a 10,000-skill cold start's peak (issue 25)."""
+    import tracemalloc
+
+    root, state = tmp_path / "skills", tmp_path / "state"
+    for n in range(1500):
+        folder = root / f"team{n % 10}" / f"skill-{n:04d}"
+        (folder / "references").mkdir(parents=True)
+        (folder / "SKILL.md").write_text(SKILL_MD.format(name=f"skill-{n:04d}", n=n))
+        for k in range(6):
+            (folder / "references" / f"notes-{k}.md").write_text(f"notes {k} for {n}\n")
+    catalog = catalog_for(root, state)
+    assert len(catalog.snapshot) == 1500
+    catalog.wait_for_save(30)
+    size = (state / "digests.sqlite.snapshot").stat().st_size
+    assert size > 2_000_000
+    records: list[Any] = [[]]
+    catalog._scan_root(0, None, None, records[0])
+    store = SnapshotStore(tmp_path / "again.snapshot")
+    key_roots = [SkillRoot(root)]
+    tracemalloc.start()
+    try:
+        store.save(key_roots, True, catalog._root_results, records, time.time_ns())
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    assert store.load(key_roots, True) is not None
+    assert peak < size * 1.5, f"saving a {size:,}-byte snapshot allocated {peak:,} bytes at its peak"
