@@ -106,6 +106,36 @@ def generate_catalog(root: Path, skills: int, files_per_skill: int = 10, *, larg
     return root
 
 
+def generate_refs_catalog(root: Path, skills: int, *, seed: int = 13) -> Path:
+    """The second shape (issue 25): per skill a SKILL.md with `license` and `metadata`, and eight files of
+    1-8 KB in `references/` and `scripts/`, as skills written for agents usually are (no large or binary
+    files). Reused when a marker says it is complete."""
+    marker = root / f".complete-refs-{skills}-{seed}"
+    if marker.exists():
+        return root
+    rng = random.Random(seed)
+    past = 1_600_000_000
+    for index in range(skills):
+        group = f"team{index % 50:02d}"
+        name = f"skill-{index:05d}"
+        folder = root / group / name
+        (folder / "references").mkdir(parents=True, exist_ok=True)
+        (folder / "scripts").mkdir(exist_ok=True)
+        skill_md = (
+            f"---\nname: {name}\ndescription: Reference skill number {index} for {group}; use it when the "
+            f"task needs {group}'s conventions.\nlicense: Apache-2.0\nmetadata:\n  author: {group}\n"
+            f'  version: "1.{index % 7}.0"\n---\n\n# {name}\n\n'
+        ).encode() + _bulk_text(rng, rng.randint(1_000, 4_000))
+        (folder / "SKILL.md").write_bytes(skill_md)
+        for n in range(8):
+            path = folder / "scripts" / f"step{n}.py" if n % 2 else folder / "references" / f"guide{n}.md"
+            path.write_bytes(_bulk_text(rng, rng.randint(1_000, 8_000)))
+        for path in folder.rglob("*"):
+            os.utime(path, (past, past))
+    marker.touch()
+    return root
+
+
 LIMIT_FILES = 512
 LIMIT_BYTES = 16 * 1024 * 1024
 

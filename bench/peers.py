@@ -162,6 +162,8 @@ class Started:
     first_list_s: float
     listening_s: float | None = None  # when the server printed "listening on" (its catalog loaded)
     first_page: dict[str, object] = field(default_factory=dict)
+    # VmHWM when the first answer came: the start's own peak, before any measured request.
+    start_peak_rss_mb: float | None = None
 
 
 def launch(peer: str, argv: list[str], port: int, log_path: Path) -> Server:
@@ -216,7 +218,7 @@ async def start(peer: str, argv: list[str], port: int, log_path: Path, *, budget
                             page = await send_raw(client, list_skills_request(None))
                     first = time.perf_counter() - server.started_at
                     note_listening()
-                    return Started(server, first, listening, page)
+                    return Started(server, first, listening, page, server.peak_rss_mb())
                 except TimeoutError:
                     continue
                 except Exception as exc:  # not ready yet (e.g. 503 during start-up): try again
