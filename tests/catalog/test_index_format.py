@@ -15,6 +15,7 @@ import logging
 import time
 import tracemalloc
 import weakref
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -32,6 +33,7 @@ from skillwire.catalog.published import (
     build_index,
     canonical_json,
     encode_index,
+    load_index,
     publish,
     snapshot_from_index,
 )
@@ -324,27 +326,82 @@ def test_an_index_that_is_wrong_at_load_is_refused_in_one_line(
     assert "\n" not in str(info.value)
 
 
+FINE = b'{"uri":"skill://z/ok/SKILL.md","files":[["SKILL.md",0,3,0,true]],"frontmatter":{"name":"ok"},"source":"s"}'
+
+
 @pytest.mark.parametrize(
     ("line", "message"),
     [
         (GOOD.replace(b"0,3,0,true", b"1,3,0,true"), r"files\[0\] .*: digest 1 is not an index of the digest table"),
         (GOOD.replace(b"0,3,0,true", b"0,3,5,true"), r"mimeType must index mimeTypes"),
         (GOOD.replace(b"0,3,0,true", b"0,-3,0,true"), r"size -3 is not a non-negative integer"),
-        (GOOD.replace(b'"SKILL.md",0', b'"../x",0'), r"is not a relative path inside the skill"),
+        (GOOD.replace(b'"SKILL.md",0', b'"../x",0'), r"is not a canonical relative path inside the skill"),
+        (
+            GOOD.replace(
+                b'[["SKILL.md",0,3,0,true]]', b'[["SKILL.md",0,3,0,true],["../../s0/references/r.md",0,3,0,true]]'
+            ),
+            r"path '../../s0/references/r.md' is not a canonical relative path",
+        ),
+        (GOOD.replace(b'"SKILL.md",0', b'"SKILL%2Emd",0'), r"is not a canonical relative path"),
+        (GOOD.replace(b'[["SKILL.md",0,3,0,true]]', b'[["SKILL.md",0,3,0,true],["a//b",0,3,0,true]]'), "canonical"),
+        (
+            GOOD.replace(b'[["SKILL.md",0,3,0,true]]', b'[["SKILL.md",0,3,0,true],["SKILL.md",0,3,0,true]]'),
+            "listed twice",
+        ),
         (GOOD.replace(b'"source":"s"}', b'"source":"s","uri":"skill://a/c/SKILL.md"}'), "the line's uri is not"),
         (GOOD.replace(b'"source":"s"}', b'"source":"s","listed":false}'), '"listed" must follow the uri'),
         (GOOD.replace(b'"frontmatter":{"name":"b"}', b'"frontmatter":{}'), "frontmatter must be an object with a name"),
         (GOOD[:-1], "line is not JSON"),
     ],
 )
-def test_a_bad_record_fails_the_requests_that_touch_it_naming_its_line(line: bytes, message: str) -> None:
-    fine = b'{"uri":"skill://z/ok/SKILL.md","files":[["SKILL.md",0,3,0,true]],"frontmatter":{"name":"ok"},"source":"s"}'
-    snapshot = _load(_index([line, fine]))
+def test_a_bad_record_refuses_the_index_at_load_naming_its_line(line: bytes, message: str) -> None:
+    # Checked before the index is served (issue 19, defect 6): after a swap, a bad line failed every
+    # skills/list page holding it (-32603) and the last good snapshot was gone.
     with pytest.raises(InvalidIndex, match=message) as info:
-        snapshot.skill_by_uri.get("skill://a/b/SKILL.md")
+        _load(_index([line, FINE]))
     assert str(info.value).startswith("index: skills[0]")
-    assert snapshot.skill_by_uri["skill://z/ok/SKILL.md"].entry.name == "ok"  # the other skills still answer
-    assert "skill://z/ok/SKILL.md" in snapshot.files
+    assert "\n" not in str(info.value)
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    [b"skill://a/%62/SKILL.md", b"SKILL://a/b/SKILL.md", b"skill://a/./b/SKILL.md", b"skill://a/%2Fb/SKILL.md"],
+)
+def test_a_second_spelling_of_a_skill_refuses_the_index(spelling: bytes) -> None:
+    # Defect 7: two lines for one skill, one under another spelling, were both served and listed.
+    other = GOOD.replace(b"skill://a/b/SKILL.md", spelling)
+    lines = sorted([other, GOOD])
+    with pytest.raises(InvalidIndex, match=r"the uri is not canonical|lines must be sorted"):
+        _load(_index(lines))
+
+
+def test_a_format_1_index_with_a_skill_twice_is_refused() -> None:
+    one = canonical_json(
+        {
+            "files": [["SKILL.md", "sha256:" + "ab" * 32, 3, "text/markdown", True]],
+            "frontmatter": {"name": "b"},
+            "source": "s",
+            "uri": "skill://a/b/SKILL.md",
+        }
+    )
+    body = canonical_json({"format": "skillwire-index/1", "skills": 2}) + b"\n" + one + b"\n" + one
+    with pytest.raises(
+        InvalidIndex, match=r"skills\[1\] \(skill://a/b/SKILL.md\): lines must be sorted by URI, each URI once"
+    ):
+        _load(body)
+
+
+def test_an_index_larger_than_the_replica_accepts_is_refused_before_it_is_read() -> None:
+    body = _index([GOOD])
+    blobs = BlobReader(None, parse_location("s3://b"))  # type: ignore[arg-type]
+
+    def never() -> Iterator[bytes]:
+        raise AssertionError("the stream was read")
+        yield b""
+
+    with pytest.raises(InvalidIndex, match="is 1099511627776 bytes, over the 1,073,741,824 this replica accepts"):
+        load_index(never(), 1 << 40, hashlib.sha256(body).hexdigest(), blobs)
+    assert load_index([body], len(body), hashlib.sha256(body).hexdigest(), blobs, max_bytes=len(body)) is not None
 
 
 def test_an_escaped_uri_and_an_unlisted_flag_are_read_at_load() -> None:

@@ -24,7 +24,7 @@ import pytest
 from servers import free_port
 from skillwire.core.manifest import sha256_digest
 from skillwire.core.signing import SIGNATURE_META_KEY
-from support.calls import call, call_error, healthz, list_uris
+from support.calls import call, call_error, healthz, list_uris, wait_for
 from support.cli import run_cli
 from support.seaweed import SeaweedS3
 from support.servers import RunningServer, serve_http
@@ -174,3 +174,33 @@ def test_a_tokens_file_naming_one_token_twice_stops_serve_in_one_line(tree: Path
         "skillwire: error: tokens[1] ('admin') has the same token as tokens[0] ('ci'); list each token once  "
         "(run with --debug for the traceback)"
     ]
+
+
+def test_a_bucket_writers_bad_line_keeps_the_last_good_snapshot(tmp_path: Path) -> None:
+    """Defect 6: an index whose one line names `../../s0/references/r.md` was swapped in, then every
+    skills/list answered -32603 and /healthz still said ready and fresh. Now it is refused before the
+    swap: the replica serves the last good index and /healthz says stale, with the reason."""
+    make_tree(tmp_path / "skills")
+    store = tmp_path / "store"
+    published = run_cli("publish", str(tmp_path / "skills"), f"file://{store}", "-q")
+    assert published.code == 0, published.err
+    pointer = json.loads((store / "current.json").read_text())
+    good = (store / pointer["index"]).read_bytes()
+    header, *lines = good.split(b"\n")
+    bad_lines = [line.replace(b'["guide.md",', b'["../../s0/references/r.md",') for line in lines]
+    assert bad_lines != lines
+    bad = b"\n".join([header, *bad_lines])
+    bad_id = hashlib.sha256(bad).hexdigest()
+    (store / "indexes" / f"{bad_id}.jsonl").write_bytes(bad)
+    with serve_http([f"file://{store}", "--poll", "0.3"]) as server:
+        before = list_uris(server.url)
+        (store / "current.json").write_text(json.dumps({**pointer, "id": bad_id, "index": f"indexes/{bad_id}.jsonl"}))
+        wait_for(lambda: healthz(server.url)["stale"], 20, "the bad index to be refused")
+        report = healthz(server.url)
+        assert report["ready"] is True
+        assert report["index"] == pointer["id"]  # still the last good one
+        assert "../../s0/references/r.md" in report["lastError"]
+        assert "is not a canonical relative path inside the skill" in report["lastError"]
+        assert list_uris(server.url) == before  # every page still answers
+        got = call(server.url, "skills/get", {"uri": "skill://pub/SKILL.md"})["skill"]
+        assert "skill://pub/guide.md" in {r["uri"] for r in got["resources"]}

@@ -24,10 +24,13 @@ Measured on 100,000 skills x 10 files (1,000,000 file records): building every r
 each URI and where its line starts, 32 bytes per distinct digest.
 
 What is checked when: the index's bytes hash to the id its pointer names (so they are what the
-publisher wrote) and every line's URI, order and count at load; each record's fields when it is first
-built, with the same checks format 1 ran at load. A record that fails them (only a foreign writer's
-bug can produce one: `publish` writes them from a scan) makes every request touching that skill fail
-with an `InvalidIndex` naming the line, instead of refusing the whole index; see docs/architecture.md.
+publisher wrote, or a bucket writer), every line's URI (canonical, sorted, each once) and count, then
+every line's record (`IndexRecords.check_every_line`: the checks format 1 ran at load, paths canonical
+and each listed once), all before the index is served; a record is checked again when it is built. A
+bad line refuses the whole index, so a replica keeps its last good snapshot and `/healthz` says stale
+with the reason (issue 19: swapped in, one bad line failed every page that held it). The cost is one
+JSON parse per line: on 20,000 skills x 10 files, 1.7-3 s on a 2-core machine at load 7-8 (against
+0.24 s for the load without it); memory stays the buffer plus one line's objects.
 """
 
 from __future__ import annotations
@@ -35,6 +38,7 @@ from __future__ import annotations
 import bisect
 import hashlib
 import json
+import re
 import threading
 from array import array
 from collections import OrderedDict
@@ -54,15 +58,19 @@ from skillwire.catalog.snapshot import (
 from skillwire.catalog.store import IN_STORE, BlobReader, StoredFile
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import InvalidIndex
+from skillwire.core.errors import InvalidIndex, InvalidSkillURI
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX, ManifestFile
-from skillwire.core.uri import SKILL_MD
+from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
 
 INDEX_FORMAT_1 = "skillwire-index/1"
 INDEX_FORMAT_2 = "skillwire-index/2"
 
 _URI_OPEN = b'{"uri":"'
+# A relative path (or URI) of characters the canonical encoder leaves as they are (RFC 3986 pchar, no
+# `%`): canonical as written, but for dot segments. Anything else is parsed to decide.
+_PLAIN_PATH = re.compile(r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)*\Z")
+_PLAIN_URI = re.compile(r"[a-z][a-z0-9+.\-]*://[A-Za-z0-9\-._~!$&'()*+,;=]+(?:/[A-Za-z0-9\-._~!$&'()*+,;=:@]+)*\Z")
 _UNLISTED = b',"listed":false'
 _SKILL_MD_TAIL = "/" + SKILL_MD
 # Built skills kept, counted in file records (about 300 bytes each built): a page of the default 2,000
@@ -207,38 +215,99 @@ def _bad_file(position: int, number: int, skill_uri: str, what: str) -> InvalidI
     return field_error(f"skills[{position}].files[{number}] ({skill_uri})", what)
 
 
-def build_record(
-    position: int, raw: object, digests: bytes, kinds_table: Sequence[tuple[tuple[str, bool], tuple[str, bool]]]
-) -> _Built:
-    """A format-2 record, with the checks format 1 ran at load (see RecordLoader), in one tight loop:
-    this runs for every skill of every page that is not in the LRU (about 40 us for 10 files).
-    `kinds_table[mime index][is_text]` is the shared `(mimeType, isText)` pair."""
+def _canonical_path(root: str, path: str) -> bool:
+    """Whether `path` is a canonical relative file path below skill `root` (so `root + path` is the one
+    spelling of that file: no dot or empty segments, nothing a parser would read as another file)."""
+    if _PLAIN_PATH.match(path):  # the common case: no escape, no character the encoder would change
+        segments = path.split("/")
+        return "." not in segments and ".." not in segments
+    try:
+        parsed = parse_uri(root + path)
+    except InvalidSkillURI:
+        return False
+    return str(parsed) == root + path
+
+
+def _canonical_key(uri: str) -> bool:
+    if _PLAIN_URI.match(uri):
+        return "/./" not in uri and "/../" not in uri
+    try:
+        return canonical_uri(uri) == uri
+    except InvalidSkillURI:
+        return False
+
+
+_SEGMENT = r"[A-Za-z0-9\-._~!$&'()*+,;=:@]+"
+_PLAIN_PATHS = re.compile(rf"(?:{_SEGMENT}(?:/{_SEGMENT})*\n)*{_SEGMENT}(?:/{_SEGMENT})*\Z")
+_DOT_SEGMENT = re.compile(r"(?:^|/|\n)\.\.?(?:/|\n|\Z)")
+
+
+def _files_fine(raw_files: list[object], table_size: int, mime_count: int) -> bool:
+    """The checks of `check_record`'s loop over a record's files, column by column in C (set, min, max,
+    one regex over all paths): a million file records are checked before a 100,000-skill index is
+    served. False means look again, file by file, for the precise reason."""
+    if {type(item) for item in raw_files} != {list}:
+        return False
+    rows = cast(list[list[Any]], raw_files)
+    if set(map(len, rows)) != {5}:
+        return False
+    paths, digests, sizes, mimes, texts = zip(*rows, strict=True)
+    if set(map(type, paths)) != {str} or set(map(type, texts)) != {bool}:
+        return False
+    if set(map(type, digests)) != {int} or set(map(type, sizes)) != {int} or set(map(type, mimes)) != {int}:
+        return False
+    if min(digests) < 0 or max(digests) >= table_size or min(sizes) < 0 or min(mimes) < 0 or max(mimes) >= mime_count:
+        return False
+    joined = "\n".join(paths)
+    if not _PLAIN_PATHS.match(joined) or _DOT_SEGMENT.search(joined):
+        return False
+    unique = set(paths)
+    return len(unique) == len(paths) and SKILL_MD in unique
+
+
+def check_record(
+    position: int, raw: object, table_size: int, mime_count: int
+) -> tuple[str, dict[str, JSONValue], list[object]]:
+    """Every check of a format-2 record (format 1's, and the paths canonical, each listed once); its URI,
+    frontmatter and files. Run on every line before an index is served, and again when a record is built."""
     uri, frontmatter, raw_files = _skill_fields(position, raw)
+    if _files_fine(raw_files, table_size, mime_count):
+        return uri, frontmatter, raw_files
     root = uri[: -len(SKILL_MD)]
-    table_size, mime_count = len(digests) >> 5, len(kinds_table)
-    manifest: list[ManifestFile] = []
-    kinds: list[tuple[str, bool]] = []
-    seen: dict[str, str] = {}
+    seen: set[str] = set()
     for number, item in enumerate(raw_files):
         if type(item) is not list or len(item) != 5:
             raise _bad_file(position, number, uri, "must be [path, digest, size, mimeType, isText]")
         path, digest, size, mime, is_text = item
-        if type(path) is not str or not path or path[0] == "/" or (".." in path and ".." in path.split("/")):
-            raise _bad_file(position, number, uri, f"path {path!r} is not a relative path inside the skill")
+        if type(path) is not str or not path or not _canonical_path(root, path):
+            raise _bad_file(position, number, uri, f"path {path!r} is not a canonical relative path inside the skill")
         if type(digest) is not int or not 0 <= digest < table_size:
             raise _bad_file(position, number, uri, f"digest {digest!r} is not an index of the digest table")
         if type(size) is not int or size < 0:
             raise _bad_file(position, number, uri, f"size {size!r} is not a non-negative integer")
         if type(mime) is not int or not 0 <= mime < mime_count or type(is_text) is not bool:
             raise _bad_file(position, number, uri, "mimeType must index mimeTypes and isText be a boolean")
-        file_uri = root + path
-        hex_digest = DIGEST_PREFIX + digests[digest << 5 : (digest + 1) << 5].hex()
-        if seen.setdefault(file_uri, hex_digest) is not hex_digest and seen[file_uri] != hex_digest:
-            raise _bad_file(position, number, uri, f"{file_uri} is listed twice with different digests")
-        manifest.append(ManifestFile(file_uri, hex_digest, size))
-        kinds.append(kinds_table[mime][is_text])
-    if root + SKILL_MD not in seen:
+        if path in seen:
+            raise _bad_file(position, number, uri, f"{root + path} is listed twice")
+        seen.add(path)
+    if SKILL_MD not in seen:
         raise field_error(f"skills[{position}] ({uri})", "files do not include the skill's SKILL.md")
+    return uri, frontmatter, raw_files
+
+
+def build_record(
+    position: int, raw: object, digests: bytes, kinds_table: Sequence[tuple[tuple[str, bool], tuple[str, bool]]]
+) -> _Built:
+    """A format-2 record, checked (`check_record`) and built in one tight loop: this runs for every skill
+    of every page that is not in the LRU. `kinds_table[mime index][is_text]` is the shared
+    `(mimeType, isText)` pair."""
+    uri, frontmatter, raw_files = check_record(position, raw, len(digests) >> 5, len(kinds_table))
+    root = uri[: -len(SKILL_MD)]
+    manifest: list[ManifestFile] = []
+    kinds: list[tuple[str, bool]] = []
+    for path, digest, size, mime, is_text in cast(list[list[Any]], raw_files):
+        manifest.append(ManifestFile(root + path, DIGEST_PREFIX + digests[digest << 5 : (digest + 1) << 5].hex(), size))
+        kinds.append(kinds_table[mime][is_text])
     return _Built(_catalog_skill(uri, frontmatter, tuple(manifest), cast(dict[str, Any], raw)), kinds)
 
 
@@ -419,6 +488,25 @@ class IndexRecords:
             raise field_error(f"skills[{position}] ({key})", '"listed" must follow the uri, and only as false')
         return build_record(position, raw, self.digests, self._kinds)
 
+    def check_every_line(self) -> None:
+        """Every line checked as `build` checks it, one line's objects at a time (memory stays the index's
+        buffer): run before an index is served, so a bad line refuses the index and the replica keeps
+        its last good snapshot, instead of failing every page that holds the skill after the swap."""
+        buffer, starts, keys, listed = self.buffer, self.starts, self.keys, self.listed
+        table_size, mime_count = len(self.digests) >> 5, len(self.mimes)
+        loads = json.loads
+        for position in range(len(keys)):
+            try:
+                raw = loads(buffer[starts[position] : starts[position + 1] - 1])
+            except ValueError as exc:
+                raise field_error(f"skills[{position}]", f"line is not JSON: {exc}") from None
+            key = keys[position]
+            if type(raw) is not dict or raw.get("uri") != key:
+                raise field_error(f"skills[{position}] ({key})", "the line's uri is not the one it starts with")
+            if (raw.get("listed", True) is not False) != bool(listed[position]):
+                raise field_error(f"skills[{position}] ({key})", '"listed" must follow the uri, and only as false')
+            check_record(position, raw, table_size, mime_count)
+
     def same_content(self, other: IndexRecords) -> bool:
         """Whether two indexes hold the same skill lines over the same tables (a byte comparison)."""
         return self.digests == other.digests and self.mimes == other.mimes and self.buffer == other.buffer
@@ -461,6 +549,9 @@ def parse_records(
             unlisted = startswith(_UNLISTED, quote + 1, end)
         if type(key) is not str or not key.endswith(_SKILL_MD_TAIL) or "://" not in key:
             raise field_error(f"skills[{position}]", f"uri {key!r} is not a SKILL.md URI")
+        if not _canonical_key(key):
+            # Two spellings of one skill (`skill://a/%62`, `SKILL://a/b`) would be two lines, both served.
+            raise field_error(f"skills[{position}] ({key})", "the uri is not canonical")
         if key <= previous:
             raise field_error(f"skills[{position}] ({key})", "lines must be sorted by URI, each URI once")
         starts.append(start)
@@ -799,6 +890,7 @@ def indexed_snapshot(
     if type(mimes) is not list or not all(type(m) is str for m in mimes):
         raise field_error("mimeTypes", "must be an array of strings")
     records = parse_records(rest, count, digests, tuple(mimes), blobs)
+    records.check_every_line()
     return IndexedSnapshot(
         records,
         files=files,

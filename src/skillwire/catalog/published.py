@@ -311,6 +311,9 @@ async def _upload(store: ObjectStore, files: list[CatalogFile]) -> int:
 # -- reading -----------------------------------------------------------------------------------------------
 
 _INDEX_CHUNK = 1 << 20
+# The largest index a replica loads: 100,000 skills x 10 files is a 65 MB index (format 2), so this is
+# room for about a million skills; a store announcing more is refused instead of being allocated.
+DEFAULT_MAX_INDEX_BYTES = 1 << 30
 
 
 def _store_chunks(stream: Iterable[Any], location: StoreLocation) -> Iterator[bytes | memoryview]:
@@ -356,9 +359,17 @@ def load_index(
     blobs: BlobReader,
     *,
     cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
+    max_bytes: int = DEFAULT_MAX_INDEX_BYTES,
 ) -> CatalogSnapshot:
     """The snapshot of an index streamed in `chunks` (`size` bytes): an `IndexedSnapshot` for format 2,
-    a snapshot built whole for format 1."""
+    a snapshot built whole for format 1. An index over `max_bytes` is refused before anything is
+    allocated for it (the size is the store's word, so it bounds the buffer, not the stream: `receive`
+    refuses a stream longer than announced)."""
+    if type(size) is not int or size < 0 or size > max_bytes:
+        raise InvalidIndex(
+            f"{INDEX_PREFIX}{index_id}.jsonl is {size!r} bytes, over the {max_bytes:,} this replica accepts "
+            "(PublishedCatalog(max_index_bytes=))"
+        )
     received = receive(chunks, size)
     if received.sha256 != index_id:
         raise InvalidIndex(f"{INDEX_PREFIX}{index_id}.jsonl does not hash to its id (truncated or altered)")
@@ -403,7 +414,11 @@ def load_index(
             raw = json.loads(line)
         except ValueError as exc:
             raise field_error(f"skills[{position}]", f"line is not JSON: {exc}") from None
-        skills.append(loader.skill(position, raw))  # this line's parsed objects are freed right after
+        skill = loader.skill(position, raw)  # this line's parsed objects are freed right after
+        if skills and skill.uri <= skills[-1].uri:
+            # A snapshot keeps one skill per URI: a second line for one would be served in its place.
+            raise field_error(f"skills[{position}] ({skill.uri})", "lines must be sorted by URI, each URI once")
+        skills.append(skill)
     if len(skills) != count:
         raise field_error("skills", f"the header announces {count} skill lines, the index holds {len(skills)}")
     return PublishedSnapshot(
@@ -484,8 +499,12 @@ class PublishedCatalog(SkillCatalog):
         cache_bytes: int = DEFAULT_CACHE_BYTES,
         cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
         store: ObjectStore | None = None,
+        max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES,
     ) -> None:
         super().__init__((), cursor_secret=cursor_secret)
+        self.max_index_bytes = max_index_bytes
+        # The last index refused, and why: a pointer left on it is not downloaded again every poll.
+        self._refused: tuple[str, InvalidIndex] | None = None
         self.location = parse_location(location) if isinstance(location, str) else location
         self.store = store if store is not None else open_store(self.location)
         self.blobs = BlobReader(self.store, self.location, max_bytes=cache_bytes)
@@ -518,11 +537,24 @@ class PublishedCatalog(SkillCatalog):
         gc.disable()
         try:
             try:
+                if self._refused is not None and self._refused[0] == pointer.id:
+                    raise self._refused[1]  # the same immutable index (named by its hash): the same answer
                 result = obstore.get(self.store, pointer.index)
                 size = result.meta["size"]
                 # Streamed: the index is held once, in the buffer the snapshot keeps (catalog.indexed).
                 chunks = _store_chunks(result.stream(min_chunk_size=_INDEX_CHUNK), self.location)
-                snapshot = load_index(chunks, size, pointer.id, self.blobs, cursor_secret=self.cursor_secret)
+                try:
+                    snapshot = load_index(
+                        chunks,
+                        size,
+                        pointer.id,
+                        self.blobs,
+                        cursor_secret=self.cursor_secret,
+                        max_bytes=self.max_index_bytes,
+                    )
+                except InvalidIndex as exc:
+                    self._refused = (pointer.id, exc)
+                    raise
             except StoreError:
                 raise
             except Exception as exc:
