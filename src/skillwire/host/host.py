@@ -451,6 +451,26 @@ class SkillHost:
             self.reader.store_verified(ref.origin, listed, data)
         return data.decode("utf-8")
 
+    def indexable_body(self, skill: RegisteredSkill) -> str | None:
+        """The skill's SKILL.md text if this host already holds it verified, else None; never fetches.
+
+        For the search index (`host/search.py`): a local skill's file is read like any local read
+        (checked against the scan), an upstream skill's only from the verified content cache (where a
+        `read_skill` or `pull` left it; a cache hit is re-hashed). Fetching every SKILL.md from a server
+        to index it would make the first query cost a round trip per skill.
+        """
+        try:
+            if skill.ref.origin in self._local:
+                return self.reader.read_local(skill.ref.origin, skill.ref.uri).decode("utf-8", "replace")
+            cache = self.reader.cache
+            listed = None if skill.entry.is_dynamic else skill.entry.file(skill.ref.uri)
+            if cache is None or listed is None:
+                return None
+            data = cache.get(skill.ref.origin, skill.ref.uri, listed)
+        except (SkillwireError, OSError):
+            return None  # not verifiable now: indexed without its body, as if never read
+        return data.decode("utf-8", "replace") if data is not None else None
+
     def _load_local(self, ref: SkillRef) -> ActiveSkill:
         registered = self.registry.get(ref)
         if registered is None:

@@ -1,0 +1,283 @@
+"""How well `list_skills(query)` finds the skill a task needs, on a real catalog, next to a library baseline.
+
+    python -m bench.search_eval [--set tune|heldout|both] [--sweep] [--scale 10000] [--json FILE]
+
+Items: `bench/search_items/{tune,heldout}.txt`, written for this bench (not generated): per line the
+acceptable skills, the short query a model would send, and the whole task as a user would type it,
+written from each skill's purpose without its name or its description's rare words. The tuning set
+chose `host/search.py`'s `Ranking`; the held-out set was written at the same time and is only run to
+report, never while choosing.
+
+The corpus is `../shared/corpora/awesome-copilot/skills` (419 real skills, MIT) read in place through
+a real `SkillHost` local origin, so skills are indexed with their bodies as `--local` skills are; the
+repository ships only the items. Without the corpus this prints why and exits 0.
+
+Reported, per item set and form (task, query): recall@1, recall@5, MRR@10, for
+- `skillwire`: `SkillSearch` as shipped (bodies, stopwords, aliases, short-query prefixes, cut-off);
+- `skillwire-before`: the ranking main had before (name, description and origin only; no stopwords;
+  every word of 3+ letters prefix-matched; weights 5/1/0.5), emulated with the same class;
+- `bm25s`: the `bm25s` library (BM25, k1=1.5, b=0.75, English stopwords) over name + description + body.
+`--sweep` tries weight/cut-off variants on the tuning set only. `--scale N` times the first and later
+queries over N generated skills (with bodies) and the RSS the index adds.
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import statistics
+import sys
+import time
+from collections.abc import Callable, Sequence
+from pathlib import Path
+from typing import Any
+
+from skillwire.core.entry import SkillEntry
+from skillwire.core.manifest import ManifestFile
+from skillwire.host.host import SkillHost
+from skillwire.host.registry import RegisteredSkill, Registry
+from skillwire.host.search import DEFAULT_RANKING, Ranking, SkillSearch
+
+REPO_ROOT = Path(__file__).resolve().parent.parent
+CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "awesome-copilot" / "skills"
+ITEMS = Path(__file__).resolve().parent / "search_items"
+
+BEFORE = Ranking(
+    name=5.0,
+    description=1.0,
+    aliases=0.0,
+    headings=0.0,
+    body=0.0,
+    origin=0.5,
+    prefix_max_words=10_000,
+    prefix_min_chars=3,
+    relative_cutoff=0.0,
+    cutoff_min_words=10_000,
+    stopwords=False,
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class Item:
+    accept: frozenset[str]
+    query: str
+    task: str
+
+
+def load_items(name: str) -> list[Item]:
+    items = []
+    for line in (ITEMS / f"{name}.txt").read_text(encoding="utf-8").splitlines():
+        if not line.strip() or line.startswith("#"):
+            continue
+        accept, query, task = (part.strip() for part in line.split("|", 2))
+        items.append(Item(frozenset(a.strip() for a in accept.split(",")), query, task))
+    return items
+
+
+Ranker = Callable[[str], list[str]]  # query -> skill names, best first
+
+
+def score(ranker: Ranker, items: Sequence[Item], form: str) -> dict[str, Any]:
+    hits1 = hits5 = 0
+    reciprocal = 0.0
+    misses: list[str] = []
+    for item in items:
+        text = item.task if form == "task" else item.query
+        ranked = ranker(text)[:10]
+        position = next((i for i, name in enumerate(ranked) if name in item.accept), None)
+        if position == 0:
+            hits1 += 1
+        if position is not None and position < 5:
+            hits5 += 1
+        else:
+            misses.append(f"{sorted(item.accept)[0]} <- {text!r} (got {ranked[:3]})")
+        if position is not None:
+            reciprocal += 1 / (position + 1)
+    n = len(items)
+    return {"recall@1": hits1 / n, "recall@5": hits5 / n, "mrr@10": reciprocal / n, "n": n, "misses": misses}
+
+
+def skillwire_ranker(host: SkillHost, ranking: Ranking, *, bodies: bool = True) -> Ranker:
+    search = SkillSearch(host.indexable_body if bodies else None, ranking=ranking)
+
+    def rank(text: str) -> list[str]:
+        return [s.name for s in search.search(host.registry, text)]
+
+    return rank
+
+
+def bm25s_ranker(host: SkillHost) -> Ranker | None:
+    try:
+        import bm25s  # type: ignore[import-untyped]
+    except ImportError:
+        return None
+    skills = list(host.registry)
+    corpus = [f"{s.name.replace('-', ' ')} {s.description} {host.indexable_body(s) or ''}" for s in skills]
+    retriever = bm25s.BM25()
+    retriever.index(bm25s.tokenize(corpus, stopwords="en", show_progress=False), show_progress=False)
+
+    def rank(text: str) -> list[str]:
+        tokens = bm25s.tokenize([text], stopwords="en", show_progress=False)
+        if not tokens.vocab:
+            return []
+        docs, _ = retriever.retrieve(tokens, k=10, show_progress=False)
+        return [skills[int(i)].name for i in docs[0]]
+
+    return rank
+
+
+def corpus_host() -> SkillHost:
+    host = SkillHost(use_cache=False)
+    host.add_local("corpus", [CORPUS])
+    return host
+
+
+def print_table(rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
+    print(f"{'set':8} {'ranker':18} {'form':6} {'n':>4} {'R@1':>6} {'R@5':>6} {'MRR@10':>7}")
+    for set_name, ranker, form, result in rows:
+        print(
+            f"{set_name:8} {ranker:18} {form:6} {result['n']:>4} {result['recall@1']:>6.1%} "
+            f"{result['recall@5']:>6.1%} {result['mrr@10']:>7.3f}"
+        )
+
+
+def sweep(host: SkillHost, items: list[Item]) -> None:
+    variants: dict[str, Ranking] = {"default": DEFAULT_RANKING}
+    for body in (0.2, 0.4, 0.8):
+        for headings in (0.5, 1.0, 2.0):
+            for description in (2.0, 3.0, 4.0):
+                variants[f"d{description}/h{headings}/b{body}"] = dataclasses.replace(
+                    DEFAULT_RANKING, body=body, headings=headings, description=description
+                )
+    for name_weight in (3.0, 6.0, 10.0):
+        variants[f"n{name_weight}"] = dataclasses.replace(DEFAULT_RANKING, name=name_weight)
+    variants["no-stopwords"] = dataclasses.replace(DEFAULT_RANKING, stopwords=False)
+    variants["prefix-always"] = dataclasses.replace(DEFAULT_RANKING, prefix_max_words=10_000)
+    results = []
+    for label, ranking in variants.items():
+        ranker = skillwire_ranker(host, ranking)
+        task, query = score(ranker, items, "task"), score(ranker, items, "query")
+        results.append((task["recall@5"] + query["recall@5"] + task["recall@1"], label, task, query))
+    results.sort(key=lambda r: r[0], reverse=True)
+    for _, label, task, query in results[:25]:
+        print(
+            f"{label:22} task R@1 {task['recall@1']:.1%} R@5 {task['recall@5']:.1%} | "
+            f"query R@1 {query['recall@1']:.1%} R@5 {query['recall@5']:.1%}"
+        )
+
+
+def _rss_bytes() -> int:
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * 4096
+
+
+def scale(count: int) -> dict[str, float]:
+    """First and later query latency over `count` generated skills whose bodies are known, and index RSS."""
+    words = ["deploy", "invoice", "schema", "render", "audit", "billing"]
+    words += ["cluster", "lint", "diagram", "ticket", "forecast", "budget"]
+    registry = Registry()
+    entries = []
+    bodies: dict[str, str] = {}
+    for i in range(count):
+        name = f"skill-{i:05d}"
+        uri = f"skill://{name}/SKILL.md"
+        entries.append(
+            SkillEntry(
+                uri,
+                {"name": name, "description": f"Helps with {words[i % 12]} work for team {i % 97}."},
+                (ManifestFile(uri, "sha256:" + "0" * 64, 10),),
+            )
+        )
+        bodies[uri] = (
+            f"# {name}\n\n## When to use\n\nUse it for {words[i % 12]} and {words[(i * 7) % 12]} tasks.\n\n"
+            + f"Steps: check the {words[(i * 5) % 12]} first, then write the result. " * 20
+        )
+    registry.set_origin("big", "mcp", entries)
+
+    def body_of(skill: RegisteredSkill) -> str | None:
+        return bodies.get(skill.ref.uri)
+
+    before = _rss_bytes()
+    search = SkillSearch(body_of)
+    started = time.perf_counter()
+    search.search(registry, "ceramics kiln firing schedule")
+    first = time.perf_counter() - started
+    grown = _rss_bytes() - before
+    later = []
+    for query in ("render the invoice diagram", "audit the cluster budget forecast before deploy", "lint"):
+        for _ in range(20):
+            started = time.perf_counter()
+            search.search(registry, query)
+            later.append(time.perf_counter() - started)
+    search_nobody = SkillSearch()
+    started = time.perf_counter()
+    search_nobody.search(registry, "ceramics kiln firing schedule")
+    first_nobody = time.perf_counter() - started
+    return {
+        "skills": count,
+        "first_query_ms": first * 1000,
+        "first_query_without_bodies_ms": first_nobody * 1000,
+        "later_query_p50_ms": statistics.median(later) * 1000,
+        "later_query_max_ms": max(later) * 1000,
+        "index_rss_mb_per_1000": grown / 1e6 / (count / 1000),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m bench.search_eval", description=__doc__.split("\n")[0])
+    parser.add_argument("--set", choices=["tune", "heldout", "both"], default="both")
+    parser.add_argument("--sweep", action="store_true", help="try ranking variants on the tuning set")
+    parser.add_argument("--scale", type=int, default=0, help="also time queries over N generated skills")
+    parser.add_argument("--misses", action="store_true", help="print each missed item")
+    parser.add_argument("--json", type=Path)
+    args = parser.parse_args(argv)
+    out: dict[str, Any] = {}
+    if not CORPUS.is_dir():
+        print(f"search_eval: skipped: the corpus {CORPUS} is absent (it lives in ../shared beside the repo)")
+    else:
+        host = corpus_host()
+        print(f"corpus: {CORPUS} ({len(host.registry)} skills; the only corpus available here)")
+        if args.sweep:
+            sweep(host, load_items("tune"))
+            return 0
+        rankers: dict[str, Ranker] = {
+            "skillwire": skillwire_ranker(host, DEFAULT_RANKING),
+            "skillwire-before": skillwire_ranker(host, BEFORE, bodies=False),
+        }
+        baseline = bm25s_ranker(host)
+        if baseline is not None:
+            rankers["bm25s"] = baseline
+        else:
+            print("bm25s is not installed (pip install -e '.[dev]'): the baseline row is missing")
+        rows = []
+        sets = ["tune", "heldout"] if args.set == "both" else [args.set]
+        for set_name in sets:
+            items = load_items(set_name)
+            for ranker_name, ranker in rankers.items():
+                for form in ("task", "query"):
+                    result = score(ranker, items, form)
+                    rows.append((set_name, ranker_name, form, result))
+                    out[f"{set_name}/{ranker_name}/{form}"] = result
+        print_table(rows)
+        if args.misses:
+            for set_name, ranker_name, form, result in rows:
+                if ranker_name == "skillwire":
+                    for miss in result["misses"]:
+                        print(f"  miss {set_name}/{form}: {miss}")
+    if args.scale:
+        timing = scale(args.scale)
+        out["scale"] = timing
+        print(
+            f"{timing['skills']:,} skills with bodies: first query {timing['first_query_ms']:.0f} ms "
+            f"(without bodies {timing['first_query_without_bodies_ms']:.0f} ms), later p50 "
+            f"{timing['later_query_p50_ms']:.2f} ms (max {timing['later_query_max_ms']:.2f} ms), index "
+            f"~{timing['index_rss_mb_per_1000']:.2f} MB RSS per 1,000 skills"
+        )
+    if args.json:
+        args.json.write_text(json.dumps(out, indent=2))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
