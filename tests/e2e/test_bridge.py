@@ -137,7 +137,7 @@ async def test_tools_paging_query_and_load(upstreams: Upstreams, tmp_path: Path,
         assert "Read references/FORMS.md for the field names." in text_of(loaded)
         assert len(elicitor.messages) == 1
         prompt = elicitor.messages[0]
-        assert "'pdf-forms'" in prompt
+        assert 'Name (from the server): "pdf-forms"' in prompt
         assert "'a'" in prompt
         assert "3 files" in prompt
         assert " B in all" in prompt
@@ -166,12 +166,12 @@ async def test_tools_paging_query_and_load(upstreams: Upstreams, tmp_path: Path,
             assert raw.input_requests is not None
             (request,) = raw.input_requests.values()
             assert isinstance(request, types.ElicitRequest)
-            assert "'zebra-care'" in request.params.message
+            assert '"zebra-care"' in request.params.message
             assert len(elicitor.messages) == 1  # not asked through the callback: the client must retry
         else:
             assert isinstance(raw, types.CallToolResult)
             assert not raw.is_error
-            assert "'zebra-care'" in elicitor.messages[-1]
+            assert '"zebra-care"' in elicitor.messages[-1]
 
 
 @pytest.mark.parametrize("mode", ERAS)
@@ -204,7 +204,7 @@ async def test_one_prompt_names_allowed_tools_and_grants_them_only_when_ticked(
         assert "Bash(python:*)" in prompt
         schema = elicitor.asked[0].requested_schema  # type: ignore[union-attr]
         assert schema["properties"]["allow_tools"]["default"] is False
-        assert "The user granted its allowed-tools: Bash(python:*)" in text_of(loaded)
+        assert 'The user granted its allowed-tools (as the server wrote them): "Bash(python:*)"' in text_of(loaded)
     with ApprovalStore(approvals) as store:
         approval = store.get(SkillRef("a", uri))
         assert approval is not None
@@ -277,7 +277,7 @@ async def test_changed_file_after_approval_is_refused(upstreams: Upstreams, tmp_
         reapproved = await client.call_tool("read_skill", {"server": "a", "uri": MUTABLE})
         assert not reapproved.is_error, text_of(reapproved)
         (prompt,) = elicitor.messages
-        assert "changed since: changed skill://mutable-skill/notes.md" in prompt
+        assert "changed since (file names from the server): changed skill://mutable-skill/notes.md" in prompt
         notes_now = await client.call_tool("read_resource", {"server": "a", "uri": "notes.md"})
         assert "v2: changed after approval" in text_of(notes_now)
 

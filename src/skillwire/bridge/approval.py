@@ -25,11 +25,16 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel, Field
 
+from skillwire.core.display import escape, server_field
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestDiff, ManifestFile, diff_manifests, human_size, manifest_hash
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import ApprovalRequest, CodeExecution, CrossOriginRead
 from skillwire.host.trust import SignatureCheck
+
+NAME_LIMIT = 200  # characters of a server string shown in a question; the rest is counted, not shown
+URI_LIMIT = 500
+CHANGE_LIMIT = 1000
 
 
 class SkillApproval(BaseModel):
@@ -91,19 +96,26 @@ def load_question(
     tools = entry.frontmatter.get("allowed-tools")
     allowed_tools = str(tools).strip() if isinstance(tools, str) and tools.strip() else None
     files_hash = manifest_hash(entry.files)
+    # Every string the server chose is one quoted field under a label saying so (core/display.py); the
+    # lines in the host's own voice (the publisher, the change, what approving does) hold none of them raw.
     lines = [
-        f"Load the skill {entry.name!r} from the server {ref.origin!r}?",
-        f"{ref.uri}: {len(entry.files)} file{'s' if len(entry.files) != 1 else ''}, {human_size(total)} in all "
+        f"Load a skill from the server {ref.origin!r}?",
+        server_field("Name", entry.name, NAME_LIMIT),
+        server_field("URI", ref.uri, URI_LIMIT),
+        f"Contents: {len(entry.files)} file{'s' if len(entry.files) != 1 else ''}, {human_size(total)} in all "
         f"(fingerprint {files_hash.removeprefix('sha256:')[:16]}).",
     ]
     if signature is not None and signature.status != "not checked":
-        lines.append(f"Publisher: {signature.describe()}.")
+        lines.append(f"Publisher: {signature.describe()}.")  # from this host's own verification
     changed: ManifestDiff | None = None
     if approved_files is not None:
         changed = diff_manifests(approved_files, bound if bound is not None else entry.files)
-        lines.append(f"You approved an earlier version; it changed since: {changed.describe() or 'its files differ'}.")
+        lines.append(
+            "You approved an earlier version; it changed since (file names from the server): "
+            f"{escape(changed.describe() or 'its files differ', CHANGE_LIMIT)}."
+        )
     if allowed_tools:
-        lines.append(f"It asks to use these tools without asking: {allowed_tools} (granted only if you tick it).")
+        lines.append(server_field("Tools it asks to use without asking, granted only if you tick it", allowed_tools))
     lines.append(
         f"Its instructions go to the model as untrusted content from {ref.origin!r}; approving is remembered "
         "for exactly these files."
@@ -112,9 +124,13 @@ def load_question(
 
 
 def read_question(request: CrossOriginRead) -> ReadQuestion:
-    message = (
-        f"The skill {request.acting.uri} from the server {request.acting.origin!r} wants to read "
-        f"{request.uri} from a different server, {request.target_origin!r}. Allow this one read?"
+    message = "\n".join(
+        [
+            f"A skill from the server {request.acting.origin!r} wants to read from a different server, "
+            f"{request.target_origin!r}. Allow this one read?",
+            server_field("The skill", request.acting.uri, URI_LIMIT),
+            server_field("The file it wants to read", request.uri, URI_LIMIT),
+        ]
     )
     return ReadQuestion(request, message)
 

@@ -44,6 +44,8 @@ from skillwire.bridge.approval import (
 from skillwire.bridge.config import BridgeConfig
 from skillwire.bridge.upstreams import REQUEST_TIMEOUT_SECONDS, Upstreams
 from skillwire.client.skills import SkillsClient
+from skillwire.core.display import escape as one_line
+from skillwire.core.display import quoted
 from skillwire.core.errors import ApprovalStoreError, UpstreamUnavailable
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.host import SkillHost
@@ -201,13 +203,17 @@ class Bridge:
         if result.is_error or not unavailable:
             return result
         failed = list(unavailable.items())
-        notes = [f"Server {label!r} is unavailable ({why}); its skills are missing here." for label, why in failed]
+        notes = [
+            f"Server {label!r} is unavailable ({one_line(why, 300)}); its skills are missing here."
+            for label, why in failed
+        ]
         structured = dict(result.structured or {})
         structured["unavailable"] = [{"server": label, "reason": reason} for label, reason in unavailable.items()]
         return ToolResult("\n".join([result.text, *notes]), structured=structured)
 
     def _approve_hint(self, question: LoadQuestion) -> str:
-        return self.config.approve_command(question.ref.origin, question.ref.uri)
+        # One line whatever the URI holds (a hidden character shows as an escape, never breaks the command).
+        return one_line(self.config.approve_command(question.ref.origin, question.ref.uri), None)
 
     async def read_skill(
         self, server: str, uri: str, preflight: LoadPreflight, answer: ElicitationResult[Any]
@@ -236,16 +242,16 @@ class Bridge:
             )
             if why is not None:
                 return ToolResult(
-                    f"Not loaded: not approved. The skill {question.ref.uri} from server {server!r} needs the user's "
-                    f"approval, and {why}.{changed} The user did not decline it. Ask the user to run this command "
-                    "in a terminal, then call read_skill again:\n"
+                    f"Not loaded: not approved. The skill {quoted(question.ref.uri)} from server {server!r} needs the "
+                    f"user's approval, and {why}.{changed} The user did not decline it. Ask the user to run this "
+                    "command in a terminal, then call read_skill again:\n"
                     f"  {self._approve_hint(question)}",
                     is_error=True,
                 )
             if not isinstance(data, SkillApproval) or not data.approve:
                 return ToolResult(
-                    f"Not loaded: the user declined to load {question.ref.uri} from server {server!r}.{changed} "
-                    "Nothing was fetched. Do not retry unless the user asks.",
+                    f"Not loaded: the user declined to load {quoted(question.ref.uri)} from server {server!r}."
+                    f"{changed} Nothing was fetched. Do not retry unless the user asks.",
                     is_error=True,
                 )
             decisions.skills[(question.ref, question.files_hash)] = bool(getattr(data, "allow_tools", False))

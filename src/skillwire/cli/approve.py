@@ -19,6 +19,7 @@ from skillwire.cli.args import ServerTarget, UsageError, add_debug_argument
 from skillwire.cli.connect import ClientError, run_session
 from skillwire.cli.output import Output, printable
 from skillwire.cli.upstreams import add_upstream_arguments, config_from_args, trust_from_args
+from skillwire.core.display import quoted
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI
 from skillwire.core.manifest import human_size, manifest_hash
@@ -60,16 +61,19 @@ def _fetch_entry(origin: ServerOrigin, uri: str) -> SkillEntry:
 
 
 def _show(out: Output, label: str, entry: SkillEntry, store: Path) -> None:
-    out.print(f"Skill {printable(entry.name)!r} from server {label!r}")
-    out.print(f"  uri:          {printable(entry.uri)}")
-    out.print(f"  description:  {printable(entry.description[:300])}")
-    out.print(f"  contents:     {len(entry.files)} files, {human_size(entry.total_size)} in all")
+    # Every quoted field is the server's own text, one line each (core/display.py): a name, description or
+    # allowed-tools holding line breaks cannot write a line of this command's own (a fake "publisher:").
+    out.print(f"Skill from server {label!r} (quoted fields are the server's own text):")
+    out.print(f"  name:          {quoted(entry.name, 200)}")
+    out.print(f"  uri:           {quoted(entry.uri, 500)}")
+    out.print(f"  description:   {quoted(entry.description, 300)}")
+    out.print(f"  contents:      {len(entry.files)} files, {human_size(entry.total_size)} in all")
     for file in entry.files:
-        out.print(f"    {printable(file.uri)}  {human_size(file.size)}")
+        out.print(f"    {quoted(file.uri, 500)}  {human_size(file.size)}")
     tools = entry.frontmatter.get("allowed-tools")
-    out.print(f"  allowed-tools: {printable(str(tools)) if isinstance(tools, str) and tools.strip() else '(none)'}")
-    out.print(f"  fingerprint:  {manifest_hash(entry.files)}")
-    out.print(f"  store:        {store}")
+    out.print(f"  allowed-tools: {quoted(tools) if isinstance(tools, str) and tools.strip() else '(none)'}")
+    out.print(f"  fingerprint:   {manifest_hash(entry.files)}")
+    out.print(f"  store:         {printable(str(store))}")
 
 
 def _ask(question: str) -> bool:
@@ -104,7 +108,7 @@ def run_approve(args: argparse.Namespace) -> int:
             raise ClientError(_refusal(uri, plan))
         _show(out, label, entry, config.approvals)
         if plan.signature.status != "not checked":
-            out.print(f"  publisher:    {plan.signature.describe()}")
+            out.print(f"  publisher:     {plan.signature.describe()}  (checked by this host)")
         if isinstance(plan, Approved):
             out.print("Already approved for exactly these files.")
             return 0
@@ -115,7 +119,7 @@ def run_approve(args: argparse.Namespace) -> int:
             if not _ask("Approve loading this skill through skillwire bridge?"):
                 out.print("Not approved.")
                 return 1
-            grant = tools is not None and _ask(f"Also grant its allowed-tools ({printable(str(tools))})?")
+            grant = tools is not None and _ask(f"Also grant its allowed-tools (from the server: {quoted(tools)})?")
         else:
             raise UsageError("not a terminal, so nobody can answer: add --yes to approve without asking")
         store.approve(ref, plan.bound, allowed_tools=tools if grant else None)

@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import argparse
 import os
-import re
 import sys
 from typing import Any, TextIO
 
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+from skillwire.core.display import escape
 
 
 class Output:
@@ -87,22 +88,16 @@ class Output:
         return progress
 
 
-# C0/C1 controls, DEL, zero-width and bidi controls: a server could use them to rewrite what a terminal shows.
-_UNPRINTABLE = re.compile("[\x00-\x1f\x7f-\x9f\u200b-\u200f\u202a-\u202e\u2066-\u2069\ufeff]")
-
 # Server-supplied text longer than this is cut where it is printed: a 10 MB description is shown as 2,000
 # characters and a count. (Agent Skills caps a description at 1,024 characters, so real ones print whole.)
 PRINT_LIMIT = 2000
 
 
 def printable(text: str, limit: int = PRINT_LIMIT) -> str:
-    """Server-supplied text made safe for a terminal: control and bidi characters become visible escapes,
-    and anything past `limit` characters is cut, with a note saying how much."""
-    cut = ""
-    if len(text) > limit:
-        cut = f"… [{len(text) - limit:,} more characters]"
-        text = text[:limit]
-    return _UNPRINTABLE.sub(lambda m: m.group().encode("unicode_escape").decode("ascii"), text) + cut
+    """Server-supplied text made safe for a terminal (`core/display.escape`, the one rule): control, bidi,
+    zero-width and line-separator characters become visible escapes, and anything past `limit` characters
+    is cut, with a note saying how much."""
+    return escape(text, limit)
 
 
 def report_failure(out: Output, args: argparse.Namespace, exc: Exception, hint: str = "") -> int:

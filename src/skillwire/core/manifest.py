@@ -11,6 +11,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Literal
 
+from skillwire.core.display import escape
 from skillwire.core.errors import LimitExceeded
 
 __all__ = ["ManifestDiff", "ManifestFile"]
@@ -96,9 +97,11 @@ class ManifestDiff:
         return bool(self.added or self.removed or self.changed)
 
     def describe(self) -> str:
-        parts = [f"added {u}" for u in self.added]
-        parts += [f"removed {u}" for u in self.removed]
-        parts += [f"changed {u}" for u in self.changed]
+        # File URIs are the server's: each escaped onto one line (core/display.py), since this text reaches
+        # approval prompts and refusals outside the content frame.
+        parts = [f"added {escape(u)}" for u in self.added]
+        parts += [f"removed {escape(u)}" for u in self.removed]
+        parts += [f"changed {escape(u)}" for u in self.changed]
         return "; ".join(parts) if parts else "no change"
 
 

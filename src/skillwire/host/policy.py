@@ -21,6 +21,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Protocol
 
+from skillwire.core.display import quoted
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestDiff
 from skillwire.host.identity import SkillRef
@@ -44,7 +45,8 @@ class ApprovalRequest:
 
     def describe(self) -> str:
         files = "dynamic content" if self.entry.is_dynamic else f"{len(self.entry.files)} files"
-        head = f"Load skill {self.entry.name!r} from server {self.ref.origin!r} ({self.ref.uri}, {files})"
+        # The name and URI are the server's: quoted, one line (core/display.py); the signer line is the host's.
+        head = f"Load skill {quoted(self.entry.name)} from server {self.ref.origin!r} ({quoted(self.ref.uri)}, {files})"
         if self.signature is not None and self.signature.status != "not checked":
             head += f"; {self.signature.describe()}"
         return head + (f"; it changed since you approved it: {self.diff.describe()}" if self.diff else "")
@@ -58,7 +60,7 @@ class CrossOriginRead:
 
     def describe(self) -> str:
         return (
-            f"Skill {self.acting.uri} from server {self.acting.origin!r} wants to read {self.uri} "
+            f"Skill {quoted(self.acting.uri)} from server {self.acting.origin!r} wants to read {quoted(self.uri)} "
             f"from a different server, {self.target_origin!r}"
         )
 

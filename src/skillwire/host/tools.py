@@ -34,10 +34,12 @@ import logging
 import secrets
 from collections.abc import Mapping
 from dataclasses import dataclass
-from html import escape
+from html import escape as html_escape
 from typing import Any, Literal, cast
 
 from skillwire.core.cursor import decode_cursor_value, encode_cursor
+from skillwire.core.display import escape as one_line
+from skillwire.core.display import quoted
 from skillwire.core.errors import (
     ApprovalDenied,
     CrossOriginReadDenied,
@@ -284,6 +286,11 @@ def _decode_cursor(cursor: str) -> dict[str, Any]:
 # -- helpers ---------------------------------------------------------------------------------------------------------
 
 
+def _attribute(text: str) -> str:
+    """A server string inside an attribute or element of the listing: one line, then HTML-escaped."""
+    return html_escape(one_line(text, None))
+
+
 def _cut(description: str, limit: int) -> tuple[str, bool]:
     text = " ".join(description.split())  # one line per skill in the listing
     if len(text) <= limit:
@@ -392,13 +399,15 @@ class SkillTools:
             if name == "read_skill":
                 return ToolResult(await self._read_skill(server, uri))
             return ToolResult(await self._read_resource(server, uri))
+        # A refusal is one line written outside the content frame, and it quotes the server's URIs, names
+        # and error texts: escaped as one line (core/display.py), so none can start a line of its own.
         except _Refusal as refusal:
-            return ToolResult(str(refusal), is_error=True)
+            return ToolResult(one_line(str(refusal), None), is_error=True)
         except SkillwireError as exc:
-            return ToolResult(_explain(exc), is_error=True)
+            return ToolResult(one_line(_explain(exc), None), is_error=True)
         except Exception as exc:  # a transport or SDK failure must not end the model's turn
             logger.warning("tool %s failed", name, exc_info=True)
-            return ToolResult(f"Failed: {type(exc).__name__}: {exc}", is_error=True)
+            return ToolResult(one_line(f"Failed: {type(exc).__name__}: {exc}", None), is_error=True)
 
     def _check_arguments(self, name: str, arguments: Mapping[str, Any]) -> None:
         allowed = set(_INPUT_SCHEMAS[name]["properties"])
@@ -543,8 +552,8 @@ class SkillTools:
                 cut_any = True
             items.append(item)
             lines.append(
-                f'<skill name="{escape(skill.display_name)}" server="{escape(skill.ref.origin)}" '
-                f'uri="{escape(skill.ref.uri)}">{escape(description)}</skill>'
+                f'<skill name="{_attribute(skill.display_name)}" server="{_attribute(skill.ref.origin)}" '
+                f'uri="{_attribute(skill.ref.uri)}">{_attribute(description)}</skill>'
             )
         structured: dict[str, Any] = {"skills": items, "total": total, "notice": LISTING_NOTICE}
         if next_cursor is not None:
@@ -564,7 +573,7 @@ class SkillTools:
             return ToolResult("\n".join([head, *notes]), structured=structured)
 
         span = f"{start + 1}-{start + len(page)} of {total}"
-        attributes = f'query="{escape(query)}" ' if query is not None else ""
+        attributes = f'query="{_attribute(query)}" ' if query is not None else ""
         text = [
             f'<available_skills {attributes}shown="{span}">',
             *lines,
@@ -594,8 +603,7 @@ class SkillTools:
             if label not in listed:
                 notes.append(f"Server {label!r} has listed no skills (it may not offer any).")
             elif problems:
-                first = problems[0].reason
-                notes.append(f"Server {label!r}: {len(problems)} listing problem(s) (first: {first:.200}).")
+                notes.append(listing_problem_note(label, len(problems), problems[0].reason))
         return notes
 
     # -- read_skill ------------------------------------------------------------------------------------------------
@@ -650,22 +658,14 @@ class SkillTools:
         others = [p for p in paths if skill.path.file_uri(p) != skill.ref.uri]
         registered = self.host.registry.get(skill.ref)
         name = registered.display_name if registered is not None else skill.name
-        head = [
-            f"Loaded skill {name!r} from server {server!r}. Its root is {skill.root_uri}/ : pass paths its "
-            f"instructions mention (such as references/FORMS.md) to read_resource with server={server!r}, exactly "
-            "as written, or as full URIs under that root.",
-        ]
-        if skill.entry.is_dynamic:
-            head.append("Its files are dynamic (the server gave no manifest), so none are listed here.")
-        elif others:
-            shown = ", ".join(others[:MAX_FILES_SHOWN])
-            more = f", … ({len(others) - MAX_FILES_SHOWN} more)" if len(others) > MAX_FILES_SHOWN else ""
-            head.append(f"Its other files ({len(others)}): {shown}{more}.")
-        else:
-            head.append("It has no other files.")
-        if skill.allowed_tools:
-            head.append(f"The user granted its allowed-tools: {skill.allowed_tools}")
-        return "\n".join(head) + "\n" + skill.instructions.render()
+        header = loaded_header(
+            name,
+            server,
+            skill.root_uri,
+            None if skill.entry.is_dynamic else others,
+            skill.allowed_tools,
+        )
+        return header + "\n" + skill.instructions.render()
 
     # -- read_resource ------------------------------------------------------------------------------------------------
 
@@ -844,11 +844,46 @@ class SkillTools:
                 f"(server {skill.ref.origin!r}); nothing was fetched. " + _existing_files_text(skill, relative)
             )
         view = skill.list_directory(bare)
-        lines = [f"{d}/ (directory)" for d in view.directories] + [f"{f.uri} ({f.size} bytes)" for f in view.files]
+        lines = [f"{one_line(d)}/ (directory)" for d in view.directories] + [
+            f"{one_line(f.uri)} ({f.size} bytes)" for f in view.files
+        ]
         return (
-            f"Directory {view.uri} of skill {skill.ref.uri} (origin {skill.ref.origin!r}), from its verified "
-            "manifest:\n" + "\n".join(lines)
+            f"Directory {one_line(view.uri)} of skill {one_line(skill.ref.uri)} (origin {skill.ref.origin!r}), "
+            "from its verified manifest:\n" + "\n".join(lines)
         )
+
+
+def loaded_header(
+    name: str, server: str, root_uri: str, other_files: list[str] | None, allowed_tools: str | None
+) -> str:
+    """`read_skill`'s lines before the framed instructions (`other_files` None: dynamic content).
+
+    Outside the content frame, so every string from the server (the name, the file names, `allowed-tools`)
+    is one quoted field (core/display.py): a file name holding a line separator cannot write a line of the
+    bridge's own, such as a grant of allowed-tools the user never gave.
+    """
+    head = [
+        f"Loaded skill {quoted(name)} from server {server!r}. Its root is {one_line(root_uri)}/ : pass "
+        "paths its instructions mention (such as references/FORMS.md) to read_resource with "
+        f"server={server!r}, exactly as written, or as full URIs under that root.",
+    ]
+    if other_files is None:
+        head.append("Its files are dynamic (the server gave no manifest), so none are listed here.")
+    elif other_files:
+        shown = ", ".join(quoted(p, 300) for p in other_files[:MAX_FILES_SHOWN])
+        more = f", … ({len(other_files) - MAX_FILES_SHOWN} more)" if len(other_files) > MAX_FILES_SHOWN else ""
+        head.append(f"Its other files ({len(other_files)}, names from the server): {shown}{more}.")
+    else:
+        head.append("It has no other files.")
+    if allowed_tools:
+        head.append(f"The user granted its allowed-tools (as the server wrote them): {quoted(allowed_tools)}")
+    return "\n".join(head)
+
+
+def listing_problem_note(label: str, count: int, first_reason: str) -> str:
+    """`list_skills`' note about a server's refused entries; the reason quotes the entry's URI as sent."""
+    first = quoted(first_reason, 200)
+    return f"Server {label!r}: {count} listing problem(s) (first, with the server's text quoted: {first})."
 
 
 def _is_directory_of(skill: ActiveSkill, uri: str) -> bool:

@@ -98,9 +98,18 @@ class SignatureCheck:
     error: SignatureError | None = None  # what `require` raises
 
     def describe(self) -> str:
+        """Who signed, in the host's own words: the trusted key's name from the trust file, fingerprints the
+        host computed, and a fixed phrase per status; never a server's string (the reason names the entry's
+        URI and is for logs and exceptions, written one line at a time by their own callers)."""
         if self.signer is not None:
             return f"signed by {self.signer.name} ({self.fingerprint})"
-        return {"unsigned": "not signed", "not checked": "signature not checked"}.get(self.status, self.reason)
+        if self.status == "untrusted":
+            return f"signed by {self.fingerprint}, a key not trusted here for this skill"
+        return {
+            "unsigned": "not signed",
+            "invalid": "a publisher signature that does not verify over this skill",
+            "not checked": "signature not checked",
+        }[self.status]
 
 
 @dataclass
