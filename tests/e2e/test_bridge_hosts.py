@@ -132,3 +132,70 @@ async def test_the_approval_request_has_a_stable_id(upstream: RunningServer, tmp
         assert isinstance(raw, types.InputRequiredResult)
         assert raw.input_requests is not None
         assert list(raw.input_requests) == ["skillwire:approve-skill"]
+
+
+def _closed_port_url() -> str:
+    import socket
+
+    with socket.socket() as probe:  # bound, then closed: nothing listens there
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    return f"http://127.0.0.1:{port}/mcp"
+
+
+def test_bridge_check_exits_non_zero_for_an_unreachable_upstream(upstream: RunningServer, tmp_path: Path) -> None:
+    import subprocess
+
+    from support.bridge import SKILLWIRE
+
+    dead = _closed_port_url()
+    approvals = ["--approvals", str(tmp_path / "approvals.sqlite"), "--upstream-timeout", "15"]
+    bad = subprocess.run(
+        [*SKILLWIRE, "bridge", "--server", f"work={dead}", "--server", f"b={upstream.url}", *approvals, "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert bad.returncode == 1, bad.stderr
+    lines = bad.stderr.splitlines()
+    assert [line for line in lines if "work" in line] == [
+        next(line for line in lines if line.startswith(f"skillwire bridge: upstream 'work' ({dead}) is unavailable: "))
+    ]
+    assert "b: ok, 2 skills" in bad.stdout
+    good = subprocess.run(
+        [*SKILLWIRE, "bridge", "--server", f"b={upstream.url}", *approvals, "--check"],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert good.returncode == 0, good.stderr
+    assert good.stdout.strip() == "b: ok, 2 skills"
+
+
+def test_a_served_bridge_reports_an_unreachable_upstream_on_stderr_at_start(tmp_path: Path) -> None:
+    import subprocess
+    import time
+
+    from support.bridge import SKILLWIRE
+
+    dead = _closed_port_url()
+    log = tmp_path / "stderr.txt"
+    with log.open("wb") as errors:
+        bridge = subprocess.Popen(
+            [*SKILLWIRE, "bridge", "--server", f"work={dead}", "--approvals", str(tmp_path / "a.sqlite")],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.DEVNULL,
+            stderr=errors,
+        )
+        try:
+            deadline = time.monotonic() + 60
+            while "is unavailable" not in log.read_text() and time.monotonic() < deadline:
+                assert bridge.poll() is None, log.read_text()  # still serving: the check runs in the background
+                time.sleep(0.1)
+        finally:
+            assert bridge.stdin is not None
+            bridge.stdin.close()
+            bridge.wait(timeout=30)
+    reported = [line for line in log.read_text().splitlines() if "is unavailable" in line]
+    assert len(reported) == 1
+    assert reported[0].startswith(f"skillwire bridge: upstream 'work' ({dead}) is unavailable: ")

@@ -16,6 +16,7 @@ elicit gets a refusal naming the `skillwire approve` command that approves the s
 # `build_server`, which only evaluated annotations can reach.
 
 import logging
+import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -378,9 +379,42 @@ class Bridge:
         )
 
 
-async def serve_stdio(bridge: Bridge) -> None:
-    async with bridge:
+def upstream_line(bridge: Bridge, label: str, reason: str) -> str:
+    """One stderr line naming an upstream that cannot be used, where it points, and why."""
+    origin = bridge.upstreams.origin(label)
+    where = origin.url if origin.url is not None else " ".join(origin.command or ())
+    return f"skillwire bridge: upstream {label!r} ({where}) is unavailable: {reason}"
+
+
+async def check_upstreams(bridge: Bridge) -> dict[str, str]:
+    """Connect and list every upstream once, each within the upstream timeout; the reason of each that failed."""
+    failed = await bridge.upstreams.ensure_all()
+    failed |= await bridge.upstreams.prefetch_listings()
+    return failed
+
+
+async def report_upstreams(bridge: Bridge, write: Callable[[str], Any]) -> None:
+    """The start-up check, in the background: hosts show the bridge as connected whatever its upstreams
+    do, so one line per unreachable or misconfigured upstream goes to stderr (a host's MCP log)."""
+    try:
+        failed = await check_upstreams(bridge)
+    except Exception:  # the check must never take the bridge down; tool calls report their own failures
+        logger.warning("checking the upstreams failed", exc_info=True)
+        return
+    for label, reason in failed.items():
+        write(upstream_line(bridge, label, reason))
+
+
+def _stderr_line(line: str) -> None:
+    print(line, file=sys.stderr, flush=True)
+
+
+async def serve_stdio(bridge: Bridge, *, check: bool = True) -> None:
+    async with bridge, anyio.create_task_group() as group:
+        if check:
+            group.start_soon(report_upstreams, bridge, _stderr_line)
         await bridge.build_server().run_stdio_async()
+        group.cancel_scope.cancel()
 
 
 async def serve_http(
@@ -405,6 +439,7 @@ async def serve_http(
                 group.cancel_scope.cancel()
 
             group.start_soon(run_http)
+            group.start_soon(report_upstreams, bridge, _stderr_line)
             if on_ready is not None:
                 while not http.started:  # noqa: ASYNC110 (uvicorn exposes readiness only as a flag)
                     await anyio.sleep(0.01)

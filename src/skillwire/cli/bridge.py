@@ -48,6 +48,11 @@ def add_parser(commands: Any) -> None:
         metavar="SECONDS",
         help="how long an upstream may take to list or serve one tool call, and to connect (at least 15) (default 30)",
     )
+    p.add_argument(
+        "--check",
+        action="store_true",
+        help="connect to and list every upstream once, print one line each, and exit (1 if any fails)",
+    )
     p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
     p.set_defaults(run=run)
 
@@ -64,6 +69,8 @@ def run(args: argparse.Namespace) -> int:
     bridge = Bridge(
         config, page_size=args.page_size, upstream_timeout=args.upstream_timeout, trust=trust_from_args(args)
     )
+    if args.check:
+        return anyio.run(_check, bridge, args.quiet)
     if not args.quiet:
         print(
             f"skillwire bridge: {len(config.labels())} upstream(s): {', '.join(config.labels())}; "
@@ -85,3 +92,23 @@ def run(args: argparse.Namespace) -> int:
 
     anyio.run(lambda: serve_http(bridge, host=host, port=port, allowed_hosts=args.allow_host, on_ready=ready))
     return 0
+
+
+async def _check(bridge: Any, quiet: bool) -> int:
+    """`--check`: what a host's "Connected" does not say, from a terminal; exit 1 if any upstream fails."""
+    from skillwire.bridge.server import check_upstreams, upstream_line
+
+    async with bridge:
+        failed = await check_upstreams(bridge)
+        counts: dict[str, int] = {}
+        if len(failed) < len(bridge.upstreams.labels()) or bridge.config.local:
+            await bridge.host.list_skills()
+            for skill in bridge.host.registry:
+                counts[skill.ref.origin] = counts.get(skill.ref.origin, 0) + 1
+        for label in bridge.config.labels():
+            if label in failed:
+                print(upstream_line(bridge, label, failed[label]), file=sys.stderr)
+            elif not quiet:
+                count = counts.get(label, 0)
+                print(f"{label}: ok, {count} skill{'' if count == 1 else 's'}")
+    return 1 if failed else 0
