@@ -130,8 +130,12 @@ def _input_schemas(shape: str) -> dict[str, dict[str, Any]]:
         for tool in definitions:
             assert set(tool) == {"type", "function"}
             assert tool["type"] == "function"
-            assert set(tool["function"]) == {"name", "description", "parameters"}
+            assert set(tool["function"]) == {"name", "description", "parameters", "strict"}
         return {t["function"]["name"]: t["function"]["parameters"] for t in definitions}
+    if shape == "openai-responses":
+        for tool in definitions:
+            assert set(tool) == {"type", "name", "description", "parameters", "strict"}
+        return {t["name"]: t["parameters"] for t in definitions}
     key = {"mcp": "inputSchema", "anthropic": "input_schema"}[shape]
     for tool in definitions:
         expected = {"name", "description", key} | (
@@ -143,14 +147,18 @@ def _input_schemas(shape: str) -> dict[str, dict[str, Any]]:
     return {t["name"]: t[key] for t in definitions}
 
 
-@pytest.mark.parametrize("shape", ["mcp", "anthropic", "openai"])
+@pytest.mark.parametrize("shape", ["mcp", "anthropic", "openai", "openai-responses"])
 def test_tool_definitions_are_json_schemas_in_each_shape(shape: str) -> None:
     by_name = _input_schemas(shape)
     assert list(by_name) == ["list_skills", "read_skill", "read_resource"]
     for schema in by_name.values():
         _check_schema(schema)
     assert set(by_name["list_skills"]["properties"]) == {"query", "cursor"}
-    assert "required" not in by_name["list_skills"]
+    if shape.startswith("openai"):  # strict: all required, the optional ones nullable
+        assert by_name["list_skills"]["required"] == ["query", "cursor"]
+        Draft202012Validator(by_name["list_skills"]).validate({"query": None, "cursor": None})
+    else:
+        assert "required" not in by_name["list_skills"]
     for name in ("read_skill", "read_resource"):
         assert by_name[name]["required"] == ["server", "uri"]
         assert set(by_name[name]["properties"]) == {"server", "uri"}

@@ -67,7 +67,7 @@ __all__ = ["SkillTools", "ToolResult"]
 
 logger = logging.getLogger("skillwire.host.tools")
 
-ToolShape = Literal["mcp", "anthropic", "openai"]
+ToolShape = Literal["mcp", "anthropic", "openai", "openai-responses"]
 TOOL_NAMES = ("list_skills", "read_skill", "read_resource")
 
 DESCRIPTION_LIMIT = 300  # characters of a description shown per skill in a listing; the rest is cut
@@ -208,8 +208,21 @@ _DESCRIPTIONS = {
 }
 
 
+def _strict(schema: dict[str, Any]) -> dict[str, Any]:
+    """OpenAI's strict mode: every property required, an optional one nullable instead (null means omitted,
+    which `SkillTools.call` treats alike), and no other property allowed."""
+    required = set(schema.get("required", ()))
+    properties = {
+        key: value if key in required else {**value, "type": [value["type"], "null"]}
+        for key, value in schema["properties"].items()
+    }
+    return {**schema, "properties": properties, "required": list(schema["properties"]), "additionalProperties": False}
+
+
 def tool_definitions(shape: ToolShape = "mcp") -> list[dict[str, Any]]:
-    """The three tools in one API's shape: `mcp` (inputSchema, outputSchema), `anthropic`, or `openai`."""
+    """The three tools in one API's shape: `mcp` (inputSchema, outputSchema), `anthropic`, `openai` (Chat
+    Completions' `{type, function}`) or `openai-responses` (the Responses API's flat `{type, name, ...}`);
+    both OpenAI shapes are strict-valid and say `strict: true`."""
     out: list[dict[str, Any]] = []
     for name in TOOL_NAMES:
         # Fresh copies: a caller that edits the returned schemas must not change ours.
@@ -221,12 +234,18 @@ def tool_definitions(shape: ToolShape = "mcp") -> list[dict[str, Any]]:
         elif shape == "anthropic":
             tool = {"name": name, "description": _DESCRIPTIONS[name], "input_schema": schema}
         elif shape == "openai":
+            function = {"name": name, "description": _DESCRIPTIONS[name], "parameters": _strict(schema), "strict": True}
+            tool = {"type": "function", "function": function}
+        elif shape == "openai-responses":
             tool = {
                 "type": "function",
-                "function": {"name": name, "description": _DESCRIPTIONS[name], "parameters": schema},
+                "name": name,
+                "description": _DESCRIPTIONS[name],
+                "parameters": _strict(schema),
+                "strict": True,
             }
         else:
-            raise ValueError(f"unknown tool shape {shape!r}; use 'mcp', 'anthropic' or 'openai'")
+            raise ValueError(f"unknown tool shape {shape!r}; use 'mcp', 'anthropic', 'openai' or 'openai-responses'")
         out.append(tool)
     return out
 
