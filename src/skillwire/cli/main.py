@@ -12,6 +12,7 @@ from collections.abc import Sequence
 
 from skillwire._version import __version__
 from skillwire.cli.args import INTERRUPTED, UsageError, split_command
+from skillwire.core.errors import SkillwireError
 
 COMMANDS = (
     "serve",
@@ -61,7 +62,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     except Exception as exc:
         if args.debug:
             raise
-        _say_error(f"skillwire: error: {exc}  (run with --debug for the traceback)", str(exc), "error")
+        # The traceback hint only where one could help: not for what the user can fix from the message
+        # (a refused connection, a 404, a missing file, a server's or our own refusal).
+        ordinary = isinstance(exc, SkillwireError | OSError | ValueError) or type(exc).__module__.startswith(
+            ("httpx", "skillwire.cli.")  # the command line's own errors (ClientError) already say what to do
+        )
+        hint = "" if ordinary else "  (run with --debug for the traceback)"
+        _say_error(f"skillwire: error: {exc}{hint}", str(exc), "error")
         return 1
     return code
 

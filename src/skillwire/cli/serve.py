@@ -236,7 +236,8 @@ def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot:
 
 
 def summary(snapshot: CatalogSnapshot) -> str:
-    lines = [f"skillwire: serving {len(snapshot.skill_by_uri)} skills, {len(snapshot.files)} files"]
+    skills, files = len(snapshot.skill_by_uri), len(snapshot.files)
+    lines = [f"skillwire: serving {skills} skill{'' if skills == 1 else 's'}, {files} file{'' if files == 1 else 's'}"]
     if snapshot.skipped:
         lines.append(f"skillwire: skipped {len(snapshot.skipped)} skills:")
         lines += [f"  - {s.location}: {s.reason}" for s in snapshot.skipped]

@@ -43,7 +43,12 @@ def run(args: argparse.Namespace) -> int:
     try:
         if args.action == "add":
             candidate = Path(args.key).expanduser()
-            line = candidate.read_text(encoding="utf-8").strip() if candidate.is_file() else args.key.strip()
+            key_text = args.key.strip()
+            looks_like_a_key = key_text.startswith(("ssh-", "ecdsa-", "sk-"))
+            if not candidate.is_file() and not looks_like_a_key:
+                # A path that is not there, not a key that does not parse.
+                raise UsageError(f"{args.key}: no such file (give a .pub file, or the public key line itself)")
+            line = candidate.read_text(encoding="utf-8").strip() if candidate.is_file() else key_text
             if line.startswith("-----BEGIN"):
                 raise UsageError(f"{args.key} is a private key; give its .pub file (only public keys are stored)")
             key = TrustedKey(args.name, line, tuple(args.origin), tuple(args.prefix))
