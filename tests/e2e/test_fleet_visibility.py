@@ -171,8 +171,7 @@ def test_a_tokens_file_naming_one_token_twice_stops_serve_in_one_line(tree: Path
     )
     assert done.returncode == 1
     assert done.stderr.strip().splitlines() == [
-        "skillwire: error: tokens[1] ('admin') has the same token as tokens[0] ('ci'); list each token once  "
-        "(run with --debug for the traceback)"
+        "skillwire: error: tokens[1] ('admin') has the same token as tokens[0] ('ci'); list each token once"
     ]
 
 

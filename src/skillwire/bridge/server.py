@@ -395,9 +395,11 @@ async def check_upstreams(bridge: Bridge) -> dict[str, str]:
 
 async def report_upstreams(bridge: Bridge, write: Callable[[str], Any]) -> None:
     """The start-up check, in the background: hosts show the bridge as connected whatever its upstreams
-    do, so one line per unreachable or misconfigured upstream goes to stderr (a host's MCP log)."""
+    do, so one line per unreachable or misconfigured upstream goes to stderr (a host's MCP log). Connecting
+    only: a listing here would race the host's first calls (a hung upstream's listing is dropped after the
+    timeout, under a call that is using it); `--check` lists too."""
     try:
-        failed = await check_upstreams(bridge)
+        failed = await bridge.upstreams.ensure_all()
     except Exception:  # the check must never take the bridge down; tool calls report their own failures
         logger.warning("checking the upstreams failed", exc_info=True)
         return
