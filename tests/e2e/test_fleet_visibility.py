@@ -203,3 +203,23 @@ def test_a_bucket_writers_bad_line_keeps_the_last_good_snapshot(tmp_path: Path) 
         assert list_uris(server.url) == before  # every page still answers
         got = call(server.url, "skills/get", {"uri": "skill://pub/SKILL.md"})["skill"]
         assert "skill://pub/guide.md" in {r["uri"] for r in got["resources"]}
+
+
+def test_serve_names_each_skill_an_edit_leaves_unsigned_after_a_warm_start_and_a_live_edit(tree: Path) -> None:
+    """After a signed skill was edited, a start from the last run's snapshot counted it signed and the
+    check that followed dropped its signature silently; so did a live edit. Each now names the skill."""
+    root = tree / "warm" / "skills"
+    make_tree(root)
+    sign(root, tree / "warm")
+    cache = ["--digest-cache", str(tree / "warm" / "digests.sqlite")]
+    with serve_http([str(root), *cache]) as first:
+        assert "carry a publisher signature" in first.startup_log
+    wait_for(lambda: any((tree / "warm").glob("digests.sqlite.snapshot-*")), 20, "the snapshot file")
+    (root / "pub" / "guide.md").write_text("edited while no server ran\n")
+    with serve_http([str(root), *cache]) as warm:
+        assert "from the last run's snapshot" in warm.startup_log
+        wait_for(lambda: "skill://pub/SKILL.md changed since it was signed" in warm.log(), 30, "the warm check")
+        assert "is now served unsigned (sign again)" in warm.log()
+        # A live edit of another signed skill is named too.
+        (root / "secret" / "plans" / "SKILL.md").write_text("---\nname: plans\ndescription: Edited.\n---\nP.\n")
+        wait_for(lambda: "skill://secret/plans/SKILL.md changed since it was signed" in warm.log(), 30, "a live edit")

@@ -221,6 +221,16 @@ def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot:
         nonlocal last
         counts = signature_counts(signatures, new)
         publish(counts)
+        # Which skills, not only how many: a live edit, or the check after a start from the last run's
+        # snapshot, must name each skill it leaves unsigned (issue 19: it dropped signatures silently).
+        for uri in sorted(set(counts[2]) - set(last[2])):
+            logger.warning(
+                "%s changed since it was signed and is now served unsigned (sign again)",
+                uri,
+                extra={"event": "signature_stale", "skill": uri},
+            )
+        for uri in sorted(set(last[2]) - set(counts[2])):
+            logger.warning("%s matches its signature again and is served signed", uri, extra={"event": "signature_ok"})
         if counts[0] != last[0] or counts[2] != last[2]:
             logger.info(
                 "signatures changed: %d of %d skills signed, %d changed since signing",
@@ -400,7 +410,10 @@ def serve(
     if not args.quiet:
         log_summary(snapshot)
         if not catalog.validated:
-            say("warm_start", "from the last run's snapshot; checking the folders now")
+            say(
+                "warm_start",
+                "from the last run's snapshot; checking the folders now (a signed skill edited since is named then)",
+            )
         if signatures:
             if current_format() == "json":
                 signed, total, stale = signature_counts(signatures, snapshot)
