@@ -21,6 +21,7 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillNotFound, SkillwireError
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import human_size
+from skillwire.core.provenance import provenance_of
 
 
 def add_parser(commands: Any) -> None:
@@ -97,6 +98,9 @@ def entry_lines(entry: SkillEntry) -> list[str]:
     problem = entry.limit_problem()
     if problem is not None:
         lines.append(f"limits: this skill {problem}")
+    source = provenance_of(entry)
+    if source is not None:
+        lines.append(f"source: {printable(source.describe())}")
     lines.append("frontmatter:")
     for key, value in entry.frontmatter.items():
         lines += value_lines(key, value, 1)
@@ -110,6 +114,7 @@ def to_json(origin: str, entry: SkillEntry) -> dict[str, Any]:
     return {
         "origin": origin,
         "skill": entry.to_wire(),
+        "source": None if (source := provenance_of(entry)) is None else source.to_json(),
         "files": None
         if entry.is_dynamic
         else [{"path": p, "uri": u, "digest": d, "size": s} for p, s, d, u in file_rows(entry)],

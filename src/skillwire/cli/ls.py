@@ -26,6 +26,7 @@ from skillwire.client.skills import Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.manifest import human_size
+from skillwire.core.provenance import provenance_of
 
 HEADERS = ("NAME", "FILES", "SIZE", "FLAGS", "URI", "DESCRIPTION")
 
@@ -105,6 +106,7 @@ def to_json(origin: str, listing: Listing) -> dict[str, Any]:
                 "dynamic": row.entry.is_dynamic,
                 "collision": row.collision,
                 "over_limits": row.entry.limit_problem(),
+                "source": None if (source := provenance_of(row.entry)) is None else source.to_json(),
             }
             for row in rows_of(listing)
         ],

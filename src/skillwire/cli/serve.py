@@ -23,7 +23,7 @@ from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
 from skillwire.cli.args import INTERRUPTED, UsageError, add_log_arguments
-from skillwire.cli.roots import parse_roots
+from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
 from skillwire.core.errors import SigningError
 from skillwire.core.logs import configure_logging, current_format
 from skillwire.core.metrics import multiprocess_directory
@@ -94,7 +94,22 @@ def add_parser(commands: Any) -> None:
         help=f"publisher signatures to attach (default: each folder's {SIGNATURES_FILE}, from `skillwire sign`)",
     )
     store = p.add_argument_group("serving a published catalog (PATH is s3://BUCKET/PREFIX or file://DIR)")
-    store.add_argument("--poll", type=float, default=30.0, metavar="SECONDS", help="look for a new index every SECONDS")
+    store.add_argument(
+        "--poll",
+        type=float,
+        default=30.0,
+        metavar="SECONDS",
+        help="look for a new index, or a new commit of a followed git branch, every SECONDS (0: never)",
+    )
+    git = p.add_argument_group(
+        "serving a git repository (PATH is git+https://HOST/REPO@REF#SUBDIR, git+ssh://, git+file://)"
+    )
+    git.add_argument(
+        "--require-signed-commit",
+        action="store_true",
+        help="serve a commit only if it carries an SSH signature by a key of `skillwire trust`",
+    )
+    git.add_argument("--trust-file", type=Path, metavar="FILE", help="trusted keys (default: `skillwire trust`'s)")
     p.add_argument(
         "--tokens",
         type=Path,
@@ -344,7 +359,13 @@ def run(args: argparse.Namespace) -> int:
     paths = args.paths or [str(bundled_examples())]
     published = any(is_store_url(p) for p in paths)
     # Every mistake on the command line is found before the scan, which can take a while.
-    roots = [] if published else parse_roots(paths)
+    if not published and has_git_root(paths):
+        parse_root_specs(paths)  # only parsed here: `serve` fetches (in each worker)
+        roots: list[SkillRoot] = []
+    else:
+        roots = [] if published else parse_roots(paths)
+    if args.require_signed_commit and not has_git_root(paths):
+        raise UsageError("--require-signed-commit applies to a git root (git+https://…, git+ssh://…, git+file://…)")
     if args.workers < 1:
         raise UsageError(f"--workers wants a number of processes, 1 or more; got {args.workers}")
     address = None if args.stdio else parse_host_port(args.http or DEFAULT_HTTP)
@@ -382,7 +403,11 @@ def serve(
     sock: socket.socket | None,
 ) -> int:
     options = serve_options(args)
-    catalog = load_catalog(args, options, paths, roots)
+    if not published and has_git_root(paths):
+        catalog: SkillCatalog = serve_git_catalog(args, options, paths)
+        roots = list(catalog.roots)  # each git root is its commit's tree now
+    else:
+        catalog = load_catalog(args, options, paths, roots)
     try:
         signatures = options.signature_book(roots)
     except SigningError as exc:

@@ -1,0 +1,572 @@
+"""Skills straight from a git repository: `git+URL@REF#SUBDIR` as a root, fetched, checked out, proven.
+
+- **Syntax** (`GitSource.parse`): `git+https://HOST/ORG/REPO@REF#SUBDIR`, `git+ssh://…`, `git+file:///…`
+  (`git+http://` too, for a server on this machine). REF is a branch, a tag or a full commit id (none:
+  the remote's default branch); SUBDIR limits the root to a folder. `=PREFIX` follows, as for folders.
+- **Implementation**: the `git` command, run without a shell (`GIT_TERMINAL_PROMPT=0`, so a fetch that
+  would ask for a password fails at once instead of hanging). Authentication is entirely git's: the
+  user's credential helpers, SSH agent and `~/.ssh/config`. A URL carrying a password is refused, so
+  no secret is ever written into the cache's config. Chosen over dulwich by measurement
+  (`bench/git_impl_bench.py`, numbers in the README): git is already installed wherever the
+  repository is, and dulwich has no partial clone, so it cannot fetch one folder of a monorepo.
+- **Cache** (`GitCache`): one bare repository per URL under the user cache directory
+  (`git/<hash of the URL>/repo.git`), fetched shallow (`--depth=1`) and, with SUBDIR, partial
+  (`--filter=blob:none`, then only the blobs under SUBDIR in one batch). A ref is first resolved with
+  `git ls-remote` (one round trip, no pack): a poll that finds the same commit fetches nothing.
+- **Trees** (`materialise`): each (commit, SUBDIR) is written once into its own folder
+  (`trees/<commit>-<subdir hash>`), built aside and renamed into place, then made read-only; it is
+  scanned with every folder rule (ignore list, limits, skip-with-reason). Written from the commit's
+  tree objects, never by running a checkout: a path component `..`, `.git` or empty is refused; a
+  submodule (a gitlink) is not fetched; a Git LFS pointer is not served as if it were the file; a
+  symlink is written as a symlink and the scan leaves out every one that leaves the tree. Each of
+  these is reported as an ignored path with its reason.
+- **Signed commits** (`commit_signer`): a commit signed with `gpg.format=ssh` carries an SSHSIG
+  signature (namespace `git`) over the commit object without its `gpgsig` header; it is checked with
+  the same `sshsig` code that checks signed skills, against the keys the caller passes.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import os
+import re
+import shutil
+import stat
+import subprocess
+import time
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from urllib.parse import urlsplit
+
+import platformdirs
+
+from skillwire.core.errors import SkillwireError
+from skillwire.core.provenance import PROVENANCE_META_KEY as PROVENANCE_META_KEY
+
+GIT_SCHEMES = ("git+https://", "git+http://", "git+ssh://", "git+file://")
+GIT_NAMESPACE = "git"  # the SSHSIG namespace git signs commits in
+LFS_POINTER_HEAD = b"version https://git-lfs.github.com/spec/v1\n"
+_LFS_POINTER_MAX = 1024  # git-lfs pointers are about 130 bytes; the spec caps them at 1024
+_FULL_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
+_GIT_TIMEOUT_S = 600.0  # a clone of a large repository over a slow link; never forever
+_STDERR_SHOWN = 300
+
+
+class GitError(SkillwireError):
+    """A repository, ref or commit that cannot be served; the message is one line for people."""
+
+
+def is_git_spec(spec: str) -> bool:
+    return spec.startswith(GIT_SCHEMES)
+
+
+@dataclass(frozen=True)
+class GitSource:
+    """One repository at one ref, optionally limited to a folder (`SUBDIR`)."""
+
+    url: str  # what git is given: https://…, ssh://…, file:///…
+    ref: str | None = None  # branch, tag or full commit id; None: the remote's HEAD
+    subdir: tuple[str, ...] = ()
+
+    @classmethod
+    def parse(cls, spec: str) -> GitSource:
+        """`git+URL[@REF][#SUBDIR]` (without any `=PREFIX`); `GitError` saying what is wrong."""
+        if not is_git_spec(spec):
+            raise GitError(f"{spec!r} is not a git root (git+https://, git+ssh://, git+http:// or git+file://)")
+        rest, _, fragment = spec[len("git+") :].partition("#")
+        scheme_end = rest.index("://") + 3
+        path_start = rest.find("/", scheme_end)
+        if path_start < 0:
+            raise GitError(f"{spec!r} names no repository path")
+        at = rest.rfind("@", path_start)
+        url, ref = (rest[:at], rest[at + 1 :]) if at >= 0 else (rest, None)
+        parts = urlsplit(url)
+        if parts.password is not None:
+            raise GitError(
+                f"{_without_userinfo(url)}: a password in the URL would be stored in the cache; "
+                "let git's credential helper or SSH agent authenticate instead"
+            )
+        if parts.scheme != "file" and not parts.hostname:
+            raise GitError(f"{spec!r} names no host")
+        if ref is not None:
+            _check_ref(ref, spec)
+        subdir = tuple(s for s in fragment.strip("/").split("/") if s)
+        for segment in subdir:
+            if segment in (".", "..") or segment.lower() == ".git" or "\0" in segment:
+                raise GitError(f"{spec!r}: SUBDIR may not contain {segment!r}")
+        return cls(url, ref, subdir)
+
+    @property
+    def shown(self) -> str:
+        """The repository as printed and recorded: without any user name (never a secret)."""
+        return _without_userinfo(self.url)
+
+    @property
+    def pinned(self) -> bool:
+        """A full commit id never moves; a tag is treated the same once resolved (see `GitRoot`)."""
+        return self.ref is not None and _FULL_COMMIT.fullmatch(self.ref) is not None
+
+    def __str__(self) -> str:
+        text = "git+" + self.shown + (f"@{self.ref}" if self.ref else "")
+        return text + ("#" + "/".join(self.subdir) if self.subdir else "")
+
+
+def _without_userinfo(url: str) -> str:
+    parts = urlsplit(url)
+    if "@" not in parts.netloc:
+        return url
+    return parts._replace(netloc=parts.netloc.rpartition("@")[2]).geturl()
+
+
+def _check_ref(ref: str, spec: str) -> None:
+    # The same rules as `git check-ref-format`, plus no leading '-' (never an option to git).
+    bad = (
+        not ref
+        or ref.startswith(("-", "/", "."))
+        or ref.endswith(("/", ".", ".lock"))
+        or ".." in ref
+        or "@{" in ref
+        or "//" in ref
+        or any(c in ref for c in " ~^:?*[\\\x7f")
+        or any(ord(c) < 32 for c in ref)
+    )
+    if bad:
+        raise GitError(f"{spec!r}: {ref!r} is not a branch, tag or commit id")
+
+
+@dataclass(frozen=True)
+class Resolved:
+    """What a ref names right now: the commit, and whether it is a branch (followed) or fixed."""
+
+    commit: str
+    kind: str  # "branch", "tag", "commit" or "HEAD"
+
+    @property
+    def moves(self) -> bool:
+        return self.kind in ("branch", "HEAD")
+
+
+@dataclass
+class Checkout:
+    """A commit written out as a read-only tree, and what was left out of it (path, why)."""
+
+    commit: str
+    path: Path
+    notes: list[tuple[str, str]] = field(default_factory=list)
+
+
+def git_environment() -> dict[str, str]:
+    """The environment every git command runs in: never a prompt, never the user's editor or pager."""
+    env = dict(os.environ)
+    env.update(
+        GIT_TERMINAL_PROMPT="0",  # a password prompt would hang a server: fail instead
+        GIT_ASKPASS="",
+        SSH_ASKPASS="",
+        GCM_INTERACTIVE="never",
+        GIT_PAGER="cat",
+        LC_ALL="C",  # stderr is parsed for one line to show; the same words whatever the locale
+    )
+    # BatchMode: ssh fails instead of asking for a passphrase or a host key; the agent still answers.
+    env.setdefault("GIT_SSH_COMMAND", "ssh -o BatchMode=yes")
+    for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        env.pop(name, None)  # a hook's environment must not redirect the cache's commands
+    return env
+
+
+def default_cache_dir() -> Path:
+    return Path(platformdirs.user_cache_dir("skillwire")) / "git"
+
+
+def _last_line(stderr: bytes) -> str:
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:", "remote:", "ERROR"))]
+    text = (fatal or lines[-1:] or ["git gave no reason"])[0]  # the first fatal line names the cause
+    text = "".join(c if c.isprintable() else "?" for c in text)  # a server's words, shown in a terminal
+    return text[:_STDERR_SHOWN]
+
+
+class GitCache:
+    """The bare repository that caches one URL, and the trees of the commits served from it."""
+
+    def __init__(self, source: GitSource, cache_dir: Path | None = None) -> None:
+        self.source = source
+        base = cache_dir if cache_dir is not None else default_cache_dir()
+        self.dir = base / hashlib.sha256(source.url.encode()).hexdigest()[:24]
+        self.repo = self.dir / "repo.git"
+        self.trees = self.dir / "trees"
+
+    # -- running git ---------------------------------------------------------------------------------
+
+    def _git(self, *args: str, stdin: bytes | None = None, check: str | None = None) -> bytes:
+        """Run `git --git-dir=REPO ARGS`; with `check`, a failure is a `GitError` starting with it."""
+        command = ["git", f"--git-dir={self.repo}", *args]
+        try:
+            done = subprocess.run(
+                command,
+                input=stdin,
+                capture_output=True,
+                env=git_environment(),
+                timeout=_GIT_TIMEOUT_S,
+                check=False,
+            )
+        except FileNotFoundError:
+            raise GitError("git is not installed (a git root needs the git command on the PATH)") from None
+        except subprocess.TimeoutExpired:
+            raise GitError(f"{check or 'git'}: git did not finish in {_GIT_TIMEOUT_S:.0f} s") from None
+        if done.returncode != 0:
+            if check is None:
+                raise GitError(_last_line(done.stderr))
+            raise GitError(f"{check}: {_last_line(done.stderr)}")
+        return done.stdout
+
+    @contextlib.contextmanager
+    def locked(self) -> Iterator[None]:
+        """One process at a time fetches into or writes trees of this cache (servers may share it)."""
+        self.dir.mkdir(parents=True, exist_ok=True)
+        with open(self.dir / "lock", "a+b") as handle:
+            fcntl.flock(handle, fcntl.LOCK_EX)
+            try:
+                yield
+            finally:
+                fcntl.flock(handle, fcntl.LOCK_UN)
+
+    def _ensure_repo(self) -> None:
+        if (self.repo / "HEAD").exists():
+            return
+        self.dir.mkdir(parents=True, exist_ok=True)
+        self._git("init", "--bare", "--quiet", check="cannot create the git cache")
+        # A named remote, so a partial fetch records it as the promisor of the blobs it left out.
+        self._git("remote", "add", "origin", self.source.url, check="cannot create the git cache")
+        self._git("config", "gc.auto", "0")  # no background gc racing a reader of this cache
+
+    # -- resolving and fetching ----------------------------------------------------------------------
+
+    def has_commit(self, commit: str) -> bool:
+        try:
+            self._git("cat-file", "-e", f"{commit}^{{commit}}")
+        except GitError:
+            return False
+        return True
+
+    def resolve(self) -> Resolved:
+        """Which commit the ref names on the remote now (one `git ls-remote`, no objects fetched)."""
+        source = self.source
+        where = source.shown
+        if source.pinned:
+            assert source.ref is not None
+            return Resolved(source.ref, "commit")
+        self._ensure_repo()
+        if source.ref is None:
+            patterns = ["HEAD"]
+        else:
+            patterns = [f"refs/heads/{source.ref}", f"refs/tags/{source.ref}", f"refs/tags/{source.ref}^{{}}"]
+        out = self._git("ls-remote", "--", source.url, *patterns, check=f"cannot read {where}")
+        found: dict[str, str] = {}
+        for line in out.decode("utf-8", "replace").splitlines():
+            oid, _, name = line.partition("\t")
+            found[name] = oid
+        if source.ref is None:
+            if "HEAD" not in found:
+                raise GitError(f"{where} has no default branch (HEAD); name a branch, tag or commit with @REF")
+            return Resolved(found["HEAD"], "HEAD")
+        branch = found.get(f"refs/heads/{source.ref}")
+        if branch is not None:
+            return Resolved(branch, "branch")
+        tag = found.get(f"refs/tags/{source.ref}^{{}}") or found.get(f"refs/tags/{source.ref}")
+        if tag is not None:
+            return Resolved(tag, "tag")
+        raise GitError(f"{where} has no branch or tag {source.ref!r}")
+
+    def fetch(self, resolved: Resolved) -> str:
+        """Make sure the resolved commit and its trees are in the cache; the commit fetched.
+
+        Shallow; partial when SUBDIR is given. For a branch, the commit fetched may be newer than
+        the one `ls-remote` saw (a push in between): the fetched one is served, whole.
+        """
+        self._ensure_repo()
+        source = self.source
+        if self.has_commit(resolved.commit):
+            return resolved.commit
+        options = ["fetch", "--quiet", "--depth=1", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no"]
+        if source.subdir:
+            options.append("--filter=blob:none")
+        if resolved.kind == "commit":
+            target, want = resolved.commit, resolved.commit
+        elif resolved.kind == "HEAD":
+            target, want = "+HEAD:refs/skillwire/HEAD", "refs/skillwire/HEAD"
+        else:
+            group = "heads" if resolved.kind == "branch" else "tags"
+            target = f"+refs/{group}/{source.ref}:refs/skillwire/{group}/{source.ref}"
+            want = f"refs/skillwire/{group}/{source.ref}"
+        self._git(*options, "origin", target, check=f"cannot fetch {source.shown}@{source.ref or 'HEAD'}")
+        commit = self._git("rev-parse", "--verify", "--quiet", f"{want}^{{commit}}", check=f"{source.shown}")
+        return commit.decode().strip()
+
+    # -- trees ---------------------------------------------------------------------------------------
+
+    def tree_path(self, commit: str) -> Path:
+        sub = hashlib.sha256("/".join(self.source.subdir).encode()).hexdigest()[:8]
+        return self.trees / f"{commit}-{sub}"
+
+    def materialise(self, commit: str) -> Checkout:
+        """The commit's tree (only SUBDIR, when given) as a read-only folder; written once per commit."""
+        final = self.tree_path(commit)
+        notes_file = final.with_name(final.name + ".notes")
+        if final.is_dir() and notes_file.is_file():
+            with contextlib.suppress(OSError):
+                os.utime(final)  # in use: `prune` keeps it
+            return Checkout(commit, final, _read_notes(notes_file))
+        entries = self._tree_entries(commit)
+        notes: list[tuple[str, str]] = []
+        blobs: list[tuple[str, str, str]] = []  # (mode, oid, path relative to SUBDIR)
+        for mode, kind, oid, path in entries:
+            shown = "/".join(path)
+            problem = _unsafe_path(path)
+            if problem is not None:
+                notes.append((shown, f"not written: {problem}"))
+            elif kind == "commit":
+                notes.append((shown, "submodule: not fetched (serve its repository as a root of its own)"))
+            elif kind == "blob":
+                blobs.append((mode, oid, "/".join(path)))
+        self._prefetch([oid for _, oid, _ in blobs])
+        self.trees.mkdir(parents=True, exist_ok=True)
+        building = self.trees / f".building-{commit}-{os.getpid()}"
+        _remove_tree(building)
+        building.mkdir()
+        try:
+            symlinks: list[tuple[str, bytes]] = []
+            for (mode, _, rel), data in zip(blobs, self._blob_contents([oid for _, oid, _ in blobs]), strict=True):
+                if mode == "120000":
+                    symlinks.append((rel, data))
+                    continue
+                if len(data) <= _LFS_POINTER_MAX and data.startswith(LFS_POINTER_HEAD):
+                    notes.append((rel, "Git LFS pointer: the file itself is not in the repository, not served"))
+                    continue
+                _write_file(building, rel, data, executable=mode == "100755")
+            # Last, so no file is ever written through one of them; where they lead is the scan's
+            # question (a symlink leaving the tree is reported and never followed).
+            for rel, target in symlinks:
+                target_text = os.fsdecode(target)
+                if "\0" in target_text:
+                    notes.append((rel, "not written: a symlink target with a NUL byte"))
+                    continue
+                parent = building.joinpath(*rel.split("/")[:-1])
+                parent.mkdir(parents=True, exist_ok=True)
+                os.symlink(target_text, parent / rel.split("/")[-1])
+            _make_read_only(building)
+            try:
+                os.rename(building, final)
+            except OSError:
+                if not final.is_dir():
+                    raise
+                _remove_tree(building)  # another process wrote the same commit first: same bytes
+            tmp = notes_file.with_name(notes_file.name + f".{os.getpid()}")
+            tmp.write_text("".join(f"{p}\t{why}\n" for p, why in notes), encoding="utf-8")
+            os.replace(tmp, notes_file)
+        except BaseException:
+            _remove_tree(building)
+            raise
+        return Checkout(commit, final, notes)
+
+    def _tree_entries(self, commit: str) -> list[tuple[str, str, str, tuple[str, ...]]]:
+        """(mode, type, oid, path below SUBDIR) of every entry of the commit's tree under SUBDIR."""
+        subdir = "/".join(self.source.subdir)
+        if subdir:
+            object_type = self._git("cat-file", "-t", f"{commit}:{subdir}", check=f"{self._where(commit)}")
+            if object_type.strip() != b"tree":
+                raise GitError(f"{self._where(commit)}: {subdir} is not a folder")
+        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
+        if subdir:
+            args += ["--", subdir + "/"]
+        out = self._git(*args, check=self._where(commit))
+        cut = len(self.source.subdir)
+        entries = []
+        for record in out.split(b"\0"):
+            if not record:
+                continue
+            meta, _, raw_path = record.partition(b"\t")
+            mode, kind, oid = meta.decode().split(" ")
+            path = tuple(os.fsdecode(raw_path).split("/"))[cut:]
+            entries.append((mode, kind, oid, path))
+        return entries
+
+    def _where(self, commit: str) -> str:
+        sub = "#" + "/".join(self.source.subdir) if self.source.subdir else ""
+        return f"{self.source.shown} at {commit[:12]}{sub}"
+
+    def _prefetch(self, oids: Sequence[str]) -> None:
+        """Fetch, in one request, the blobs a partial fetch left out (only SUBDIR's are ever asked for)."""
+        if not self.source.subdir or not oids:
+            return
+        listed = self._git(
+            "cat-file", "--batch-check=%(objectname)", "--buffer", stdin="\n".join(oids).encode() + b"\n"
+        )
+        # Asked without lazy fetching: a missing object is answered "<oid> missing".
+        missing = [line.split()[0] for line in listed.decode().splitlines() if line.endswith(" missing")]
+        if not missing:
+            return
+        self._git(
+            "-c",
+            "fetch.negotiationAlgorithm=noop",
+            "fetch",
+            "--quiet",
+            "--no-tags",
+            "--no-write-fetch-head",
+            "--recurse-submodules=no",
+            "--filter=blob:none",
+            "--stdin",
+            "origin",
+            stdin="\n".join(missing).encode() + b"\n",
+            check=f"cannot fetch the files of {self.source.shown}#{'/'.join(self.source.subdir)}",
+        )
+
+    def _blob_contents(self, oids: Sequence[str]) -> Iterator[bytes]:
+        """Each blob's bytes, in order, from one `git cat-file --batch`."""
+        if not oids:
+            return
+        out = self._git("cat-file", "--batch", stdin="\n".join(oids).encode() + b"\n", check="reading the cache")
+        view = memoryview(out)
+        position = 0
+        for oid in oids:
+            end = out.index(b"\n", position)
+            header = bytes(view[position:end]).split(b" ")
+            if len(header) != 3 or header[0].decode() != oid:
+                raise GitError(f"the git cache lacks object {oid} (remove {self.dir} and try again)")
+            size = int(header[2])
+            yield bytes(view[end + 1 : end + 1 + size])
+            position = end + 1 + size + 1  # the blob's bytes, then a newline
+
+    def commit_object(self, commit: str) -> bytes:
+        return self._git("cat-file", "commit", commit, check=self._where(commit))
+
+    def prune(self, keep: Path, older_than_s: float = 3600.0) -> None:
+        """Remove trees no server has touched for an hour, except `keep` (a serving process touches
+        its own tree at every poll, so a tree another process still serves stays)."""
+        now = time.time()
+        with contextlib.suppress(OSError):
+            for child in self.trees.iterdir():
+                if child == keep or child.name.endswith(".notes") or child.name.startswith(".building-"):
+                    continue
+                with contextlib.suppress(OSError):
+                    if now - child.lstat().st_mtime > older_than_s:
+                        _remove_tree(child)
+                        child.with_name(child.name + ".notes").unlink(missing_ok=True)
+
+
+def _read_notes(path: Path) -> list[tuple[str, str]]:
+    notes = []
+    for line in path.read_text(encoding="utf-8").splitlines():
+        where, _, why = line.partition("\t")
+        notes.append((where, why))
+    return notes
+
+
+def _unsafe_path(path: tuple[str, ...]) -> str | None:
+    """Why a path from a tree object cannot be written (git refuses these too, but a fetched tree is
+    not fsck'd by default, so a hostile server could send them)."""
+    if not path:
+        return "an empty path"
+    for part in path:
+        if part in ("", ".", "..") or "\0" in part or "\\" in part:
+            return f"the path component {part!r}"
+        if part.lower() == ".git":
+            return "a .git folder inside the tree"
+    return None
+
+
+def _write_file(base: Path, rel: str, data: bytes, *, executable: bool) -> None:
+    parts = rel.split("/")
+    parent = base.joinpath(*parts[:-1])
+    parent.mkdir(parents=True, exist_ok=True)
+    # O_EXCL | O_NOFOLLOW: a name is written once, and never through anything already there.
+    fd = os.open(parent / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+    with os.fdopen(fd, "wb") as handle:
+        handle.write(data)
+    if executable:
+        os.chmod(parent / parts[-1], 0o755)
+
+
+def _make_read_only(base: Path) -> None:
+    """Files 0444 (0555 executable), folders 0555: a served commit is never edited in place."""
+    for folder, dirs, files in os.walk(base):
+        for name in files:
+            path = os.path.join(folder, name)
+            info = os.lstat(path)
+            if stat.S_ISREG(info.st_mode):
+                os.chmod(path, 0o555 if info.st_mode & 0o100 else 0o444)
+        os.chmod(folder, 0o555)
+        del dirs  # os.walk does not follow symlinked folders; nothing to prune
+
+
+def _remove_tree(path: Path) -> None:
+    if not os.path.lexists(path):
+        return
+    if path.is_symlink() or not path.is_dir():
+        path.unlink()
+        return
+    for folder, _, _ in os.walk(path):
+        with contextlib.suppress(OSError):
+            os.chmod(folder, 0o755)
+    shutil.rmtree(path, ignore_errors=True)
+
+
+# -- signed commits ------------------------------------------------------------------------------------
+
+
+def split_commit_signature(commit_object: bytes) -> tuple[bytes, str] | None:
+    """(the bytes git signed, the armored signature) of a commit object; None when it is unsigned.
+
+    Git signs the commit object without its `gpgsig` header (and its continuation lines, each
+    starting with a space); the signature is that header's value, one line per continuation.
+    """
+    header_end = commit_object.find(b"\n\n")
+    headers = commit_object if header_end < 0 else commit_object[:header_end]
+    lines = headers.split(b"\n")
+    kept: list[bytes] = []
+    signature: list[bytes] = []
+    index = 0
+    while index < len(lines):
+        line = lines[index]
+        if line.startswith(b"gpgsig "):
+            signature.append(line[len(b"gpgsig ") :])
+            index += 1
+            while index < len(lines) and lines[index].startswith(b" "):
+                signature.append(lines[index][1:])
+                index += 1
+            continue
+        kept.append(line)
+        index += 1
+    if not signature:
+        return None
+    body = b"" if header_end < 0 else commit_object[header_end:]
+    return b"\n".join(kept) + body, b"\n".join(signature).decode("ascii", "replace")
+
+
+def commit_signer(commit_object: bytes, trusted: Sequence[str]) -> str:
+    """The fingerprint of the trusted key whose SSH signature the commit carries; `GitError` saying
+    why not (unsigned, a GPG signature, does not verify, or signed by a key not in `trusted`)."""
+    split = split_commit_signature(commit_object)
+    if split is None:
+        raise GitError("the commit is not signed")
+    payload, armored = split
+    if "BEGIN SSH SIGNATURE" not in armored:
+        raise GitError("the commit is signed with GPG or X.509, not SSH (gpg.format=ssh)")
+    import sshsig
+    from sshsig.ssh_public_key import PublicKey, ssh_key_fingerprint_sha256_str
+
+    try:
+        key = sshsig.check_signature(payload, armored, namespace=GIT_NAMESPACE)
+    except (sshsig.InvalidSignature, NotImplementedError, ValueError) as exc:
+        raise GitError(f"the commit's SSH signature does not verify ({exc})") from None
+    fingerprint = ssh_key_fingerprint_sha256_str(key)
+    for line in trusted:
+        try:
+            candidate = PublicKey.from_openssh_str(line.strip())
+        except (ValueError, NotImplementedError, IndexError):
+            continue
+        if ssh_key_fingerprint_sha256_str(candidate) == fingerprint:
+            return fingerprint
+    raise GitError(f"the commit is signed by {fingerprint}, which is not a trusted key (skillwire trust add)")

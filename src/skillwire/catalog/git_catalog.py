@@ -1,0 +1,300 @@
+"""`GitCatalog`: a `SkillCatalog` whose roots may be git repositories at a ref (`catalog/git.py`).
+
+Each git root is resolved, fetched and checked out into its commit's own read-only tree before the
+first scan, and that tree is scanned as a folder (every folder rule applies). Each entry then
+carries `_meta["io.skillwire/source"]` = `{"repository", "commit", "ref", "path"}` (and
+`"signedBy"` when the commit's signature was required and verified), so a host, `skillwire get`,
+`pull` and a published index can all say which commit a skill came from.
+
+Following (`watch`, every `poll_seconds`): a root whose ref is a branch (or the remote's HEAD) is
+resolved again; a new commit is fetched, checked out and scanned into a new snapshot, which replaces
+the old one in one assignment (as every refresh does), and clients are told `list_changed`. A page is
+always answered from one snapshot, so every listing page is wholly one commit's catalog, and a cursor
+is a keyset on URIs, so a client paging across a swap never sees a skill twice. A fetch that fails (the
+server down, a commit that does not verify) keeps the last good commit, says so in the log and in
+`status` (`/healthz`), and is tried again at the next poll. A tag or a full commit id is never resolved
+again once served: a pinned root never moves.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import time
+from collections.abc import Iterable, Sequence
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+import anyio
+
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords
+from skillwire.catalog.git import (
+    PROVENANCE_META_KEY,
+    Checkout,
+    GitCache,
+    GitError,
+    GitSource,
+    Resolved,
+    commit_signer,
+    is_git_spec,
+)
+from skillwire.core.json import JSONValue
+from skillwire.core.uri import DEFAULT_SCHEME
+
+__all__ = ["GitCatalog", "GitRootSpec", "GitStatus"]
+
+logger = logging.getLogger("skillwire.git")
+
+
+@dataclass(frozen=True)
+class GitRootSpec:
+    """A git root as written on a command line: `git+URL@REF#SUBDIR`, then optionally `=PREFIX`."""
+
+    source: GitSource
+    prefix: tuple[str, ...] = ()
+    scheme: str = DEFAULT_SCHEME
+
+    @classmethod
+    def parse(cls, spec: str) -> GitRootSpec:
+        repository, sep, target = spec.partition("=")
+        source = GitSource.parse(repository)
+        if not sep:
+            return cls(source)
+        # The prefix follows the folders' rules exactly (SkillRoot.parse validates it).
+        placed = SkillRoot.parse("." + sep + target)
+        return cls(source, placed.prefix, placed.scheme)
+
+
+def parse_root(spec: str) -> SkillRoot | GitRootSpec:
+    """A folder root or a git root, as every command that takes roots reads them."""
+    return GitRootSpec.parse(spec) if is_git_spec(spec) else SkillRoot.parse(spec)
+
+
+@dataclass
+class GitStatus:
+    """What `/healthz` reports for a catalog of git roots (the same fields as a published catalog's)."""
+
+    index_id: str | None = None  # the commit served (of the first git root; `commits` has them all)
+    commits: dict[str, str] = field(default_factory=dict)  # root as written -> commit served
+    loaded_at: float | None = None
+    checked_at: float | None = None
+    last_error: str | None = None
+    failures: int = 0
+
+
+@dataclass
+class _GitRoot:
+    spec: GitRootSpec
+    cache: GitCache
+    resolved: Resolved | None = None
+    checkout: Checkout | None = None
+    signed_by: str | None = None
+
+
+class GitCatalog(SkillCatalog):
+    """Folders and git repositories, served as one catalog (see the module docstring).
+
+    Parameters beyond `SkillCatalog`'s: `poll_seconds` (0: never look again), `trusted_commit_keys`
+    (OpenSSH public key lines; when given, a commit is served only if it carries an SSH signature by
+    one of them), `cache_dir` (default: `git/` under the user cache directory).
+    """
+
+    def __init__(
+        self,
+        roots: Iterable[SkillRoot | GitRootSpec],
+        *,
+        poll_seconds: float = 30.0,
+        trusted_commit_keys: Sequence[str] | None = None,
+        cache_dir: Path | None = None,
+        **options: Any,
+    ) -> None:
+        given = list(roots)
+        # Each git root starts as a placeholder path; `load` points it at its commit's tree.
+        placeholders = [
+            r if isinstance(r, SkillRoot) else SkillRoot(Path(os.devnull), r.prefix, r.scheme) for r in given
+        ]
+        super().__init__(placeholders, **options)
+        self.poll_seconds = poll_seconds
+        self.trusted_commit_keys = None if trusted_commit_keys is None else tuple(trusted_commit_keys)
+        self._git: dict[int, _GitRoot] = {
+            index: _GitRoot(root, GitCache(root.source, cache_dir))
+            for index, root in enumerate(given)
+            if isinstance(root, GitRootSpec)
+        }
+        self.status = GitStatus()
+        self._scanned: dict[int, str] = {}  # root index -> the commit its last scan result is of
+        self.location = ", ".join(str(g.spec.source) for g in self._git.values())  # /healthz's "source"
+
+    @property
+    def git_roots(self) -> list[GitRootSpec]:
+        return [g.spec for g in self._git.values()]
+
+    def commits(self) -> dict[str, str]:
+        """Each git root (as written) and the commit it serves."""
+        return {str(g.spec.source): g.checkout.commit for g in self._git.values() if g.checkout is not None}
+
+    # -- fetching ------------------------------------------------------------------------------------
+
+    def load(self) -> None:
+        """Fetch and check out every git root; `GitError` (one line) when one cannot be served.
+        Nothing is scanned: the first `snapshot` does that."""
+        self._update(first=True)
+        self.status.loaded_at = self.status.checked_at = time.time()
+
+    def _update(self, *, first: bool = False) -> bool:
+        """Bring each git root to its ref's commit; whether any root now serves another commit.
+        Raises on the first root that fails, leaving every root as it was."""
+        planned: dict[int, tuple[Checkout, Resolved, str | None]] = {}
+        for index, root in self._git.items():
+            if root.checkout is not None and root.resolved is not None and not root.resolved.moves:
+                continue  # a tag or a commit: never looked up again
+            with root.cache.locked():
+                resolved = root.cache.resolve()
+                current = root.checkout.commit if root.checkout is not None else None
+                if root.checkout is not None and resolved.commit == current:
+                    os.utime(root.checkout.path)  # still in use: another process's prune keeps it
+                    continue
+                commit = root.cache.fetch(resolved)
+                if current is not None and commit == current:
+                    continue
+                signer = self._check_signature(root, commit)
+                checkout = root.cache.materialise(commit)
+                planned[index] = (checkout, replace(resolved, commit=commit), signer)
+        for index, (checkout, resolved, signer) in planned.items():
+            root = self._git[index]
+            old = root.checkout
+            root.checkout, root.resolved, root.signed_by = checkout, resolved, signer
+            self.roots[index] = SkillRoot(checkout.path, root.spec.prefix, root.spec.scheme)
+            if old is not None and not first:
+                logger.info(
+                    "%s: now serving commit %s (was %s)", root.spec.source, checkout.commit[:12], old.commit[:12]
+                )
+        self.status.commits = self.commits()
+        first_root = next(iter(self._git.values()), None)
+        if first_root is not None and first_root.checkout is not None:
+            self.status.index_id = first_root.checkout.commit
+        return bool(planned)
+
+    def _check_signature(self, root: _GitRoot, commit: str) -> str | None:
+        if self.trusted_commit_keys is None:
+            return None
+        try:
+            return commit_signer(root.cache.commit_object(commit), self.trusted_commit_keys)
+        except GitError as exc:
+            raise GitError(f"{root.spec.source} at {commit[:12]}: {exc} (--require-signed-commit)") from None
+
+    def poll(self) -> bool:
+        """One look at every followed ref (blocking); whether what is published changed.
+        On failure the last good commit stays served, the failure is in `status`, and it raises."""
+        try:
+            moved = self._update()
+        except GitError as exc:
+            self.status.last_error = str(exc)
+            self.status.failures += 1
+            raise
+        self.status.checked_at = time.time()
+        self.status.last_error = None
+        self.status.failures = 0
+        if not moved:
+            return False
+        self.status.loaded_at = time.time()
+        differs = self._refresh(None)[1]
+        for root in self._git.values():
+            if root.checkout is not None:
+                root.cache.prune(keep=root.checkout.path)
+        return differs
+
+    @property
+    def follows(self) -> bool:
+        """Whether any git root follows a branch (polling can change what is served)."""
+        return any(g.resolved is None or g.resolved.moves for g in self._git.values())
+
+    # -- scanning ------------------------------------------------------------------------------------
+
+    def _load_persisted(self) -> None:
+        return None  # a commit's tree is scanned once per process; its digests are cached by stat
+
+    def _scan_root(
+        self,
+        index: int,
+        changed: list[str] | None,
+        pool: ThreadPoolExecutor | None,
+        record: WalkRecords | None = None,
+    ) -> tuple[ScanResult, Any]:
+        root = self._git.get(index)
+        if root is None:
+            return super()._scan_root(index, changed, pool, record)
+        if root.checkout is None:
+            raise GitError(f"{root.spec.source} was not fetched yet (GitCatalog.load)")
+        previous = self._root_results[index] if len(self._root_results) == len(self.roots) else None
+        if changed is not None and previous is not None and self._scanned.get(index) == root.checkout.commit:
+            return previous, ((), set())  # a commit's tree never changes: a folder watcher's event is elsewhere
+        result, _ = super()._scan_root(index, None, pool, None)
+        self._scanned[index] = root.checkout.commit
+        return _annotate(result, root), None
+
+    def watch_paths(self) -> list[str]:
+        return [str(r.path) for i, r in enumerate(self.roots) if i not in self._git and r.path.is_dir()]
+
+    async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
+        """Watch the folder roots (as `SkillCatalog` does) and poll the followed git refs."""
+        async with anyio.create_task_group() as group:
+            if self.watch_paths():
+                group.start_soon(lambda: SkillCatalog.watch(self, stop_event=stop_event, debounce_ms=debounce_ms))
+            if self.poll_seconds > 0 and self.follows:
+                group.start_soon(self._poll_loop, stop_event)
+
+    async def _poll_loop(self, stop_event: anyio.Event | None) -> None:
+        while stop_event is None or not stop_event.is_set():
+            with anyio.move_on_after(self.poll_seconds):
+                if stop_event is not None:
+                    await stop_event.wait()
+                    return
+                await anyio.sleep_forever()
+            failing = self.status.failures > 0
+            try:
+                differs = await anyio.to_thread.run_sync(self.poll)
+            except GitError as exc:
+                age = time.time() - (self.status.loaded_at or time.time())
+                logger.warning(
+                    "%s; still serving commit %s (since %.0f s)", exc, (self.status.index_id or "?")[:12], age
+                )
+                continue
+            except Exception:
+                logger.exception("fetching %s failed; still serving the previous commit", self.location)
+                self.status.failures += 1
+                continue
+            if failing:
+                logger.warning(
+                    "%s is reachable again; serving commit %s", self.location, (self.status.index_id or "?")[:12]
+                )
+            if differs:
+                await self._notify_async()
+
+
+def _annotate(result: ScanResult, root: _GitRoot) -> ScanResult:
+    """The scan of a commit's tree with each entry's provenance and the checkout's notes."""
+    checkout = root.checkout
+    assert checkout is not None
+    source = root.spec.source
+    tree = str(checkout.path)
+    subdir = "/".join(source.subdir)
+    skills = []
+    for skill in result.skills:
+        rel = os.path.relpath(skill.source, tree).replace(os.sep, "/")
+        path = "/".join(p for p in (subdir, "" if rel == "." else rel) if p)
+        provenance: dict[str, JSONValue] = {
+            "repository": source.shown,
+            "commit": checkout.commit,
+            "ref": source.ref,
+            "path": path,
+        }
+        if root.signed_by is not None:
+            provenance["signedBy"] = root.signed_by
+        meta: dict[str, JSONValue] = {**(skill.entry.meta or {}), PROVENANCE_META_KEY: provenance}
+        skills.append(replace(skill, entry=replace(skill.entry, meta=meta)))
+    notes = [(os.path.join(tree, *where.split("/")), why) for where, why in checkout.notes]
+    return ScanResult(skills=skills, files=result.files, skipped=result.skipped, ignored=result.ignored + notes)
