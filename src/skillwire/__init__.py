@@ -49,6 +49,8 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
     from skillwire.catalog.filesystem import (
         SkillRoot,
     )
+    from skillwire.catalog.git import GitError
+    from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec
     from skillwire.catalog.persist import (
         SnapshotStore,
     )
@@ -252,6 +254,9 @@ __all__ = [
     "Finding",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "GitCatalog",
+    "GitError",
+    "GitRootSpec",
     "Hazard",
     "HazardKind",
     "HostError",
@@ -344,6 +349,8 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.catalog.catalog": ("SkillCatalog",),
     "skillwire.catalog.digests": ("DigestCache",),
     "skillwire.catalog.filesystem": ("SkillRoot",),
+    "skillwire.catalog.git": ("GitError",),
+    "skillwire.catalog.git_catalog": ("GitCatalog", "GitRootSpec"),
     "skillwire.catalog.persist": ("SnapshotStore",),
     "skillwire.checks.findings": ("Finding",),
     "skillwire.checks.hazards": (

@@ -74,6 +74,8 @@ class GitSource:
     @classmethod
     def parse(cls, spec: str) -> GitSource:
         """`git+URL[@REF][#SUBDIR]` (without any `=PREFIX`); `GitError` saying what is wrong."""
+        has_password = _redacted(spec) != spec
+        spec = _redacted(spec)  # every message below may quote it; a password never goes further
         if not is_git_spec(spec):
             raise GitError(f"{spec!r} is not a git root (git+https://, git+ssh://, git+http:// or git+file://)")
         rest, _, fragment = spec[len("git+") :].partition("#")
@@ -84,7 +86,7 @@ class GitSource:
         at = rest.rfind("@", path_start)
         url, ref = (rest[:at], rest[at + 1 :]) if at >= 0 else (rest, None)
         parts = urlsplit(url)
-        if parts.password is not None:
+        if has_password:
             raise GitError(
                 f"{_without_userinfo(url)}: a password in the URL would be stored in the cache; "
                 "let git's credential helper or SSH agent authenticate instead"
@@ -112,6 +114,14 @@ class GitSource:
     def __str__(self) -> str:
         text = "git+" + self.shown + (f"@{self.ref}" if self.ref else "")
         return text + ("#" + "/".join(self.subdir) if self.subdir else "")
+
+
+_PASSWORD = re.compile(r"(://[^/@:]*):[^/@]*@")
+
+
+def _redacted(text: str) -> str:
+    """`text` with the password of any `user:password@` taken out."""
+    return _PASSWORD.sub(r"\1:***@", text)
 
 
 def _without_userinfo(url: str) -> str:
@@ -331,7 +341,7 @@ class GitCache:
                 notes.append((shown, "submodule: not fetched (serve its repository as a root of its own)"))
             elif kind == "blob":
                 blobs.append((mode, oid, "/".join(path)))
-        self._prefetch([oid for _, oid, _ in blobs])
+        self._prefetch(commit, [oid for _, oid, _ in blobs])
         self.trees.mkdir(parents=True, exist_ok=True)
         building = self.trees / f".building-{commit}-{os.getpid()}"
         _remove_tree(building)
@@ -397,15 +407,17 @@ class GitCache:
         sub = "#" + "/".join(self.source.subdir) if self.source.subdir else ""
         return f"{self.source.shown} at {commit[:12]}{sub}"
 
-    def _prefetch(self, oids: Sequence[str]) -> None:
-        """Fetch, in one request, the blobs a partial fetch left out (only SUBDIR's are ever asked for)."""
-        if not self.source.subdir or not oids:
+    def _prefetch(self, commit: str, oids: Sequence[str]) -> None:
+        """Fetch, in one request, the blobs a partial fetch left out that this tree needs (only SUBDIR's).
+
+        Listed with `rev-list --missing=print`, which never fetches: asking `cat-file` would fetch
+        each missing blob on its own, one round trip per file.
+        """
+        if not oids or not (self.repo / "config").read_text().count("promisor"):
             return
-        listed = self._git(
-            "cat-file", "--batch-check=%(objectname)", "--buffer", stdin="\n".join(oids).encode() + b"\n"
-        )
-        # Asked without lazy fetching: a missing object is answered "<oid> missing".
-        missing = [line.split()[0] for line in listed.decode().splitlines() if line.endswith(" missing")]
+        listed = self._git("rev-list", "--objects", "--no-walk", "--missing=print", commit, check="reading the cache")
+        wanted = set(oids)
+        missing = [oid for line in listed.decode().splitlines() if line.startswith("?") and (oid := line[1:]) in wanted]
         if not missing:
             return
         self._git(

@@ -44,7 +44,7 @@ from skillwire.catalog.git import (
 from skillwire.core.json import JSONValue
 from skillwire.core.uri import DEFAULT_SCHEME
 
-__all__ = ["GitCatalog", "GitRootSpec", "GitStatus"]
+__all__ = ["GitCatalog", "GitRootSpec"]
 
 logger = logging.getLogger("skillwire.git")
 

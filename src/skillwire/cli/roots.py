@@ -48,7 +48,8 @@ def parse_root_specs(paths: Sequence[str]) -> list[SkillRoot | GitRootSpec]:
         try:
             parsed = parse_root(spec)
         except SkillwireError as exc:
-            raise UsageError(f"cannot serve {spec!r}: {exc}") from None
+            # Not the spec as typed: it may hold a password, and the message already names the root.
+            raise UsageError(f"cannot serve a git root: {exc}") from None
         roots.append(parsed)
     return roots
 

@@ -1,0 +1,316 @@
+"""`skillwire serve git+…`: real repositories made with git, served over smart HTTP by `git http-backend` on
+127.0.0.1 (tests/support/gitserver.py) and read with `git+file://`; `skillwire serve` a real subprocess.
+
+Served at a tag (only that commit's skills, each entry naming the commit; a symlink leaving the tree,
+a submodule and an LFS pointer left out and said); a branch followed while commits are pushed (each page
+wholly one commit's catalog, a walk across swaps never sees a skill twice); an outage keeps the last good
+commit (log and /healthz) and recovers; a force-push is followed; a pinned commit never moves; an unknown
+ref or repository is one line and exit 2; the conformance scenarios pass against a git root; `pull` is
+byte-identical with the commit in skills.lock; `--require-signed-commit` serves an SSH-signed commit by a
+trusted key and refuses an unsigned one or one signed by another key.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import time
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from servers import free_port
+from support.calls import call, healthz, list_uris, wait_for
+from support.cli import run_cli
+from support.conformance import SUCCESS, missing_tools_reason, run_server_scenario
+from support.gitserver import GitHTTPServer, WorkRepo, git, git_http_server, skill_md
+from support.servers import EXAMPLES, serve_http
+
+POLL = 0.3
+SOURCE = "io.skillwire/source"
+
+
+@pytest.fixture
+def cache_env(tmp_path: Path) -> dict[str, str]:
+    """A cache of its own per test (the user cache directory follows XDG_CACHE_HOME)."""
+    return {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
+
+
+@pytest.fixture
+def server(tmp_path: Path) -> Iterator[GitHTTPServer]:
+    (tmp_path / "served").mkdir()
+    with git_http_server(tmp_path / "served") as running:
+        yield running
+
+
+def make_repo(tmp_path: Path, name: str = "skills.git") -> WorkRepo:
+    return WorkRepo(tmp_path / f"work-{name}", tmp_path / "served" / name)
+
+
+def entries(url: str) -> list[dict[str, Any]]:
+    found: list[dict[str, Any]] = []
+    cursor = None
+    while True:
+        page = call(url, "skills/list", {"cursor": cursor} if cursor else None)
+        found += page["skills"]
+        cursor = page.get("nextCursor")
+        if not cursor:
+            return found
+
+
+def commit_of(entry: dict[str, Any]) -> str:
+    meta = entry["_meta"]
+    assert isinstance(meta, dict)
+    return str(meta[SOURCE]["commit"])
+
+
+def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
+    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+) -> None:
+    # A submodule: another repository, added as a gitlink.
+    inner = make_repo(tmp_path, "inner.git")
+    inner.write("x/SKILL.md", skill_md("x", "Inside the submodule"))
+    inner.commit("inner")
+    inner.push()
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First"))
+    repo.write("skills/alpha/notes.md", "alpha notes v1\n")
+    repo.write("skills/beta/SKILL.md", skill_md("beta", "Second"))
+    repo.write("skills/beta/model.bin", "version https://git-lfs.github.com/spec/v1\noid sha256:ab\nsize 99\n")
+    repo.write("elsewhere/gamma/SKILL.md", skill_md("gamma", "Outside SUBDIR"))
+    os.symlink("/etc/passwd", repo.work / "skills" / "alpha" / "leak")
+    git(repo.work, "-c", "protocol.file.allow=always", "submodule", "add", "-q", str(inner.bare), "skills/vendored")
+    tagged = repo.commit("v1")
+    git(repo.work, "tag", "-a", "v1", "-m", "release 1")
+    repo.write("skills/delta/SKILL.md", skill_md("delta", "Added after the tag"))
+    repo.commit("after v1")
+    repo.push("--follow-tags")
+
+    spec = f"git+{server.url('skills.git')}@v1#skills=acme"
+    with serve_http([spec, "--poll", str(POLL)], env=cache_env) as running:
+        listed = entries(running.url)
+        assert sorted(e["uri"] for e in listed) == ["skill://acme/alpha/SKILL.md", "skill://acme/beta/SKILL.md"]
+        assert {commit_of(e) for e in listed} == {tagged}
+        source = listed[0]["_meta"][SOURCE]
+        assert source == {"repository": server.url("skills.git"), "commit": tagged, "ref": "v1", "path": "skills/alpha"}
+        alpha = call(running.url, "skills/get", {"uri": "skill://acme/alpha/SKILL.md"})
+        assert sorted(r["uri"] for r in alpha["skill"]["resources"]) == [
+            "skill://acme/alpha/SKILL.md",
+            "skill://acme/alpha/notes.md",
+        ]
+        read = call(running.url, "resources/read", {"uri": "skill://acme/alpha/notes.md"})
+        assert read["contents"][0]["text"] == "alpha notes v1\n"
+        log = running.log()
+        assert "leak: symlink whose target is outside the root" in log
+        assert "vendored: submodule: not fetched" in log
+        assert "model.bin: Git LFS pointer" in log
+        report = healthz(running.url)
+        assert report["index"] == tagged
+        assert report["stale"] is False
+        time.sleep(4 * POLL)
+        assert {commit_of(e) for e in entries(running.url)} == {tagged}  # a tag never moves
+    # The served tree is read-only, and no file of it is a symlink out of it.
+    trees = [p for p in (tmp_path / "cache" / "skillwire" / "git").glob("*/trees/" + tagged + "-*") if p.is_dir()]
+    assert len(trees) == 1
+    assert trees[0].is_dir()
+    assert (trees[0] / "alpha" / "notes.md").stat().st_mode & 0o222 == 0  # by mode: the tests may run as root
+    assert (trees[0] / "alpha").stat().st_mode & 0o222 == 0
+    assert (trees[0] / "alpha" / "leak").is_symlink()  # written as it is, never followed (the scan left it out)
+
+
+def test_ls_json_and_get_show_the_commit(tmp_path: Path, cache_env: dict[str, str]) -> None:
+    repo = make_repo(tmp_path)
+    repo.write("hello/SKILL.md", skill_md("hello", "Says hello"))
+    commit = repo.commit("one")
+    repo.push()
+    with serve_http([f"git+file://{repo.bare}@{commit}", "--no-watch"], env=cache_env) as running:
+        listing = run_cli("ls", "--json", running.url)
+        assert listing.code == 0, listing.err
+        (skill,) = json.loads(listing.text)["skills"]
+        assert skill["source"] == {
+            "repository": f"file://{repo.bare}",
+            "commit": commit,
+            "ref": commit,
+            "path": "hello",
+            "signedBy": None,
+        }
+        shown = run_cli("get", "hello", running.url)
+        assert f"source: file://{repo.bare} @ {commit} (hello)" in shown.text
+
+
+def test_following_a_branch_swaps_whole_commits(
+    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+) -> None:
+    repo = make_repo(tmp_path)
+    for index in range(6):
+        repo.write(f"s{index}/SKILL.md", skill_md(f"s{index}", "generation 0"))
+    repo.commit("generation 0")
+    repo.push()
+    spec = f"git+{server.url('skills.git')}@main"
+    with serve_http([spec, "--poll", str(POLL), "--page-size", "2"], env=cache_env) as running:
+        seen_commits: set[str] = set()
+        for generation in range(1, 4):
+            # Each commit rewrites every description and renames one skill, so a mixed page would show.
+            for index in range(6):
+                repo.write(f"s{index}/SKILL.md", skill_md(f"s{index}", f"generation {generation}"))
+            pushed = repo.commit(f"generation {generation}")
+            repo.push()
+            deadline = time.monotonic() + 30
+            while time.monotonic() < deadline:
+                cursor = None
+                walked: list[str] = []
+                while True:
+                    page = call(running.url, "skills/list", {"cursor": cursor} if cursor else None)
+                    commits = {commit_of(e) for e in page["skills"]}
+                    descriptions = {e["frontmatter"]["description"] for e in page["skills"]}
+                    assert len(commits) == 1, page  # wholly one commit's page
+                    assert len(descriptions) == 1, page
+                    seen_commits |= commits
+                    walked += [e["uri"] for e in page["skills"]]
+                    cursor = page.get("nextCursor")
+                    if not cursor:
+                        break
+                assert len(walked) == len(set(walked)), walked  # never a skill twice across a swap
+                if pushed in commits:
+                    break
+            else:
+                raise AssertionError(f"commit {pushed} was not served within 30 s")
+        assert len(seen_commits) >= 3
+        assert "now serving commit" in running.log()
+
+
+def test_a_failed_fetch_keeps_the_last_commit_and_a_force_push_is_followed(
+    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+) -> None:
+    repo = make_repo(tmp_path)
+    repo.write("one/SKILL.md", skill_md("one", "First"))
+    first = repo.commit("first")
+    repo.push()
+    spec = f"git+{server.url('skills.git')}@main"
+    with serve_http([spec, "--poll", str(POLL)], env=cache_env) as running:
+        assert healthz(running.url)["index"] == first
+        server.down()
+        wait_for(lambda: healthz(running.url)["stale"] is True, 10, "the failed fetch in /healthz")
+        report = healthz(running.url)
+        assert report["index"] == first
+        assert "503" in (report["lastError"] or "")
+        assert list_uris(running.url) == ["skill://one/SKILL.md"]  # still serving
+        assert "still serving commit " + first[:12] in running.log()
+        server.down(False)
+        wait_for(lambda: healthz(running.url)["stale"] is False, 10, "the recovery")
+        # A rewritten history: the old commit is gone from the branch, the new one is served.
+        git(repo.work, "reset", "-q", "--hard", first)
+        git(repo.work, "rm", "-q", "-r", "one")
+        repo.write("two/SKILL.md", skill_md("two", "Rewritten"))
+        rewritten = repo.commit("rewritten", "-c", "commit.gpgsign=false")
+        git(repo.work, "commit", "-q", "--amend", "-m", "rewritten again")
+        rewritten = git(repo.work, "rev-parse", "HEAD")
+        repo.push("--force")
+        wait_for(lambda: list_uris(running.url) == ["skill://two/SKILL.md"], 15, "the force-pushed commit")
+        assert healthz(running.url)["index"] == rewritten
+
+
+def test_unknown_ref_or_repository_is_one_line_exit_2(
+    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+) -> None:
+    repo = make_repo(tmp_path)
+    repo.write("one/SKILL.md", skill_md("one", "First"))
+    repo.commit("first")
+    repo.push()
+    cases = {
+        f"git+{server.url('skills.git')}@no-such-branch": "has no branch or tag 'no-such-branch'",
+        f"git+{server.url('missing.git')}": "cannot read",
+        f"git+file://{tmp_path}/nothing-here": "cannot read",
+        f"git+{server.url('skills.git')}@{'0' * 40}": "cannot fetch",
+        f"git+{server.url('skills.git')}@main#no/such/folder": "no/such/folder",
+        f"git+{server.url('skills.git')}@-upload-pack=evil": "is not a branch, tag or commit id",
+        "git+https://user:secret@example.invalid/repo.git": "a password in the URL",
+    }
+    for spec, expected in cases.items():
+        done = subprocess.run(
+            ["skillwire", "serve", spec, "--http", f"127.0.0.1:{free_port()}"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **cache_env},
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, (spec, done.stderr)
+        lines = done.stderr.strip().splitlines()
+        assert len(lines) == 1, (spec, done.stderr)
+        assert expected in lines[0], (spec, done.stderr)
+        assert "secret" not in done.stderr
+
+
+@pytest.mark.conformance
+@pytest.mark.parametrize(
+    "scenario", ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
+)
+def test_conformance_scenarios_pass_against_a_git_root(
+    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str], scenario: str
+) -> None:
+    reason = missing_tools_reason()
+    if reason:
+        pytest.skip(reason)
+    repo = make_repo(tmp_path)
+    for path in sorted(EXAMPLES.rglob("*")):
+        if path.is_file():
+            repo.write_bytes("skills/" + path.relative_to(EXAMPLES).as_posix(), path.read_bytes())
+    repo.commit("examples")
+    repo.push()
+    with serve_http([f"git+{server.url('skills.git')}@main#skills", "--page-size", "2"], env=cache_env) as running:
+        run = run_server_scenario(running.url, scenario)
+    assert run.checks, run.summary()
+    assert not run.failures(), run.summary()
+    assert not run.warnings(), run.summary()
+    assert sum(1 for c in run.checks if c.status == SUCCESS) >= 6, run.summary()
+
+
+def _ssh_key(tmp_path: Path, name: str) -> Path:
+    key = tmp_path / name
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", name, "-f", str(key)], check=True)
+    return key
+
+
+def test_require_signed_commit(tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]) -> None:
+    trusted, other = _ssh_key(tmp_path, "trusted"), _ssh_key(tmp_path, "other")
+    trust_file = tmp_path / "trust.json"
+    added = run_cli("trust", "--file", str(trust_file), "add", "publisher", str(trusted) + ".pub")
+    assert added.code == 0, added.err
+    repo = make_repo(tmp_path)
+    repo.write("one/SKILL.md", skill_md("one", "Signed"))
+    sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={trusted}", "-c", "commit.gpgsign=true"]
+    signed = repo.commit("signed", *sign)
+    git(repo.work, "tag", "signed")
+    repo.write("one/SKILL.md", skill_md("one", "Unsigned"))
+    repo.commit("unsigned", "-c", "commit.gpgsign=false")
+    git(repo.work, "tag", "unsigned")
+    repo.write("one/SKILL.md", skill_md("one", "Signed by another key"))
+    repo.commit("other", "-c", "gpg.format=ssh", "-c", f"user.signingkey={other}", "-c", "commit.gpgsign=true")
+    git(repo.work, "tag", "other-key")
+    git(repo.work, "push", "-q", "origin", "--tags")
+    base = f"git+{server.url('skills.git')}"
+    flags = ["--require-signed-commit", "--trust-file", str(trust_file), "--no-watch"]
+    with serve_http([f"{base}@signed", *flags], env=cache_env) as running:
+        (entry,) = entries(running.url)
+        source = entry["_meta"][SOURCE]
+        assert source["commit"] == signed
+        assert source["signedBy"].startswith("SHA256:")
+    for tag, reason in (("unsigned", "the commit is not signed"), ("other-key", "which is not a trusted key")):
+        done = subprocess.run(
+            ["skillwire", "serve", f"{base}@{tag}", *flags, "--http", f"127.0.0.1:{free_port()}"],
+            capture_output=True,
+            text=True,
+            env={**os.environ, **cache_env},
+            timeout=60,
+            check=False,
+        )
+        assert done.returncode == 2, done.stderr
+        assert len(done.stderr.strip().splitlines()) == 1, done.stderr
+        assert reason in done.stderr, done.stderr
+    # Without the flag the unsigned commit is served.
+    with serve_http([f"{base}@unsigned", "--no-watch"], env=cache_env) as running:
+        assert [e["frontmatter"]["description"] for e in entries(running.url)] == ["Unsigned"]
