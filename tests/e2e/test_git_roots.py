@@ -314,3 +314,78 @@ def test_require_signed_commit(tmp_path: Path, server: GitHTTPServer, cache_env:
     # Without the flag the unsigned commit is served.
     with serve_http([f"{base}@unsigned", "--no-watch"], env=cache_env) as running:
         assert [e["frontmatter"]["description"] for e in entries(running.url)] == ["Unsigned"]
+
+
+def _small_repo(tmp_path: Path) -> tuple[WorkRepo, str]:
+    repo = make_repo(tmp_path)
+    repo.write("pack/hello/SKILL.md", skill_md("hello", "Says hello", "Hello."))
+    repo.write("pack/hello/ref.md", "reference\n")
+    commit = repo.commit("one")
+    git(repo.work, "tag", "v1")
+    repo.push("--tags")
+    return repo, commit
+
+
+def test_publish_from_a_git_root_records_the_commit_in_the_index(tmp_path: Path, cache_env: dict[str, str]) -> None:
+    repo, commit = _small_repo(tmp_path)
+    store = tmp_path / "store"
+    done = run_cli("publish", f"git+file://{repo.bare}@v1#pack=team", f"file://{store}", env=cache_env)
+    assert done.code == 0, done.err
+    assert f"is commit {commit}" in done.err
+    (index,) = (store / "indexes").glob("*.jsonl")
+    (line,) = index.read_text().splitlines()[1:]
+    record = json.loads(line)
+    assert record["uri"] == "skill://team/hello/SKILL.md"
+    assert record["_meta"][SOURCE] == {
+        "repository": f"file://{repo.bare}",
+        "commit": commit,
+        "ref": "v1",
+        "path": "pack/hello",
+    }
+    with serve_http([f"file://{store}", "--no-watch"], env=cache_env) as running:
+        (entry,) = entries(running.url)
+        assert commit_of(entry) == commit  # a replica of the published catalog still says which commit
+
+
+def test_sign_and_lint_take_a_git_root(tmp_path: Path, cache_env: dict[str, str]) -> None:
+    repo, commit = _small_repo(tmp_path)
+    key = _ssh_key(tmp_path, "publisher")
+    spec = f"git+file://{repo.bare}@v1#pack"
+    refused = run_cli("sign", spec, "--key", str(key), env=cache_env)
+    assert refused.code == 2
+    assert "give --out FILE" in refused.err
+    out = tmp_path / "signatures.json"
+    signed = run_cli("sign", spec, "--key", str(key), "--out", str(out), env=cache_env)
+    assert signed.code == 0, signed.err
+    assert list(json.loads(out.read_text())["signatures"]) == ["skill://hello/SKILL.md"]
+    with serve_http([spec, "--signatures", str(out), "--no-watch"], env=cache_env) as running:
+        (entry,) = entries(running.url)
+        assert "io.skillwire/signature" in entry["_meta"]
+        assert commit_of(entry) == commit
+    linted = run_cli("lint", "--json", spec, env=cache_env)
+    assert linted.code == 0, linted.err
+    assert f"at commit {commit}" in linted.err
+    broken = make_repo(tmp_path, "broken.git")
+    broken.write("bad/SKILL.md", "---\nname: other-name\ndescription: Wrong folder\n---\n")
+    broken.commit("broken")
+    broken.push()
+    failed = run_cli("lint", "--json", f"git+file://{broken.bare}", env=cache_env)
+    assert failed.code == 1
+    assert any(f["rule"] == "name-mismatch" for f in json.loads(failed.text)), failed.text
+
+
+def test_the_bridge_local_upstream_takes_a_git_root(tmp_path: Path, cache_env: dict[str, str]) -> None:
+    from unittest import mock
+
+    from skillwire.bridge.config import CommandLineUpstreams, load_config
+    from skillwire.core.errors import BridgeConfigError
+
+    repo, commit = _small_repo(tmp_path)
+    with mock.patch.dict(os.environ, cache_env):
+        config = load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@v1#pack"]))
+        (local,) = config.local
+        (tree,) = local.paths
+        assert tree.name.startswith(commit)
+        assert (tree / "hello" / "SKILL.md").read_text().startswith("---\nname: hello")
+        with pytest.raises(BridgeConfigError, match="has no branch or tag 'nope'"):
+            load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@nope"]))

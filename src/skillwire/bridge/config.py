@@ -32,7 +32,8 @@ from typing import Any
 import platformdirs
 from mcp.client.stdio import get_default_environment
 
-from skillwire.core.errors import BridgeConfigError
+from skillwire.catalog.git import is_git_spec
+from skillwire.core.errors import BridgeConfigError, SkillwireError
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.origins import ServerOrigin
 
@@ -130,7 +131,26 @@ def _paths(value: Any, where: str, base: Path) -> tuple[Path, ...]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(p, str) and p for p in items):
         raise BridgeConfigError(f"{where} must be a folder or a list of folders")
-    return tuple(_folder((base / Path(p).expanduser()).resolve(), where) for p in items)
+    return tuple(_local(p, where, base) for p in items)
+
+
+def _local(spec: str, where: str, base: Path) -> Path:
+    """A local upstream's folder: a path, or a git root (`git+URL@REF#SUBDIR`) checked out once into
+    its commit's read-only tree (the bridge serves it as it was at start; restart to fetch again)."""
+    if not is_git_spec(spec):
+        return _folder((base / Path(spec).expanduser()).resolve(), where)
+    from skillwire.catalog.git import GitError
+    from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec
+
+    try:
+        root = GitRootSpec.parse(spec)
+        if root.prefix:
+            raise GitError(f"{root.source}: a local upstream takes no =PREFIX")
+        catalog = GitCatalog([root], poll_seconds=0)
+        catalog.load()
+    except SkillwireError as exc:
+        raise BridgeConfigError(f"{where}: {exc}") from None
+    return catalog.roots[0].path
 
 
 def _folder(path: Path, where: str) -> Path:
@@ -254,7 +274,7 @@ def _from_command_line(given: CommandLineUpstreams) -> list[ServerOrigin | Local
     if headers:
         raise BridgeConfigError(f"--header for {next(iter(headers))!r}, but no --server {next(iter(headers))}=URL")
     if given.local:
-        folders = tuple(_folder(Path(p).expanduser().resolve(), "--local") for p in given.local)
+        folders = tuple(_local(p, "--local", Path.cwd()) for p in given.local)
         upstreams.append(LocalUpstream("local", folders))
     return upstreams
 

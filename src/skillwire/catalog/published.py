@@ -79,6 +79,7 @@ from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.metrics import metrics, observe_snapshot, record_reload
+from skillwire.core.provenance import PROVENANCE_META_KEY
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.tracing import span
 
@@ -144,7 +145,8 @@ def build_index(
     snapshot: CatalogSnapshot, audiences: AudienceRules = (), signatures: SignatureBook | None = None
 ) -> dict[str, Any]:
     """The index document of a snapshot (every skill, listed or not, the skip report, audience rules), with
-    each skill's publisher signature in `_meta` when `signatures` holds one that covers it."""
+    each skill's publisher signature in `_meta` when `signatures` holds one that covers it, and the
+    repository and commit it came from when it was scanned from a git root (`catalog/git_catalog.py`)."""
     skills: list[dict[str, Any]] = []
     for uri in sorted(snapshot.skill_by_uri):
         skill = snapshot.skill_by_uri[uri]
@@ -159,9 +161,15 @@ def build_index(
         record["files"] = files
         if not skill.listed:
             record["listed"] = False
+        meta: dict[str, Any] = {}
+        provenance = (skill.entry.meta or {}).get(PROVENANCE_META_KEY)
+        if provenance is not None:
+            meta[PROVENANCE_META_KEY] = provenance  # the repository and commit it was published from
         signature = signatures.signature_for(skill.entry) if signatures else None
         if signature is not None:
-            record["_meta"] = {SIGNATURE_META_KEY: signature.to_meta()}
+            meta[SIGNATURE_META_KEY] = signature.to_meta()
+        if meta:
+            record["_meta"] = meta
         skills.append(record)
     index: dict[str, Any] = {
         "format": INDEX_FORMAT,

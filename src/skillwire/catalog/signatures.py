@@ -68,9 +68,9 @@ def sign_entries(entries: Iterable[SkillEntry], key: Path) -> dict[str, dict[str
     return signed
 
 
-def write_signatures(root: Path, signed: Mapping[str, Mapping[str, str]]) -> Path:
-    """Write (atomically) the signatures file of `root`."""
-    path = root / SIGNATURES_FILE
+def write_signatures(root: Path, signed: Mapping[str, Mapping[str, str]], *, path: Path | None = None) -> Path:
+    """Write (atomically) the signatures file of `root`, or `path` (for `serve --signatures FILE`)."""
+    path = path if path is not None else root / SIGNATURES_FILE
     body = {"version": _VERSION, "namespace": NAMESPACE, "signatures": dict(sorted(signed.items()))}
     temporary = path.with_name(path.name + ".tmp")
     temporary.write_text(json.dumps(body, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")

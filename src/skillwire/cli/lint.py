@@ -13,14 +13,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 from collections.abc import Sequence
 from typing import Any
 
 from rich.text import Text
 
+from skillwire.catalog.git import is_git_spec
 from skillwire.checks.lint import RULES, Finding, LintPathError, LintReport, lint_path
 from skillwire.cli.args import UsageError, add_output_arguments
 from skillwire.cli.output import Output
+from skillwire.core.uri import DEFAULT_SCHEME
 
 FORMATS = ("text", "json", "github")
 _STYLE = {"error": "bold red", "warning": "yellow", "info": "cyan"}
@@ -140,6 +143,21 @@ def _order(report: LintReport) -> list[Finding]:
     )
 
 
+def _local_spec(spec: str) -> str:
+    """A git root (`git+URL@REF#SUBDIR=PREFIX`) as the folder of its commit's tree, checked out once."""
+    if not is_git_spec(spec):
+        return spec
+    from skillwire.cli.roots import checked_out
+
+    path, catalog = checked_out(spec)
+    root = catalog.roots[0]
+    for where, commit in catalog.commits().items():
+        print(f"skillwire: linting {where} at commit {commit}", file=sys.stderr)
+    if not root.prefix and root.scheme == DEFAULT_SCHEME:
+        return str(path)
+    return f"{path}={root.scheme}://{'/'.join(root.prefix)}"
+
+
 def run(args: argparse.Namespace) -> int:
     fmt = args.format or ("json" if args.json else "text")
     if args.json and fmt != "json":
@@ -153,7 +171,7 @@ def run(args: argparse.Namespace) -> int:
     reports: list[LintReport] = []
     for spec in args.paths:
         try:
-            reports.append(lint_path(spec))
+            reports.append(lint_path(_local_spec(spec)))
         except LintPathError as exc:
             raise UsageError(f"lint: {exc}") from None
     findings = [f for report in reports for f in _order(report)]

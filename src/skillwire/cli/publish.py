@@ -22,7 +22,8 @@ def add_parser(commands: Any) -> None:
         "publish",
         help="publish skill folders to object storage (s3:// or file://)",
         description=(
-            "Scan PATH... with the rules `skillwire serve` applies and publish the catalog to TARGET "
+            "Scan PATH... (folders, or git roots git+URL@REF#SUBDIR) with the rules `skillwire serve` applies "
+            "and publish the catalog to TARGET "
             "(s3://BUCKET/PREFIX or file://DIR): files content-addressed by SHA-256, one index, and a "
             "pointer switched last. Re-publishing uploads only what is not there yet. Serve the result "
             "with `skillwire serve TARGET`. PATH may be written PATH=PREFIX or PATH=SCHEME://PREFIX."
@@ -43,17 +44,30 @@ def add_parser(commands: Any) -> None:
 
 def run(args: argparse.Namespace) -> int:
     from skillwire.catalog.audiences import audience_rules, parse_audience_rule
+    from skillwire.catalog.digests import DigestCache
     from skillwire.catalog.filesystem import SkillRoot
     from skillwire.catalog.published import publish, scan_for_publish
     from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
     from skillwire.catalog.store import is_store_url, parse_location
+    from skillwire.cli.roots import git_catalog, has_git_root, parse_root_specs
 
     if len(args.paths) < 2 or not is_store_url(args.paths[-1]):
         raise UsageError("publish wants PATH... TARGET, the target last: s3://BUCKET/PREFIX or file://DIR")
     location = parse_location(args.paths[-1])
     rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
-    roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
-    snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
+    if has_git_root(args.paths[:-1]):
+        # Fetched and checked out first; each entry then records its repository and commit in the index.
+        catalog = git_catalog(
+            parse_root_specs(args.paths[:-1]), digest_cache=DigestCache(), enforce_limits=not args.no_limits
+        )
+        roots = list(catalog.roots)
+        snapshot = catalog.snapshot
+        if not args.quiet:
+            for root, commit in catalog.commits().items():
+                print(f"skillwire: {root} is commit {commit}", file=sys.stderr)
+    else:
+        roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
+        snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
     # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover.
     signatures = SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
     result = anyio.run(lambda: publish(snapshot, location, audiences=rules, signatures=signatures))

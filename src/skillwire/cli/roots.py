@@ -8,13 +8,16 @@ from __future__ import annotations
 import argparse
 from collections.abc import Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.git import GitError, is_git_spec
 from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec, parse_root
 from skillwire.cli.args import UsageError
 from skillwire.core.errors import SkillwireError
-from skillwire.server.options import ServeOptions
+
+if TYPE_CHECKING:
+    from skillwire.server.options import ServeOptions
 
 
 def parse_roots(paths: list[str]) -> list[SkillRoot]:

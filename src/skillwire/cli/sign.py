@@ -17,7 +17,7 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.signatures import sign_entries, write_signatures
 from skillwire.cli.args import UsageError
-from skillwire.cli.roots import parse_roots
+from skillwire.cli.roots import git_catalog, has_git_root, parse_root_specs, parse_roots
 
 
 def add_parser(commands: Any) -> None:
@@ -32,21 +32,46 @@ def add_parser(commands: Any) -> None:
         "--key", type=Path, required=True, help="SSH private key, or public key with the private in ssh-agent"
     )
     p.add_argument("--no-limits", action="store_true", help="as `serve --no-limits`")
+    p.add_argument(
+        "--out",
+        type=Path,
+        metavar="FILE",
+        help="write every signature to FILE (serve it with --signatures FILE); needed for a git root, "
+        "whose checked-out tree is read-only (or commit the signatures file to the repository)",
+    )
     p.set_defaults(run=run)
 
 
 def run(args: argparse.Namespace) -> int:
-    roots = parse_roots(args.paths)
     if not args.key.is_file():
         raise UsageError(f"no such key file: {args.key}")
+    if has_git_root(args.paths):
+        if args.out is None:
+            raise UsageError(
+                "a git root is checked out read-only: give --out FILE (then serve --signatures FILE), "
+                "or sign a clone and commit its .skillwire-signatures.json"
+            )
+        catalog = git_catalog(
+            parse_root_specs(args.paths), digest_cache=DigestCache(), enforce_limits=not args.no_limits
+        )
+        roots = list(catalog.roots)
+    else:
+        roots = parse_roots(args.paths)
     total = 0
+    everything: dict[str, dict[str, str]] = {}
     for root in roots:
         snapshot = SkillCatalog([root], digest_cache=DigestCache(), enforce_limits=not args.no_limits).snapshot
         for skipped in snapshot.skipped:
             print(f"skillwire: not signed (not served): {skipped.location}: {skipped.reason}", file=sys.stderr)
         entries = [skill.entry for skill in snapshot.skill_by_uri.values()]
         signed = sign_entries(entries, args.key)
-        path = write_signatures(root.path, signed)
         total += len(signed)
+        if args.out is not None:
+            everything.update(signed)
+            continue
+        path = write_signatures(root.path, signed)
         print(f"skillwire: signed {len(signed)} skills of {root.path} -> {path}", file=sys.stderr)
+    if args.out is not None:
+        path = write_signatures(args.out.parent, everything, path=args.out)
+        print(f"skillwire: signed {total} skills -> {path}", file=sys.stderr)
     return 0 if total else 1
