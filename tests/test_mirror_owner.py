@@ -24,6 +24,7 @@ RENAMERS = {
     "skillwire.host.cache": "the content cache's own entries (content-addressed files, not skill folders)",
     "skillwire.host.mirror.writer": "drops its staging directory after the swap (or after a failure)",
     "skillwire.host.mirror.sync": "drops its staging directory after the swap (or after a failure)",
+    "skillwire.catalog.git": "the git cache's commit trees (built aside, renamed in, pruned): not skill folders",
 }
 # module -> why it compares bytes with a manifest item through `core.verify.file_mismatches`
 MISMATCH_READERS = {

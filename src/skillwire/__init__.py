@@ -49,8 +49,10 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
     from skillwire.catalog.filesystem import (
         SkillRoot,
     )
-    from skillwire.catalog.git import GitError
-    from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec
+    from skillwire.catalog.git_catalog import (
+        GitCatalog,
+        GitRootSpec,
+    )
     from skillwire.catalog.persist import (
         SnapshotStore,
     )
@@ -104,6 +106,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         ExtensionNotDeclared,
         FrontmatterError,
         FrontmatterMismatch,
+        GitError,
         HostError,
         InvalidAudienceRule,
         InvalidCursor,
@@ -349,8 +352,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.catalog.catalog": ("SkillCatalog",),
     "skillwire.catalog.digests": ("DigestCache",),
     "skillwire.catalog.filesystem": ("SkillRoot",),
-    "skillwire.catalog.git": ("GitError",),
-    "skillwire.catalog.git_catalog": ("GitCatalog", "GitRootSpec"),
+    "skillwire.catalog.git_catalog": (
+        "GitCatalog",
+        "GitRootSpec",
+    ),
     "skillwire.catalog.persist": ("SnapshotStore",),
     "skillwire.checks.findings": ("Finding",),
     "skillwire.checks.hazards": (
@@ -392,6 +397,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ExtensionNotDeclared",
         "FrontmatterError",
         "FrontmatterMismatch",
+        "GitError",
         "HostError",
         "InvalidAudienceRule",
         "InvalidCursor",

@@ -43,7 +43,7 @@ from urllib.parse import urlsplit
 
 import platformdirs
 
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import GitError as GitError  # raised here, defined with every other error
 from skillwire.core.provenance import PROVENANCE_META_KEY as PROVENANCE_META_KEY
 
 GIT_SCHEMES = ("git+https://", "git+http://", "git+ssh://", "git+file://")
@@ -53,10 +53,6 @@ _LFS_POINTER_MAX = 1024  # git-lfs pointers are about 130 bytes; the spec caps t
 _FULL_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _GIT_TIMEOUT_S = 600.0  # a clone of a large repository over a slow link; never forever
 _STDERR_SHOWN = 300
-
-
-class GitError(SkillwireError):
-    """A repository, ref or commit that cannot be served; the message is one line for people."""
 
 
 def is_git_spec(spec: str) -> bool:

@@ -34,6 +34,7 @@ __all__ = [
     "ExtensionNotDeclared",
     "FrontmatterError",
     "FrontmatterMismatch",
+    "GitError",
     "HostError",
     "InvalidAudienceRule",
     "InvalidCursor",
@@ -369,6 +370,11 @@ class LockError(SkillwireError, ValueError):
 
 
 # -- the bridge ----------------------------------------------------------------------------------------------
+
+
+class GitError(SkillwireError):
+    """A git root (`git+URL@REF#SUBDIR`) that cannot be served: a bad spec, an unknown repository, ref or
+    commit, a failed fetch or a commit signature that does not verify; the message is one line."""
 
 
 class BridgeConfigError(SkillwireError, ValueError):
