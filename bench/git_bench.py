@@ -110,8 +110,8 @@ async def run(skills: int, files: int) -> dict[str, Any]:
             warm, started = await _first_list(f"git+{url}@main", work / "cache-a", work / "a2.log")
             results["warm_first_list_s"] = warm
             mcp = f"http://127.0.0.1:{started.server.port}/mcp"
-            victim = next((repo.work / "half").iterdir())
-            (victim / "SKILL.md").write_text((victim / "SKILL.md").read_text() + "\nEdited.\n")
+            victim = min((repo.work / "half").rglob("SKILL.md"))  # the generator nests skills in team folders
+            victim.write_text(victim.read_text() + "\nEdited.\n")
             pushed = repo.commit("edit one skill")
             pushed_at = time.perf_counter()
             repo.push()

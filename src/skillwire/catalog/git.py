@@ -6,9 +6,9 @@
 - **Implementation**: the `git` command, run without a shell (`GIT_TERMINAL_PROMPT=0`, so a fetch that
   would ask for a password fails at once instead of hanging). Authentication is entirely git's: the
   user's credential helpers, SSH agent and `~/.ssh/config`. A URL carrying a password is refused, so
-  no secret is ever written into the cache's config. Chosen over dulwich by measurement
-  (`bench/git_impl_bench.py`, numbers in the README): git is already installed wherever the
-  repository is, and dulwich has no partial clone, so it cannot fetch one folder of a monorepo.
+  no secret is ever written into the cache's config. The `git` command rather than dulwich because it
+  is what holds the user's credentials and SSH set-up already, and it does partial fetches; the
+  timing comparison with dulwich is `bench/git_bench.py`.
 - **Cache** (`GitCache`): one bare repository per URL under the user cache directory
   (`git/<hash of the URL>/repo.git`), fetched shallow (`--depth=1`) and, with SUBDIR, partial
   (`--filter=blob:none`, then only the blobs under SUBDIR in one batch). A ref is first resolved with
