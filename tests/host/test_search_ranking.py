@@ -63,8 +63,9 @@ def test_common_words_do_not_drown_the_key_word_of_a_long_task() -> None:
     registry, search = catalog(
         [
             ("generate-image", "Generate images using AI: pictures, illustrations and artwork.", "# Images\n"),
-            ("brand-voice", "Create content for our newsletter in the brand's voice.", "# Voice\n"),
+            ("brand-voice", "Create content for our newsletter in our brand's voice, for our audience.", "# Voice\n"),
             ("content-creation", "Content creation for newsletters and blogs, in every format, for any forecast.", ""),
+            ("forum-digest", "Format a forum digest for our community at the end of each week.", ""),
         ]
     )
     task = "Create an illustration of a lighthouse at dusk for our newsletter header"
