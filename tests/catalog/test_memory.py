@@ -19,7 +19,7 @@ import weakref
 from pathlib import Path
 
 from skillwire import SkillCatalog
-from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.digests import DigestCache, pack_stat
 
 
 def make_tree(root: Path) -> None:
@@ -199,3 +199,40 @@ def test_serve_fixes_the_malloc_mmap_threshold_on_glibc() -> None:
 
     applied = fix_malloc_mmap_threshold()
     assert applied == (sys.platform.startswith("linux") and platform.libc_ver()[0] == "glibc")
+
+
+def test_hashed_files_waiting_for_the_cache_file_cost_a_path_each(tmp_path: Path) -> None:
+    """Between a cold scan's hashing and its one flush, each file waiting to be stored costs about a set
+    entry (its record is already in memory): a row object per file was ~440 bytes, 44 MB of a
+    100,000-file cold start's peak (issue 25). The flush then stores every one of them."""
+    import tracemalloc
+
+    past = 1_600_000_000
+    files = []
+    for n in range(3000):
+        path = tmp_path / "files" / f"f{n:04d}.md"
+        path.parent.mkdir(exist_ok=True)
+        path.write_text(f"file {n}\n")
+        os.utime(path, (past, past))
+        files.append((str(path), pack_stat(path.stat())))
+
+    def growth(cache: DigestCache) -> int:
+        tracemalloc.start()
+        try:
+            before = tracemalloc.get_traced_memory()[0]
+            for path, stat in files:
+                cache.digest(path, stat)
+            return tracemalloc.get_traced_memory()[0] - before
+        finally:
+            tracemalloc.stop()
+
+    in_memory = growth(DigestCache())
+    backed = DigestCache(tmp_path / "digests.sqlite")
+    with_file = growth(backed)
+    per_file = (with_file - in_memory) / len(files)
+    assert per_file < 100, f"{per_file:.0f} bytes per file waiting to be stored"
+    backed.flush()
+    rows = sqlite3.connect(tmp_path / "digests.sqlite").execute("SELECT COUNT(*) FROM digests").fetchone()[0]
+    assert rows == len(files)
+    again = DigestCache(tmp_path / "digests.sqlite")
+    assert all(again.cached(path, stat) is not None for path, stat in files)

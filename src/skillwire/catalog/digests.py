@@ -110,7 +110,11 @@ class DigestCache:
         self.path = path
         self._memory: dict[str, bytes] = {}
         self._loaded_keys = False  # keys read from the SQLite file, not yet replaced by a scan's
-        self._pending: dict[str, tuple[StatKey, FileDigest]] = {}
+        # Path -> record hashed since the last flush: the very `bytes` `_memory` holds (kept here too, so a
+        # file `retain` drops, such as a skipped skill's SKILL.md, is still stored), its row made at the
+        # flush. A (stat tuple, FileDigest) per file was about 440 bytes, 44 MB of a 100,000-file cold
+        # start's peak (issue 25).
+        self._pending: dict[str, bytes] = {}
         self._frontmatter: dict[str, dict[str, JSONValue]] = {}
         self._pending_frontmatter: dict[str, str] = {}
         self._lock = threading.Lock()
@@ -193,7 +197,7 @@ class DigestCache:
             if cached is not None:
                 self.hits += 1
                 return cached
-        dev, ino, size, mtime_ns, ctime_ns = _STAT.unpack(stat)
+        dev, ino, size, mtime_ns, _ = _STAT.unpack(stat)
         result, read = hash_file(path, size, (dev, ino))
         if read != size:
             raise OSError(f"{path} changed size while it was being hashed")
@@ -204,7 +208,9 @@ class DigestCache:
             # Only a cache with a file behind it has anything to flush; without one, pending rows
             # would pile up for the life of the process.
             if self.path is not None and time.time() - mtime_ns / 1e9 > RACY_SECONDS:
-                self._pending[path] = ((path, dev, ino, size, mtime_ns, ctime_ns), result)
+                self._pending[path] = record
+            else:
+                self._pending.pop(path, None)  # its record is racy now: an earlier one pending must not store it
         return result
 
     def frontmatter(self, digest: str) -> dict[str, JSONValue] | None:
@@ -245,10 +251,11 @@ class DigestCache:
                 with db:
                     # A rehashed path's earlier versions can never match again (ctime moved on): drop them,
                     # so the file holds one row per path instead of one per edit.
-                    db.executemany("DELETE FROM digests WHERE path = ?", [(path,) for path in pending])
+                    # Generators, not lists: the rows are made one at a time as SQLite takes them.
+                    db.executemany("DELETE FROM digests WHERE path = ?", ((path,) for path in pending))
                     db.executemany(
                         "INSERT OR REPLACE INTO digests VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                        [(*key, value.digest, int(value.is_text)) for key, value in pending.values()],
+                        (_row(path, record) for path, record in pending.items()),
                     )
                     db.executemany("INSERT OR REPLACE INTO frontmatter VALUES (?, ?)", list(pending_fm.items()))
                     if prune:
@@ -289,6 +296,13 @@ class DigestCache:
         with self._lock:
             for path in [p for p in self._memory if p.startswith(prefixes) and p not in keep]:
                 del self._memory[path]
+
+
+def _row(path: str, record: bytes) -> tuple[str, int, int, int, int, int, str, int]:
+    """The stored row of an in-memory record."""
+    dev, ino, size, mtime_ns, ctime_ns = _STAT.unpack_from(record)
+    digest = DIGEST_PREFIX + record[STAT_BYTES:_DIGEST_END].hex()
+    return path, dev, ino, size, mtime_ns, ctime_ns, digest, record[_DIGEST_END]
 
 
 def _record(
