@@ -172,3 +172,42 @@ def test_pages_are_walked_only_by_client_paging() -> None:
     }
     assert {m: found for m, found in loops.items() if found} == {}, "walk pages with skillwire.client.paging.pages"
     assert all(any(m.startswith(prefix) for m in MODULES) for prefix in CURSOR_READERS)  # no stale entry
+
+
+# -- URI structure: core/uri.py only ---------------------------------------------------------------------------
+
+URI_OWNER = "skillwire.core.uri"
+_SCHEME_SLICES = {"index", "find", "partition", "split", "rindex", "rfind"}  # with "://"
+_SLASH_SLICES = {"rfind", "rindex", "rsplit", "rpartition"}  # with "/": taking the last segment or parent
+# (module, the call as written) -> why it is not a skill URI taken apart by hand
+NOT_SKILL_URIS = {
+    ("skillwire.cli.hostsync", "target.label.split('://', 1)"): "an http(s) URL or a command line, not a skill URI",
+    ("skillwire.server.content", "file_path.rsplit('/', 1)"): "a file path inside a skill, not a URI",
+    ("skillwire.catalog.published", "meta['path'].rsplit('/', 1)"): "an object store key, not a URI",
+}
+
+
+def uri_slicing(tree: ast.AST) -> Iterator[str]:
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.args:
+            first, method = node.args[0], node.func.attr
+            if isinstance(first, ast.Constant) and (
+                (first.value == "://" and method in _SCHEME_SLICES) or (first.value == "/" and method in _SLASH_SLICES)
+            ):
+                yield ast.unparse(node)
+
+
+def test_the_uri_scanner_finds_a_planted_copy() -> None:
+    planted = ast.parse("root = uri[: uri.rfind('/')]\nscheme = uri.partition('://')[0]\nparts = p.split('/')\n")
+    assert sorted(uri_slicing(planted)) == ["uri.partition('://')", "uri.rfind('/')"]
+
+
+def test_uris_are_taken_apart_only_by_core_uri() -> None:
+    found = {
+        (module, call)
+        for module, path in MODULES.items()
+        if module != URI_OWNER
+        for call in uri_slicing(ast.parse(path.read_text(encoding="utf-8")))
+    }
+    assert sorted(found - NOT_SKILL_URIS.keys()) == [], "use core/uri.py (parent_of, ancestors, lineage, ...)"
+    assert sorted(NOT_SKILL_URIS.keys() - found) == []  # no stale entry

@@ -433,3 +433,24 @@ def test_resolve_never_leaves_the_skill_property() -> None:
     assert outcomes["refused"] > 100, outcomes
     # Every way out is exercised: dot segments, encoded separators, absolute forms, climbing, the root.
     assert reasons == {"dot", "segment", "only", "climbs", "names"}, reasons
+
+
+# -- structure of canonical text (the fast helpers every walk uses) ----------------------------------------------
+
+
+def test_structure_helpers_on_canonical_text() -> None:
+    from skillwire.core.uri import ancestors, authority_of, child_name, lineage, parent_of, scheme_of
+
+    uri = "skill://acme/a%20b/refs/x%25y.md"
+    assert (scheme_of(uri), authority_of(uri)) == ("skill", "acme")
+    assert parent_of(uri) == "skill://acme/a%20b/refs"
+    assert list(ancestors(uri)) == ["skill://acme/a%20b/refs", "skill://acme/a%20b", "skill://acme"]
+    assert list(lineage(uri)) == [uri, *ancestors(uri)]
+    assert [child_name(u) for u in lineage(uri)] == ["x%y.md", "refs", "a b", "acme"]
+    # An authority has no parent; text without a scheme has no structure at all.
+    assert (parent_of("skill://acme"), list(ancestors("skill://acme"))) == (None, [])
+    bare = "acme/x"
+    assert (scheme_of(bare), authority_of(bare), parent_of(bare), list(lineage(bare))) == ("", "", None, [])
+    assert list(lineage(uri, longest=len("skill://acme/a%20b"))) == ["skill://acme/a%20b", "skill://acme"]
+    # Each prefix the helpers give is itself a canonical directory URI.
+    assert all(canonical_uri(u) == u for u in lineage(uri))

@@ -61,7 +61,7 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidIndex, InvalidSkillURI
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX, ManifestFile
-from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
+from skillwire.core.uri import SKILL_MD, ancestors, canonical_uri, lineage, parse_uri, scheme_of
 
 INDEX_FORMAT_1 = "skillwire-index/1"
 INDEX_FORMAT_2 = "skillwire-index/2"
@@ -615,19 +615,15 @@ class _Files(Mapping[str, CatalogFile]):
         self._count = count
 
     def find(self, uri: str) -> StoredFile | None:
-        scheme = uri.find("://")
-        if scheme < 0:
-            return None
         # The innermost skill whose root is above `uri` and whose manifest lists it: a nested skill's
-        # files are in its enclosing skill's manifest too, with the same digest.
-        slash = uri.rfind("/", scheme + 3, self._records.max_root + 1)
-        while slash >= 0:
-            position = self._skills.position(uri[:slash] + _SKILL_MD_TAIL)
+        # files are in its enclosing skill's manifest too, with the same digest. No root is longer than
+        # the longest skill root, so those directories are not looked up.
+        for root in ancestors(uri, longest=self._records.max_root):
+            position = self._skills.position(root + _SKILL_MD_TAIL)
             if position is not None:
                 found = self._records.stored(position).get(uri)
                 if found is not None:
                     return found
-            slash = uri.rfind("/", scheme + 3, slash)
         return None
 
     def __getitem__(self, uri: str) -> CatalogFile:
@@ -719,7 +715,7 @@ class IndexedSnapshot(PublishedSnapshot):
         self.files = _Files(self.skills, records, self.positions, files)
         self.listed = _Listed(records, listed_positions)
         self._listed_keys = listed_keys
-        self.schemes = frozenset(uri[: uri.index("://")] for uri in _scheme_samples(self.keys))
+        self.schemes = frozenset(scheme_of(uri) for uri in _scheme_samples(self.keys))
         self._prefix_listings: OrderedDict[str, DirectoryListing | None] = OrderedDict()
         self._nested_listings: OrderedDict[str, Mapping[str, DirectoryListing]] = OrderedDict()
 
@@ -757,18 +753,13 @@ class IndexedSnapshot(PublishedSnapshot):
     # -- directories: from the URIs, never a layout of every skill ------------------------------------
 
     def _listing(self, uri: str) -> DirectoryListing | None:
-        scheme = uri.find("://")
-        if scheme < 0:
+        if not scheme_of(uri):
             return None
         # The outermost skill root at or above `uri` answers for it; none: a directory above skills.
         outer: str | None = None
-        cut = len(uri) if len(uri) <= self.records.max_root else self.records.max_root + 1
-        candidate_end = cut if cut == len(uri) else uri.rfind("/", scheme + 3, cut)
-        while candidate_end > scheme + 3:
-            candidate = uri[:candidate_end]
+        for candidate in lineage(uri, longest=self.records.max_root):
             if self.skills.position(candidate + _SKILL_MD_TAIL) is not None:
                 outer = candidate
-            candidate_end = uri.rfind("/", scheme + 3, candidate_end)
         if outer is not None:
             return self._skill_listings(outer).get(uri)
         return self._prefix_listing(uri)
@@ -837,15 +828,11 @@ class IndexedSnapshot(PublishedSnapshot):
         uris: set[str] = set()
         for key in self.keys:
             root = key[: -len(_SKILL_MD_TAIL)]
-            scheme = root.index("://") + 3
-            slash = root.rfind("/", scheme)
             outermost = True
-            while slash >= 0:
-                parent = root[:slash]
+            for parent in ancestors(root):
                 if self.skills.position(parent + _SKILL_MD_TAIL) is not None:
                     outermost = False
                 uris.add(parent)
-                slash = root.rfind("/", scheme, slash)
             if outermost:
                 uris.update(self._skill_listings(root))
         # Directories above skills were added on the way up; those inside a skill are its listings'.
@@ -858,7 +845,7 @@ def _scheme_samples(keys: Sequence[str]) -> Iterator[str]:
     while at < len(keys):
         key = keys[at]
         yield key
-        scheme = key[: key.index("://")]
+        scheme = scheme_of(key)
         at = bisect.bisect_left(keys, scheme + ":/\U0010ffff", at + 1)
 
 

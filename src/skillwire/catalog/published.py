@@ -82,6 +82,7 @@ from skillwire.core.metrics import metrics, observe_snapshot, record_reload
 from skillwire.core.provenance import PROVENANCE_META_KEY
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.tracing import span
+from skillwire.core.uri import parent_of
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore
@@ -112,7 +113,7 @@ def encode_index(index: Mapping[str, Any]) -> bytes:
     lines: list[bytes] = []
     for skill in index["skills"]:
         uri = skill["uri"]
-        root = uri[: uri.rfind("/") + 1]
+        root = (parent_of(uri) or uri) + "/"
         files = []
         for path, digest, size, mime, is_text in skill["files"]:
             file_uris.add(root + path)

@@ -18,7 +18,6 @@ import threading
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
-from urllib.parse import unquote
 
 from skillwire._deprecation import renamed_attributes
 from skillwire.catalog.safe_open import read_regular
@@ -29,7 +28,18 @@ from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.protocol import DIRECTORY_MIME_TYPE, METHOD_LIST, SPEC_META_PREFIX
 from skillwire.core.signing import SIGNATURE_META_KEY
-from skillwire.core.uri import SKILL_MD, ParsedURI, SkillPath, in_scope, parse_uri
+from skillwire.core.uri import (
+    SKILL_MD,
+    ParsedURI,
+    SkillPath,
+    ancestors,
+    child_name,
+    in_scope,
+    lineage,
+    parent_of,
+    parse_uri,
+    scheme_of,
+)
 from skillwire.core.verify import file_matches
 
 # `FileChanged` was this module's own exception; it is `ServedFileChanged` in the one hierarchy now.
@@ -104,7 +114,7 @@ class CatalogSkill:
     def root_uri(self) -> str:
         # From the URI text, like every directory URI: published URIs are canonical, and this avoids
         # re-encoding the path for every skill when a snapshot lays out its prefix directories.
-        return self.uri[: self.uri.rfind("/")]
+        return parent_of(self.uri) or self.uri
 
     def without_files_under(self, roots: Sequence[str]) -> CatalogSkill:
         """This skill as shown to a caller who may not see the skills at `roots`, nested inside it: its
@@ -168,26 +178,20 @@ def _add_path(children: _Children, uri: str, is_file: bool, top: str | None) -> 
     authority, which has no parent directory)."""
     # Published URIs are canonical already, so directories are built from their text: splitting on
     # "/" gives encoded segments whose prefixes are the directory URIs (no re-encoding).
-    scheme_sep = uri.index("://") + 3
-    cut = len(uri)
-    is_leaf = True
-    while True:
-        slash = uri.rfind("/", scheme_sep, cut)
-        if slash < 0:
-            return
-        parent = uri[:slash]
-        name = unquote(uri[slash + 1 : cut])
+    child, is_leaf = uri, True
+    for parent in ancestors(uri):
+        name = child_name(child)
         kids = children.setdefault(parent, {})
         if name in kids:
             # The ancestors are recorded already. A name that is both a file and a folder (only
             # possible in a hand-made snapshot) stays a file, whichever came first.
             if is_leaf and is_file:
-                kids[name] = (uri[:cut], True)
+                kids[name] = (child, True)
             return
-        kids[name] = (uri[:cut], is_leaf and is_file)
+        kids[name] = (child, is_leaf and is_file)
         if parent == top:
             return
-        cut, is_leaf = slash, False
+        child, is_leaf = parent, False
 
 
 def _listings(children: _Children) -> dict[str, DirectoryListing]:
@@ -218,6 +222,7 @@ class _Layout:
     outermost: dict[str, CatalogSkill]
     nested: dict[str, tuple[CatalogSkill, ...]]  # outermost root -> the skills inside it, if any
     prefixes: dict[str, DirectoryListing]  # the directories above skill roots: subdirectories only
+    longest_root: int = 0  # no outermost root is longer: a walk up from a request URI starts there
 
 
 @dataclass(frozen=True)
@@ -276,7 +281,7 @@ class CatalogSnapshot:
         }
         # From the URI text: parsing every entry's path here cost 4 MB of cached SkillPath objects on
         # 10,000 skills that no request asks for.
-        self.schemes: frozenset[str] = frozenset(uri[: uri.index("://")] for uri in self.skill_by_uri)
+        self.schemes: frozenset[str] = frozenset(scheme_of(uri) for uri in self.skill_by_uri)
         self._layout: _Layout | None = None
         self._layout_lock = threading.Lock()
         # Outermost skill root -> the listings served for it. Usually the skill's own index (shared,
@@ -297,17 +302,14 @@ class CatalogSnapshot:
     def _build_layout(self) -> _Layout:
         # O(skills x depth), run on the first directory read of each snapshot: it looks at no file
         # of a skill beyond finding one that is served, and allocates nothing per un-nested skill.
-        roots = {uri[: uri.rfind("/")]: skill for uri, skill in self.skill_by_uri.items()}  # as CatalogSkill.root_uri
+        roots = {skill.root_uri: skill for skill in self.skill_by_uri.values()}
         outermost: dict[str, CatalogSkill] = {}
         nested: dict[str, list[CatalogSkill]] = {}
         for root, skill in roots.items():
             outer = root
-            scheme_sep = root.index("://") + 3
-            cut = len(root)
-            while (slash := root.rfind("/", scheme_sep, cut)) >= 0:
-                cut = slash
-                if root[:cut] in roots:
-                    outer = root[:cut]
+            for above in ancestors(root):
+                if above in roots:
+                    outer = above
             if outer == root:
                 outermost[root] = skill
             else:
@@ -324,7 +326,9 @@ class CatalogSnapshot:
             ):
                 served[root] = skill
                 _add_path(children, root, False, None)
-        return _Layout(served, {root: tuple(inside) for root, inside in nested.items()}, _listings(children))
+        nested_by_root = {root: tuple(inside) for root, inside in nested.items()}
+        longest = max(map(len, served), default=0)
+        return _Layout(served, nested_by_root, _listings(children), longest)
 
     def _serves_any(self, skill: CatalogSkill) -> bool:
         return skill.entry.is_dynamic or any(f.uri in self.files for f in skill.entry.files)
@@ -363,18 +367,10 @@ class CatalogSnapshot:
         """The listing of directory `uri`, found in O(depth): its outermost enclosing skill, if any,
         answers; otherwise it can only be a prefix directory."""
         layout = self._get_layout()
-        scheme_sep = uri.find("://")
-        if scheme_sep < 0:
-            return None
-        scheme_sep += 3
-        candidate, cut = uri, len(uri)
-        while True:
+        for candidate in lineage(uri, longest=layout.longest_root):  # linear in a hostile URI
             if candidate in layout.outermost:
                 return self._skill_index(candidate, layout).get(uri)
-            cut = uri.rfind("/", scheme_sep, cut)
-            if cut < 0:
-                return layout.prefixes.get(uri)
-            candidate = uri[:cut]
+        return layout.prefixes.get(uri) if scheme_of(uri) else None
 
     def directory_uris(self) -> list[str]:
         """Every directory URI served, sorted. Builds every skill's listings, so O(files) time and

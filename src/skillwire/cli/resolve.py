@@ -15,7 +15,7 @@ from skillwire.cli.output import printable
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillNotFound
-from skillwire.core.uri import SKILL_MD, SkillPath, parse_uri
+from skillwire.core.uri import SKILL_MD, SkillPath, parse_uri, scheme_of
 
 
 def skill_md_uri(text: str) -> str:
@@ -52,7 +52,9 @@ def did_you_mean(wanted: str, candidates: Iterable[str], *, strip: Callable[[str
 
 
 def _skill_path_of(uri: str) -> str:
-    return uri.split("://", 1)[-1].removesuffix("/" + SKILL_MD)
+    text = uri.removesuffix("/" + SKILL_MD)
+    scheme = scheme_of(text)
+    return text[len(scheme) + 3 :] if scheme else text
 
 
 async def resolve_entry(client: SkillsClient, ref: str) -> SkillEntry:

@@ -60,6 +60,7 @@ from skillwire.core.protocol import (
     METHOD_READ_DIRECTORY,
     METHOD_RESOURCES_READ,
 )
+from skillwire.core.uri import child_name
 
 __all__ = ["DirectoryItem", "EntryProblem", "Listing", "ResourceContent", "SkillsClient"]
 
@@ -450,7 +451,7 @@ class SkillsClient:
                 items.append(
                     DirectoryItem(
                         raw["uri"],
-                        str(raw.get("name") or raw["uri"].rsplit("/", 1)[-1]),
+                        str(raw.get("name") or child_name(raw["uri"])),
                         mime if isinstance(mime, str) else None,
                         mime == DIRECTORY_MIME_TYPE,
                         size if isinstance(size, int) and not isinstance(size, bool) else None,

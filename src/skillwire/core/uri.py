@@ -16,9 +16,10 @@ path and can never climb out of the catalog or out of a skill.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cached_property, lru_cache
-from urllib.parse import quote, unquote_to_bytes
+from urllib.parse import quote, unquote, unquote_to_bytes
 
 from skillwire.core.errors import InvalidSkillURI
 
@@ -236,3 +237,70 @@ def in_scope(uri: str, scope: str) -> bool:
     `skill://acme/x/SKILL.md`, never the sibling `skill://acmesoft/...`.
     """
     return uri == scope or (uri.startswith(scope) and uri[len(scope)] == "/")
+
+
+# --- Structure of canonical URI text: fast helpers (no parsing) -----------------------------------------------
+#
+# For URIs skillwire published or already canonicalised (`canonical_uri`), taking the text apart at `/`
+# gives the encoded segments, and each prefix is itself a canonical directory URI, so hot paths (laying
+# out a snapshot's directories, finding a skill by a file's URI, per-caller views) work on the text
+# without re-parsing. Every such walk in skillwire goes through these (`tests/test_protocol_owners.py`
+# fails on a hand-written `index("://")` or `rfind("/")` on a URI elsewhere). `python -m
+# bench.uri_bench` compares them with the inline slicing they replaced.
+
+
+def scheme_of(uri: str) -> str:
+    """`skill` for `skill://acme/x`; "" when the text has no `://`."""
+    sep = uri.find("://")
+    return uri[:sep] if sep > 0 else ""
+
+
+def authority_of(uri: str) -> str:
+    """The first segment as written (`acme` for `skill://acme/x/SKILL.md`); "" without `://`."""
+    sep = uri.find("://")
+    if sep < 0:
+        return ""
+    rest = uri[sep + 3 :]
+    slash = rest.find("/")
+    return rest if slash < 0 else rest[:slash]
+
+
+def parent_of(uri: str) -> str | None:
+    """The directory URI that holds `uri` (`skill://a/b` for `skill://a/b/c`); None for an authority
+    (`skill://a`, which has no parent) or text without `://`."""
+    sep = uri.find("://")
+    if sep < 0:
+        return None
+    slash = uri.rfind("/", sep + 3)
+    return uri[:slash] if slash >= 0 else None
+
+
+def ancestors(uri: str, *, longest: int | None = None) -> Iterator[str]:
+    """Every directory URI above `uri`, nearest first, down to the authority (`skill://a/b/c` →
+    `skill://a/b`, `skill://a`); nothing for an authority. Lazy: a lookup that stops at its first match
+    builds nothing beyond it.
+
+    `longest` skips the ancestors longer than that without building them: a lookup that knows no key is
+    longer (the longest skill root of a catalog) stays linear in a hostile request URI of a million
+    segments, where slicing every ancestor would be quadratic."""
+    sep = uri.find("://")
+    if sep < 0:
+        return
+    start = sep + 3
+    cut = len(uri) if longest is None else min(len(uri), longest + 1)
+    while (cut := uri.rfind("/", start, cut)) >= 0:
+        yield uri[:cut]
+
+
+def lineage(uri: str, *, longest: int | None = None) -> Iterator[str]:
+    """`uri` itself, then each directory above it (`ancestors`, with the same `longest` bound); nothing
+    for text without `://`."""
+    if "://" in uri:
+        if longest is None or len(uri) <= longest:
+            yield uri
+        yield from ancestors(uri, longest=longest)
+
+
+def child_name(uri: str) -> str:
+    """The decoded last segment of canonical `uri` (`a b.md` for `skill://x/a%20b.md`)."""
+    return unquote(uri[uri.rfind("/") + 1 :])  # for an authority, the last "/" is the one in "://"

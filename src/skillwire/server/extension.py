@@ -45,7 +45,7 @@ from skillwire.core.protocol import (
     METHOD_READ_DIRECTORY,
 )
 from skillwire.core.signing import SIGNATURE_META_KEY
-from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
+from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri, scheme_of
 from skillwire.core.verify import skill_md_mismatch
 from skillwire.server import _sdk
 from skillwire.server.content import dynamic_contents, file_contents
@@ -304,7 +304,7 @@ class SkillsExtension(Extension):
         try:
             canonical = str(parse_uri(uri))
         except InvalidSkillURI:
-            return uri.partition("://")[0].lower() in snapshot.schemes | {"skill"}
+            return scheme_of(uri).lower() in snapshot.schemes | {"skill"}
         return canonical in snapshot.files or snapshot.dynamic_skill_for(canonical) is not None
 
     async def handle_read_resource(

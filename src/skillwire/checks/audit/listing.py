@@ -30,7 +30,7 @@ from skillwire.core.fields import Problem, entry_problems
 from skillwire.core.fields import Rule as FieldRule
 from skillwire.core.names import REG_NAME_RE
 from skillwire.core.protocol import DIRECTORY_READ_SETTING, EXTENSION_ID
-from skillwire.core.uri import ParsedURI, SkillPath, parse_uri
+from skillwire.core.uri import ParsedURI, SkillPath, authority_of, parse_uri
 
 
 class ListingChecks(AuditState):
@@ -218,7 +218,7 @@ class ListingChecks(AuditState):
                 self.add(
                     "entry.scheme-not-skill", label, f"{context}uri uses {path.scheme}://; skill:// is recommended"
                 )
-            authority = uri.partition("://")[2].split("/", 1)[0]
+            authority = authority_of(uri)
             if not REG_NAME_RE.match(authority):
                 self.add(
                     "entry.authority-invalid",
