@@ -37,6 +37,9 @@ class SeaweedS3:
     root: Path
     access_key: str = field(default_factory=lambda: "test-" + secrets.token_hex(6))
     secret_key: str = field(default_factory=lambda: secrets.token_hex(16))
+    # A second identity that may list the bucket but not read from it: the "denied" case.
+    denied_access_key: str = field(default_factory=lambda: "denied-" + secrets.token_hex(6))
+    denied_secret_key: str = field(default_factory=lambda: secrets.token_hex(16))
     ports: dict[str, int] = field(default_factory=dict)
     process: subprocess.Popen[bytes] | None = None
 
@@ -98,7 +101,12 @@ class SeaweedS3:
                     "name": "skillwire-tests",
                     "credentials": [{"accessKey": self.access_key, "secretKey": self.secret_key}],
                     "actions": ["Admin", "Read", "Write", "List", "Tagging"],
-                }
+                },
+                {
+                    "name": "skillwire-tests-list-only",
+                    "credentials": [{"accessKey": self.denied_access_key, "secretKey": self.denied_secret_key}],
+                    "actions": ["List"],
+                },
             ]
         }
         (self.root / "s3.json").write_text(json.dumps(identities))

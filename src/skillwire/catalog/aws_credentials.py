@@ -152,7 +152,45 @@ def s3_settings(environ: Mapping[str, str]) -> S3Settings:
     for name, (key, _) in _STATIC_KEYS.items():
         if static.get(name, "").strip():
             config[key] = static[name].strip()
+    if "access_key_id" not in config and not instance_metadata_expected(environ):
+        missing = ["AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY"]
+        if not (environ.get("AWS_ENDPOINT_URL") or environ.get("AWS_ENDPOINT") or "endpoint" in config):
+            missing.append("AWS_ENDPOINT_URL (for a store other than AWS S3)")
+        raise AwsCredentialsError(
+            f"no credentials: {', '.join(missing)} not set, and no AWS profile gives keys or a "
+            "credential_process; this is not a cloud host, so instance metadata is not asked "
+            "(set AWS_EC2_METADATA_SERVICE_ENDPOINT to ask it)"
+        )
     return S3Settings(config)
+
+
+# Where the DMI tables name the machine's maker (Linux): "Amazon EC2" on every current EC2 instance.
+_DMI_FILES = ("/sys/class/dmi/id/sys_vendor", "/sys/class/dmi/id/board_vendor", "/sys/class/dmi/id/product_name")
+
+
+def instance_metadata_expected(environ: Mapping[str, str]) -> bool:
+    """Whether obstore may fall back to the cloud's metadata service for credentials.
+
+    Told apart without asking the network: the environment points there (ECS's container credentials
+    variables, or AWS_EC2_METADATA_SERVICE_ENDPOINT), or the machine's DMI tables say it is an EC2
+    instance (what the AWS SDKs' own EC2 detection reads). AWS_EC2_METADATA_DISABLED=true says never.
+    Anywhere else, a missing key is a mistake to report, not a reason to send requests to 169.254.169.254.
+    """
+    if environ.get("AWS_EC2_METADATA_DISABLED", "").strip().lower() == "true":
+        return False
+    pointed = ("AWS_CONTAINER_CREDENTIALS_RELATIVE_URI", "AWS_CONTAINER_CREDENTIALS_FULL_URI")
+    if any(environ.get(name) for name in (*pointed, "AWS_EC2_METADATA_SERVICE_ENDPOINT")):
+        return True
+    for path in _DMI_FILES:
+        try:
+            if "amazon ec2" in Path(path).read_text(errors="replace").lower():
+                return True
+        except OSError:
+            continue
+    try:
+        return Path("/sys/hypervisor/uuid").read_text(errors="replace").lower().startswith("ec2")
+    except OSError:
+        return False
 
 
 def refuse_service_profiles(profile: Profile) -> None:

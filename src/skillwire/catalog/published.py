@@ -74,6 +74,7 @@ from skillwire.catalog.store import (
     is_not_found,
     open_store,
     parse_location,
+    store_failure,
 )
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
@@ -530,12 +531,14 @@ class PublishedCatalog(SkillCatalog):
         try:
             result = obstore.get(self.store, POINTER_KEY, options={"if_none_match": etag} if etag else None)
             data = bytes(result.bytes())
-        except FileNotFoundError:
+        except FileNotFoundError as exc:
+            if "NoSuchBucket" in str(exc):
+                raise StoreError(store_failure(self.location, exc)) from None
             raise StoreError(f"{self.location} has no {POINTER_KEY}: nothing was published there yet") from None
         except Exception as exc:
             if type(exc).__name__ == "NotModifiedError":
                 return None
-            raise StoreError(f"{self.location} is unreachable: {describe(exc)}") from None
+            raise StoreError(store_failure(self.location, exc)) from None
         return parse_pointer(data, result.meta.get("e_tag"))
 
     def _load_index(self, pointer: Pointer) -> CatalogSnapshot:
@@ -570,7 +573,7 @@ class PublishedCatalog(SkillCatalog):
                 if is_not_found(exc):
                     missing = f"{POINTER_KEY} names {pointer.index}, which {self.location} does not hold"
                     raise InvalidIndex(missing) from None
-                raise StoreError(f"{self.location} is unreachable: {describe(exc)}") from None
+                raise StoreError(store_failure(self.location, exc)) from None
         finally:
             if was_enabled:
                 gc.enable()

@@ -22,6 +22,7 @@ published; a blob that does not match is refused and never cached.
 from __future__ import annotations
 
 import os
+import re
 import threading
 from collections import OrderedDict
 from dataclasses import dataclass
@@ -85,6 +86,13 @@ def open_store(location: StoreLocation, *, create: bool = False, timeout_seconds
     """An obstore client for `location`; with `create`, a missing file:// directory is made."""
     from obstore.store import LocalStore, S3Store
 
+    allow_http = os.environ.get("AWS_ALLOW_HTTP", "").strip().lower() in ("1", "true", "yes")
+    endpoint = os.environ.get("AWS_ENDPOINT_URL") or os.environ.get("AWS_ENDPOINT") or ""
+    if location.scheme == "s3" and endpoint.lower().startswith("http://") and not allow_http:
+        raise StoreError(
+            f"{location}: the endpoint {endpoint} is plain HTTP, which is refused unless AWS_ALLOW_HTTP=true "
+            "is set (or use an https:// endpoint)"
+        )
     if location.scheme == "file":
         directory = Path(location.prefix)
         if create:
@@ -107,7 +115,7 @@ def open_store(location: StoreLocation, *, create: bool = False, timeout_seconds
         # Client options given here replace those obstore read from the environment, so the one
         # environment setting among them is carried over.
         client_options={
-            "allow_http": os.environ.get("AWS_ALLOW_HTTP", "").strip().lower() in ("1", "true", "yes"),
+            "allow_http": allow_http,
             "connect_timeout": timedelta(seconds=min(timeout_seconds, 3.0)),
             "timeout": timedelta(seconds=timeout_seconds),
         },
@@ -127,6 +135,46 @@ def describe(exc: BaseException) -> str:
     first = text[0] if text else type(exc).__name__
     first = provider_failure(first) or first  # a failed credential_process says what failed itself
     return first if len(first) <= 300 else first[:297] + "..."
+
+
+_S3_CODE = re.compile(r"<Code>([A-Za-z]+)</Code>")
+_S3_REGION = re.compile(r"<Region>([a-z0-9-]+)</Region>|expecting '([a-z0-9-]+)'")
+
+
+def store_failure(location: StoreLocation, exc: BaseException) -> str:
+    """One line an operator can act on: the bucket and the cause, from the store's own error code.
+
+    obstore's message is the HTTP exchange and the XML error body; the body's `<Code>` says which of
+    the usual mistakes it is (no such bucket, unknown key id, wrong secret, refused by a policy, the
+    bucket in another region). Anything else keeps obstore's first line, cut to 300 characters."""
+    text = str(exc)
+    bucket = f"bucket {location.bucket!r}" if location.scheme == "s3" else str(location)
+    found = _S3_CODE.search(text)
+    code = found.group(1) if found else ""
+    if "builder error" in text and "http://" in text:
+        return (
+            f"{location}: the endpoint is plain HTTP, which is refused unless AWS_ALLOW_HTTP=true is set "
+            "(or use an https:// endpoint)"
+        )
+    if "169.254.169.254" in text or "169.254.170.2" in text:
+        return (
+            f"{location}: no credentials: the instance metadata service was asked and refused; set "
+            "AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY (or AWS_PROFILE)"
+        )
+    if code == "NoSuchBucket":
+        return f"{location}: {bucket} does not exist on this store (check the name, or AWS_ENDPOINT_URL)"
+    if code == "InvalidAccessKeyId":
+        return f"{location}: wrong credentials: the store does not know this access key id (AWS_ACCESS_KEY_ID)"
+    if code == "SignatureDoesNotMatch":
+        return f"{location}: wrong credentials: the secret key does not match the access key id (AWS_SECRET_ACCESS_KEY)"
+    if code in ("AuthorizationHeaderMalformed", "PermanentRedirect", "IllegalLocationConstraintException"):
+        region = _S3_REGION.search(text)
+        expected = next((g for g in region.groups() if g), None) if region else None
+        where = f"; it is in {expected}: set AWS_REGION={expected}" if expected else "; set AWS_REGION to its region"
+        return f"{location}: wrong region for {bucket}{where}"
+    if code == "AccessDenied" or type(exc).__name__ == "PermissionDeniedError":
+        return f"{location}: access denied: these credentials may not read {bucket} (the store's policy refused it)"
+    return f"{location} is unreachable: {describe(exc)}"
 
 
 def blob_key(digest: str) -> str:
@@ -194,9 +242,7 @@ class BlobReader:
         self._reads.labels("error").inc()
         if is_not_found(exc):
             return BlobUnavailable(f"{file.uri}: {blob_key(file.digest)} is missing from {self.location}")
-        return BlobUnavailable(
-            f"{file.uri}: not in the local cache and {self.location} is unreachable: {describe(exc)}"
-        )
+        return BlobUnavailable(f"{file.uri}: not in the local cache: {store_failure(self.location, exc)}")
 
     async def read_async(self, file: CatalogFile) -> bytes:
         import obstore
