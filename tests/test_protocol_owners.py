@@ -184,6 +184,7 @@ NOT_SKILL_URIS = {
     ("skillwire.cli.hostsync", "target.label.split('://', 1)"): "an http(s) URL or a command line, not a skill URI",
     ("skillwire.server.content", "file_path.rsplit('/', 1)"): "a file path inside a skill, not a URI",
     ("skillwire.catalog.published", "meta['path'].rsplit('/', 1)"): "an object store key, not a URI",
+    ("skillwire.catalog.git", "rest.index('://')"): "a git remote URL (git+https://HOST/...), not a skill URI",
 }
 
 
