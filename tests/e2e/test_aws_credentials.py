@@ -302,9 +302,19 @@ def test_service_profiles_fail_with_the_key_and_the_work_around(tmp_path: Path, 
     assert "\n" not in str(failure.value)
 
 
-def test_missing_files_give_nothing(tmp_path: Path) -> None:
+def test_missing_files_and_no_credentials_is_one_line_naming_the_variables(tmp_path: Path) -> None:
+    # Issue 23: no keys anywhere used to send obstore to the cloud metadata service (a 403 from
+    # 169.254.169.254 on a laptop); now it is one line naming what is missing, and metadata is not asked.
     environ = {"HOME": str(tmp_path), "AWS_DEFAULT_REGION": "ap-south-1"}
-    assert s3_settings(environ) == type(s3_settings(environ))({"region": "ap-south-1"})
+    with pytest.raises(AwsCredentialsError) as failure:
+        s3_settings(environ)
+    message = str(failure.value)
+    assert "\n" not in message
+    assert "AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY" in message
+    assert "instance metadata is not asked" in message
+    # Keys in the environment are enough (the region still comes from AWS_DEFAULT_REGION).
+    keyed = {**environ, "AWS_ACCESS_KEY_ID": "k", "AWS_SECRET_ACCESS_KEY": "s"}
+    assert s3_settings(keyed).config.get("region") == "ap-south-1"
 
 
 def test_provider_failure_finds_the_message_in_obstores_error() -> None:
@@ -330,8 +340,10 @@ def test_a_named_profile_that_is_nowhere_is_an_error(tmp_path: Path) -> None:
     assert str(failure.value) == (
         "AWS profile 'typo' (from AWS_PROFILE) is in neither the credentials file nor the config file"
     )
-    # The default profile may be absent: then there is nothing in the files, as before.
-    assert s3_settings(files(tmp_path)).config == {}
+    # The default profile may be absent: then nothing comes from the files, and with no keys elsewhere
+    # that is the one-line "no credentials" error, not a profile error.
+    with pytest.raises(AwsCredentialsError, match=r"^no credentials: "):
+        s3_settings(files(tmp_path))
 
 
 def test_container_credentials_come_after_the_profile(tmp_path: Path) -> None:
