@@ -671,6 +671,8 @@ async def run_fastmcp(
     run.metrics["restart_digest_cache_s"] = status(
         "n/a", "FastMCP keeps no digest cache: every start reads and hashes the whole catalog"
     )
+    # FastMCP has no warm restart (nothing persists between its starts): its only start is a cold one.
+    run.metrics["restart_peak_rss_mb"] = status("n/a", "FastMCP keeps nothing between starts: no warm restart")
     port = free_port()
     machine.warm_page_cache(root)
     try:
@@ -691,6 +693,8 @@ async def run_fastmcp(
         run.extra["listening_s"] = main.listening_s
         run.set("start_first_list_s", main.first_list_s)
         run.set("cold_start_vs_loop", main.first_list_s / loop_s)
+        peak = main.start_peak_rss_mb
+        run.set("start_peak_rss_mb", peak if peak is not None else status("n/a", "/proc/<pid>/status is unavailable"))
         entries = await listing_and_pages(
             run, server, expected, settings.fastmcp_list_budget, settings.fastmcp_budget, settings
         )
