@@ -139,6 +139,7 @@ def test_ls_json(examples_url: str) -> None:
             "dynamic": False,
             "collision": False,
             "over_limits": None,
+            "source": None,  # provenance (repository, commit) only for skills served from a git root
         }
 
 
