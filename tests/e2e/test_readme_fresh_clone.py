@@ -118,7 +118,9 @@ def test_scripts_serve_on_a_fresh_clone_listens_within_60_s_saying_what_it_insta
     # The work itself (venv, pip from the local index, start-up) must fit well inside the deadline;
     # the wall clock is held to it unless the machine runs more than twice as many jobs as it has
     # cores (then the number measures the other jobs, and is only printed).
-    assert clone.serve_cpu_seconds < SERVE_DEADLINE / 2, f"{clone.serve_cpu_seconds:.1f} s of CPU"
+    # Three quarters of the deadline: the runtime set now also installs prometheus-client and
+    # opentelemetry-api (issue 23), and 31 s of CPU was measured for the whole first run on a loaded machine.
+    assert clone.serve_cpu_seconds < SERVE_DEADLINE * 0.75, f"{clone.serve_cpu_seconds:.1f} s of CPU"
     overloaded = os.getloadavg()[0] > 2 * (os.cpu_count() or 1)
     if not overloaded:
         assert clone.serve_seconds < SERVE_DEADLINE, f"{clone.serve_seconds:.1f} s:\n{clone.serve_log}"
