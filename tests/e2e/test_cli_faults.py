@@ -5,8 +5,6 @@ items 4, 5, 10, 11)."""
 from __future__ import annotations
 
 import json
-import os
-import subprocess
 import sys
 import time
 from collections.abc import Iterator
@@ -19,6 +17,7 @@ from servers.faulty_server import uri
 from servers.hostile_server import HostileServer, running_hostile_server
 from skillwire.cli.output import PRINT_LIMIT, printable
 from support.cli import run_cli
+from support.peak_rss import run_measured
 
 FAULTY = Path(__file__).resolve().parents[1] / "servers" / "faulty_server.py"
 STDIO = ["--", sys.executable, str(FAULTY), "--stdio"]
@@ -141,18 +140,9 @@ def test_ls_on_a_page_of_a_million_entries_is_refused_in_bounded_time_and_memory
     """The issue's case with the default limits: one `skills/list` page of 1,000,000 entries (about 250 MB)
     took `ls` to 6 GB and 167 s. Now the page is refused at its 32 MiB bound: one line, exit 1."""
     start = time.monotonic()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "skillwire.cli.main", "ls", *STDIO, "--listing", "huge-page"],
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.PIPE,
-    )
-    assert process.stderr is not None
-    err = process.stderr.read().decode()
-    _, status, usage = os.wait4(process.pid, 0)
-    process.returncode = os.waitstatus_to_exitcode(status)
+    measured = run_measured([sys.executable, "-m", "skillwire.cli.main", "ls", *STDIO, "--listing", "huge-page"], 120)
     elapsed = time.monotonic() - start
-    assert process.returncode == 1
-    assert "skills/list is over its bound of 33,554,432 bytes" in one_line_error(err)
+    assert measured.code == 1
+    assert "skills/list is over its bound of 33,554,432 bytes" in one_line_error(measured.err)
     assert elapsed < 60, elapsed
-    assert usage.ru_maxrss < 400 * 1024, f"{usage.ru_maxrss // 1024} MB"  # ru_maxrss is in KiB on Linux
+    assert measured.peak_rss_mib < 400, f"{measured.peak_rss_mib:.0f} MiB"
