@@ -27,7 +27,7 @@ HASHING = {
     "skillwire.core.signing": "the digest of the signed manifest statement, not of any file",
     "skillwire.core.cursor": "HMAC-SHA-256 over pagination cursors",
     "skillwire.catalog.published": "a published index is addressed by the SHA-256 of its own bytes, not a skill file",
-    "skillwire.catalog.indexed": "an index is checked against its own address (SHA-256) as it streams in",
+    "skillwire.catalog.index_receive": "an index is checked against its own address (SHA-256) as it streams in",
     "skillwire.catalog.persist": "the persisted snapshot's file names and section checksums (a cache file of our own)",
     "skillwire.catalog.git": "the git cache's folder names (a hash of the URL and of SUBDIR), not any file's bytes",
     "skillwire.server.visibility": "`--tokens` keeps bearer tokens as their SHA-256 and compares them in constant time",
@@ -43,7 +43,7 @@ DIGEST_MAKERS = {
 COMPARISONS = {
     ("skillwire.catalog.catalog", "before.digest != file.digest"): "a refresh telling changed files from two scans",
     ("skillwire.catalog.published", "received.sha256 != index_id"): "the index's own address",
-    ("skillwire.catalog.indexed", "known.digest != digest"): "an index listing one file twice, two digests",
+    ("skillwire.catalog.index_fields", "known.digest != digest"): "an index listing one file twice, two digests",
     ("skillwire.catalog.persist", "hashlib.sha256(snapshot).hexdigest() != snapshot_sha"): "a cache file's checksum",
     ("skillwire.catalog.persist", "hashlib.sha256(walk).hexdigest() != walk_sha"): "a cache file's checksum",
     ("skillwire.catalog.store", "result.meta['size'] != file.size"): (

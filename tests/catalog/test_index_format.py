@@ -27,7 +27,9 @@ from obstore.store import LocalStore
 from skillwire.catalog.audiences import audience_rules, visible_to
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.indexed import _BUILT_FILES_KEPT, IndexedSnapshot, IndexRecords, receive
+from skillwire.catalog.index_receive import receive
+from skillwire.catalog.index_records import _BUILT_FILES_KEPT, IndexRecords
+from skillwire.catalog.indexed import IndexedSnapshot
 from skillwire.catalog.published import (
     PublishedCatalog,
     build_index,

@@ -48,14 +48,13 @@ from skillwire.catalog.audiences import AudienceRules, audience_rules
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.index_fields import RecordLoader, field_error
+from skillwire.catalog.index_receive import receive
 from skillwire.catalog.indexed import (
     INDEX_FORMAT_1,
     INDEX_FORMAT_2,
     IndexedSnapshot,
-    RecordLoader,
-    field_error,
     indexed_snapshot,
-    receive,
 )
 from skillwire.catalog.indexed import (
     PublishedSnapshot as PublishedSnapshot,
