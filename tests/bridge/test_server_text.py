@@ -27,7 +27,7 @@ from skillwire.core.errors import InvalidSkillURI
 from skillwire.core.manifest import ManifestFile, diff_manifests
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import ApprovalRequest, CrossOriginRead
-from skillwire.host.tools import listing_problem_note, loaded_header
+from skillwire.host.tool_messages import listing_problem_note, loaded_header
 from skillwire.host.trust import SignatureCheck
 
 DIGEST = "sha256:" + "a" * 64

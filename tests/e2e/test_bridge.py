@@ -23,7 +23,7 @@ from servers import free_port, running_http_server
 from skillwire.client.skills import SkillsClient
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
-from skillwire.host.tools import INSTRUCTIONS, tool_definitions
+from skillwire.host.tool_schemas import INSTRUCTIONS, tool_definitions
 from support.bridge import SKILLWIRE, Elicitor, bridge_client, generate_skills, text_of, write_skill
 from support.servers import RunningServer, serve_http
 

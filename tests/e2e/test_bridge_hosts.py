@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.host.tools import tool_definitions
+from skillwire.host.tool_schemas import tool_definitions
 from support.bridge import Elicitor, bridge_client, text_of, write_skill
 from support.servers import RunningServer, serve_http
 

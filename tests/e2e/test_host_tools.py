@@ -33,7 +33,8 @@ from skillwire.host.framing import UNTRUSTED_NOTICE
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import ApproveAll, DenyAll, Policy
-from skillwire.host.tools import INSTRUCTIONS, TOOL_DEFINITIONS, SkillTools, ToolResult, tool_definitions
+from skillwire.host.tool_schemas import INSTRUCTIONS, TOOL_DEFINITIONS, tool_definitions
+from skillwire.host.tools import SkillTools, ToolResult
 
 pytestmark = pytest.mark.anyio
 

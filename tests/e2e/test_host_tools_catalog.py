@@ -24,7 +24,9 @@ from mcp.client import Client
 from skillwire.client.skills import SkillsClient
 from skillwire.host.host import SkillHost
 from skillwire.host.policy import ApproveAll, DenyAll, Policy
-from skillwire.host.tools import DESCRIPTION_LIMIT, LIST_SKILLS_OUTPUT_SCHEMA, SkillTools, ToolResult
+from skillwire.host.tool_listing import DESCRIPTION_LIMIT
+from skillwire.host.tool_schemas import LIST_SKILLS_OUTPUT_SCHEMA
+from skillwire.host.tools import SkillTools, ToolResult
 from support.servers import RunningServer, serve_http
 
 pytestmark = pytest.mark.anyio

@@ -14,7 +14,8 @@ from skillwire.core.manifest import ManifestFile
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill, Registry
 from skillwire.host.search import SkillSearch, aliases_of, content_words, split_body
-from skillwire.host.tools import LIST_SKILLS_OUTPUT_SCHEMA, SkillTools
+from skillwire.host.tool_schemas import LIST_SKILLS_OUTPUT_SCHEMA
+from skillwire.host.tools import SkillTools
 
 DIGEST = "sha256:" + "0" * 64
 

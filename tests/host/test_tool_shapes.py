@@ -11,7 +11,7 @@ import pytest
 from jsonschema import Draft202012Validator
 from pydantic import TypeAdapter
 
-from skillwire.host.tools import tool_definitions
+from skillwire.host.tool_schemas import tool_definitions
 
 openai = pytest.importorskip("openai")
 anthropic = pytest.importorskip("anthropic")
