@@ -32,7 +32,7 @@ from typing import Any
 import anyio
 
 from bench.generate import generate_catalog
-from bench.peers import Started, free_port, skillwire_argv, start, stop_all
+from bench.peers import Started, skillwire_argv, start, stop_all
 from skillwire.host.host import SkillHost
 from skillwire.host.policy import DenyAll
 from skillwire.host.tools import SkillTools
@@ -116,12 +116,10 @@ async def needle_upstream(skills: int, workdir: Path, name: str) -> AsyncIterato
     needles, stopped on exit; both bridge benches measure against it."""
     root = generate_catalog(workdir / f"{name}-catalog-{skills}", skills, files_per_skill=3)
     write_needles(root)
-    port = free_port()
     started = await start(
         "skillwire",
-        skillwire_argv(root, port, watch=False, page_size=2000),
-        port,
-        workdir / "logs" / f"{name}-bench-{port}.log",
+        skillwire_argv(root, watch=False, page_size=2000),
+        workdir / "logs" / f"{name}-bench-{time.time_ns()}.log",
         budget=600,
     )
     try:

@@ -31,7 +31,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.core.protocol import EXTENSION_ID
-from skillwire.server.app import event_loop_options, http_app, uvicorn_config
+from skillwire.server.app import bind_http_socket, event_loop_options, http_app, uvicorn_config
 from skillwire.server.content import file_contents
 
 
@@ -108,14 +108,17 @@ def main(argv: list[str] | None = None) -> int:
     # SkillsExtension.attach uses (a bench-only peer may use the private accessor).
     server._lowlevel_server.add_request_handler("resources/read", ReadResourceRequestParams, extension.handle_read)
     http = uvicorn.Server(uvicorn_config(http_app(server, host="127.0.0.1"), host="127.0.0.1", port=args.port))
+    # Bound here, so --port 0 (the kernel picks) prints the port bound (bench.peers reads it).
+    sock = bind_http_socket("127.0.0.1", args.port)
+    port = sock.getsockname()[1]
     print(f"floor: {len(extension.gets)} skills, {len(extension.reads)} files precomputed", flush=True)
 
     async def run() -> None:
         async with anyio.create_task_group() as group:
-            group.start_soon(http.serve)
+            group.start_soon(lambda: http.serve(sockets=[sock]))
             while not http.started:  # uvicorn exposes readiness only as a flag
                 await anyio.sleep(0.01)
-            print(f"listening on http://127.0.0.1:{args.port}/mcp", flush=True)
+            print(f"listening on http://127.0.0.1:{port}/mcp", flush=True)
 
     anyio.run(run, backend_options=event_loop_options())
     return 0

@@ -32,7 +32,7 @@ import anyio
 
 from bench.generate import catalog_stats, generate_catalog
 from bench.measure import RawClient
-from bench.peers import free_port, start
+from bench.peers import start
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(REPO_ROOT / "tests"))  # the git server the tests use
@@ -61,9 +61,8 @@ def _dulwich_clone(url: str, target: Path) -> float | None:
 
 async def _first_list(url_spec: str, cache: Path, log: Path) -> tuple[float, Any]:
     os.environ["XDG_CACHE_HOME"] = str(cache)
-    port = free_port()
-    argv = [sys.executable, "-m", "skillwire.cli.main", "serve", url_spec, "--http", f"127.0.0.1:{port}"]
-    started = await start("skillwire", [*argv, "--poll", str(POLL)], port, log, budget=600)
+    argv = [sys.executable, "-m", "skillwire.cli.main", "serve", url_spec, "--http", "127.0.0.1:0"]  # kernel's port
+    started = await start("skillwire", [*argv, "--poll", str(POLL)], log, budget=600)
     return started.first_list_s, started
 
 

@@ -1,4 +1,6 @@
-"""The servers under test, each a subprocess on a free 127.0.0.1 port in its own process group.
+"""The servers under test, each a subprocess in its own process group, listening on a 127.0.0.1 port the
+kernel picks (each is told port 0 and prints the port it bound in its "listening on" line; a port picked
+here and bound by the child later could be taken by another process in between).
 
 - skillwire: `python -m skillwire.cli.main serve ROOT --http 127.0.0.1:PORT --page-size N` (the same
   entry point as the `skillwire` script), with `--no-digest-cache` or `--digest-cache FILE` and
@@ -17,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import signal
 import socket
 import subprocess
@@ -44,10 +47,8 @@ class StartTimedOut(Exception):
     pass
 
 
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as sock:
-        sock.bind(("127.0.0.1", 0))
-        return int(sock.getsockname()[1])
+# The line every peer prints once it accepts connections, with the port the kernel gave it.
+LISTENING = re.compile(rb"listening on http://127\.0\.0\.1:(\d+)/mcp")
 
 
 def port_open(port: int) -> bool:
@@ -56,8 +57,17 @@ def port_open(port: int) -> bool:
         return sock.connect_ex(("127.0.0.1", port)) == 0
 
 
+def listening_port(log_path: Path) -> int | None:
+    """The port in the server's "listening on" line, or None before it is printed."""
+    try:
+        found = LISTENING.search(log_path.read_bytes())
+    except OSError:
+        return None
+    return None if found is None else int(found.group(1))
+
+
 def skillwire_argv(
-    root: Path, port: int, *, watch: bool = True, digest_cache: Path | None = None, page_size: int = 100
+    root: Path, port: int = 0, *, watch: bool = True, digest_cache: Path | None = None, page_size: int = 100
 ) -> list[str]:
     argv = [sys.executable, "-m", "skillwire.cli.main", "serve", str(root), "--http", f"127.0.0.1:{port}"]
     argv += ["--page-size", str(page_size)]
@@ -67,7 +77,7 @@ def skillwire_argv(
     return argv
 
 
-def fastmcp_argv(root: Path, port: int, *, reload: bool = False, page_size: int = 100) -> list[str]:
+def fastmcp_argv(root: Path, port: int = 0, *, reload: bool = False, page_size: int = 100) -> list[str]:
     argv = [sys.executable, "-m", "bench.fastmcp_server", str(root), "--port", str(port)]
     argv += ["--page-size", str(page_size)]
     if reload:
@@ -75,7 +85,7 @@ def fastmcp_argv(root: Path, port: int, *, reload: bool = False, page_size: int 
     return argv
 
 
-def typescript_argv(root: Path, port: int, *, page_size: int = 100) -> list[str]:
+def typescript_argv(root: Path, port: int = 0, *, page_size: int = 100) -> list[str]:
     script = REPO_ROOT / "bench" / "ts_skills_server.mjs"
     return [str(NODE), str(script), str(TOOLS_MODULES), str(root), str(port), str(page_size)]
 
@@ -90,7 +100,7 @@ def typescript_missing() -> str | None:
     return None
 
 
-def floor_argv(root: Path, port: int, *, page_size: int = 100) -> list[str]:
+def floor_argv(root: Path, port: int = 0, *, page_size: int = 100) -> list[str]:
     return [sys.executable, "-m", "bench.floor_server", str(root), "--port", str(port), "--page-size", str(page_size)]
 
 
@@ -98,7 +108,7 @@ def floor_argv(root: Path, port: int, *, page_size: int = 100) -> list[str]:
 class Server:
     peer: str
     process: subprocess.Popen[bytes]
-    port: int
+    port: int  # 0 until the server's "listening on" line says which port it bound
     log_path: Path
     started_at: float  # perf_counter() just before the process was started
 
@@ -166,7 +176,7 @@ class Started:
     start_peak_rss_mb: float | None = None
 
 
-def launch(peer: str, argv: list[str], port: int, log_path: Path) -> Server:
+def launch(peer: str, argv: list[str], log_path: Path) -> Server:
     log_path.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ, PYTHONUNBUFFERED="1", FASTMCP_LOG_LEVEL="WARNING")
     pythonpath = [str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])]
@@ -176,19 +186,20 @@ def launch(peer: str, argv: list[str], port: int, log_path: Path) -> Server:
         process = subprocess.Popen(
             argv, stdout=log, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL, start_new_session=True, env=env
         )
-    server = Server(peer, process, port, log_path, started_at)
+    server = Server(peer, process, 0, log_path, started_at)
     _RUNNING.add(server)
     return server
 
 
-async def start(peer: str, argv: list[str], port: int, log_path: Path, *, budget: float) -> Started:
-    """Start the server and time process start → first skills/list answer.
+async def start(peer: str, argv: list[str], log_path: Path, *, budget: float) -> Started:
+    """Start the server (`argv` asks for port 0) and time process start → first skills/list answer.
 
-    Polls the port every 5 ms; once it accepts, asks for the first skills/list page through the SDK
-    client (connection set-up included, as a host would see it). Raises `StartFailed` (with the log's
-    tail) if the process exits, `StartTimedOut` after `budget` seconds; the process is stopped then.
+    Polls the log every 5 ms for the "listening on" line and its port; then asks for the first
+    skills/list page through the SDK client (connection set-up included, as a host would see it).
+    Raises `StartFailed` (with the log's tail) if the process exits, `StartTimedOut` after `budget`
+    seconds; the process is stopped then.
     """
-    server = launch(peer, argv, port, log_path)
+    server = launch(peer, argv, log_path)
     deadline = server.started_at + budget
     last_error = ""
     listening: float | None = None
@@ -211,7 +222,9 @@ async def start(peer: str, argv: list[str], port: int, log_path: Path, *, budget
             if now > deadline:
                 shown = f"; it printed 'listening on' after {listening:.1f} s" if listening is not None else ""
                 raise StartTimedOut(f"no skills/list answer within {budget:.0f} s{shown}")
-            if port_open(port):
+            if not server.port:
+                server.port = listening_port(log_path) or 0
+            if server.port and port_open(server.port):
                 try:
                     with anyio.fail_after(max(deadline - now, 0.1)):
                         async with Client(server.url) as client:

@@ -7,8 +7,8 @@
 For every catalog, in one run, on the same files:
   - the machine's limits: hashlib SHA-256 throughput, and a bare Python loop reading and hashing
     every file of the catalog;
-  - for each peer, as a subprocess on a free port: process start → first skills/list answer (skillwire
-    cold with --no-digest-cache, and again after a start that warmed a --digest-cache file); the
+  - for each peer, as a subprocess on a port the kernel picks: process start → first skills/list
+    answer (skillwire cold with --no-digest-cache, and again after a start that warmed a --digest-cache file); the
     whole skills/list; one page at random positions; skills/get p50/p99; resources/read latency and
     MB/s for small (< 16 KB) and large (≥ 50 KB) files; one skill (the catalog's largest) loaded and
     every file read and verified by a host (skillwire's SkillHost / FastMCP's Client.read_skill), cold
@@ -90,7 +90,6 @@ from bench.peers import (
     StartTimedOut,
     fastmcp_argv,
     floor_argv,
-    free_port,
     skillwire_argv,
     start,
     stop_all,
@@ -557,10 +556,9 @@ async def run_skillwire(
     budget = settings.skillwire_start_budget
 
     async def launch_skillwire(log: str, digest_cache: Path | None = None) -> Started:
-        port = free_port()
-        argv = skillwire_argv(root, port, digest_cache=digest_cache)
+        argv = skillwire_argv(root, digest_cache=digest_cache)
         machine.warm_page_cache(root)
-        return await start("skillwire", argv, port, logs / f"{catalog}-{log}.log", budget=budget)
+        return await start("skillwire", argv, logs / f"{catalog}-{log}.log", budget=budget)
 
     peaks: dict[str, float | None] = {}
 
@@ -673,13 +671,11 @@ async def run_fastmcp(
     )
     # FastMCP has no warm restart (nothing persists between its starts): its only start is a cold one.
     run.metrics["restart_peak_rss_mb"] = status("n/a", "FastMCP keeps nothing between starts: no warm restart")
-    port = free_port()
     machine.warm_page_cache(root)
     try:
         main = await start(
             "fastmcp",
-            fastmcp_argv(root, port),
-            port,
+            fastmcp_argv(root),
             logs / f"{catalog}-fastmcp.log",
             budget=settings.fastmcp_start_budget,
         )
@@ -757,12 +753,10 @@ async def run_fastmcp(
             "catalog on every request",
         )
     else:
-        port = free_port()
         try:
             reload = await start(
                 "fastmcp",
-                fastmcp_argv(root, port, reload=True),
-                port,
+                fastmcp_argv(root, reload=True),
                 logs / f"{catalog}-fastmcp-reload.log",
                 budget=settings.fastmcp_start_budget,
             )
@@ -829,12 +823,11 @@ async def run_server_only(
         log(f"  [{catalog}] {peer}: skipped: {missing}")
         run.skip_rest(missing)
         return run, workload
-    port = free_port()
-    argv = typescript_argv(root, port, page_size=PAGE_SIZE) if peer == "typescript" else floor_argv(root, port)
+    argv = typescript_argv(root, page_size=PAGE_SIZE) if peer == "typescript" else floor_argv(root)
     budget = settings.skillwire_start_budget
     try:
         machine.warm_page_cache(root)
-        main = await start(peer, argv, port, workdir / "logs" / f"{catalog}-{peer}.log", budget=budget)
+        main = await start(peer, argv, workdir / "logs" / f"{catalog}-{peer}.log", budget=budget)
     except (StartFailed, StartTimedOut) as exc:
         run.metrics["start_first_list_s"] = start_budget_status(exc, budget)
         log(f"  [{catalog}] {peer}: did not start: {exc}")

@@ -33,7 +33,7 @@ from urllib.request import urlopen
 import anyio
 
 from bench.measure import RawClient, percentile, server_cpu_s
-from bench.peers import free_port, start
+from bench.peers import start
 from skillwire.catalog.published import publish
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, MemoryContent
 from skillwire.catalog.store import parse_location
@@ -85,15 +85,16 @@ def generated_snapshot(skills: int, files_per_skill: int = 10, *, seed: int = 7)
 PAGE_SIZE = 100  # the same page at every catalog size, so page cost can be compared across sizes
 
 
-def replica_argv(url: str, port: int, *, workers: int = 1) -> list[str]:
-    argv = [sys.executable, "-m", "skillwire.cli.main", "serve", url, "--http", f"127.0.0.1:{port}", "--no-watch"]
+def replica_argv(url: str, *, workers: int = 1) -> list[str]:
+    # Port 0: the kernel picks, and bench.peers reads the port from the "listening on" line.
+    argv = [sys.executable, "-m", "skillwire.cli.main", "serve", url, "--http", "127.0.0.1:0", "--no-watch"]
     argv += ["--page-size", str(PAGE_SIZE)]
     return argv + (["--workers", str(workers)] if workers > 1 else [])
 
 
 async def measure_replica(url: str, skill_uris: list[str], workdir: Path, samples: int) -> dict[str, Any]:
-    port = free_port()
-    started = await start("skillwire-s3", replica_argv(url, port), port, workdir / f"replica-{port}.log", budget=300)
+    log = workdir / f"replica-{time.time_ns()}.log"
+    started = await start("skillwire-s3", replica_argv(url), log, budget=300)
     server = started.server
     result: dict[str, Any] = {"start_to_first_list_s": round(started.first_list_s, 3)}
     try:
@@ -164,9 +165,8 @@ def wait_for_workers(mcp_url: str, workers: int, *, budget: float) -> None:
 
 
 async def throughput(url: str, skill_uris: list[str], workdir: Path, workers: int, seconds: float) -> float:
-    port = free_port()
-    log = workdir / f"workers-{workers}-{port}.log"
-    started = await start("skillwire-s3", replica_argv(url, port, workers=workers), port, log, budget=300)
+    log = workdir / f"workers-{workers}-{time.time_ns()}.log"
+    started = await start("skillwire-s3", replica_argv(url, workers=workers), log, budget=300)
     server = started.server
     try:
         # Every worker must have its catalog loaded before the clock starts: a worker accepts

@@ -3,8 +3,9 @@
 // on 127.0.0.1 the way its docs mount it on plain node:http (`createMcpHandler` + `toNodeHandler` from
 // `@modelcontextprotocol/node`), with Host/Origin validation for localhost in front, as skillwire has.
 //
-// Usage: node ts_skills_server.mjs NODE_MODULES ROOT PORT PAGE_SIZE
-// Prints "listening on http://127.0.0.1:PORT/mcp" once the catalog is loaded and the port accepts.
+// Usage: node ts_skills_server.mjs NODE_MODULES ROOT PORT PAGE_SIZE (PORT 0: the kernel picks one)
+// Prints "listening on http://127.0.0.1:PORT/mcp", with the port bound, once the catalog is loaded and the
+// port accepts.
 import http from "node:http";
 import path from "node:path";
 import { pathToFileURL } from "node:url";
@@ -25,7 +26,7 @@ const handler = createMcpHandler(() => {
 const node = toNodeHandler(handler);
 const hostOk = localhostHostValidation();
 
-http
+const server = http
   .createServer((req, res) => {
     if (!hostOk(req, res)) return;
     if (new URL(req.url ?? "/", "http://127.0.0.1").pathname !== "/mcp") {
@@ -35,5 +36,5 @@ http
     node(req, res);
   })
   .listen(Number(port), "127.0.0.1", () => {
-    process.stdout.write(`listening on http://127.0.0.1:${port}/mcp\n`);
+    process.stdout.write(`listening on http://127.0.0.1:${server.address().port}/mcp\n`);
   });

@@ -7,6 +7,7 @@ running fails the test instead of hanging it.
 from __future__ import annotations
 
 import json
+import re
 import signal
 import socket
 import subprocess
@@ -87,6 +88,32 @@ def test_allow_empty_serves_an_empty_folder(tmp_path: Path) -> None:
         listed = run_cli("ls", "--json", f"http://127.0.0.1:{port}/mcp")
         assert listed.code == 0, listed.err
         assert json.loads(listed.out)["skills"] == []
+    finally:
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=10)
+
+
+def test_port_0_announces_and_serves_on_the_port_the_kernel_picked() -> None:
+    # Port 0 is how a script or a test avoids a port race (pick a free port, then another process binds
+    # it first): the "listening on" line must name the port bound, not 0, and answer there.
+    process = subprocess.Popen(
+        [*SERVE, str(EXAMPLES), "--no-watch", "--http", "127.0.0.1:0"],
+        stderr=subprocess.PIPE,
+        stdout=subprocess.DEVNULL,
+        stdin=subprocess.DEVNULL,
+        text=True,
+    )
+    try:
+        assert process.stderr is not None
+        while "listening on" not in (line := process.stderr.readline()):
+            assert line, "skillwire serve exited before listening"
+        url = line.strip().rsplit(" ", 1)[-1]
+        port = re.fullmatch(r"http://127\.0\.0\.1:(\d+)/mcp", url)
+        assert port is not None, line
+        assert int(port.group(1)) > 0, line
+        listed = run_cli("ls", "--json", url)
+        assert listed.code == 0, listed.err
+        assert len(json.loads(listed.out)["skills"]) > 0
     finally:
         process.send_signal(signal.SIGINT)
         process.wait(timeout=10)

@@ -3,20 +3,22 @@
 from __future__ import annotations
 
 import os
+import re
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
-from servers import free_port
-
 REPO_ROOT = Path(__file__).resolve().parents[2]
 EXAMPLES = REPO_ROOT / "src" / "skillwire" / "examples" / "skills"
 CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "awesome-copilot" / "skills"
+# The line `serve` prints once it accepts connections (text or JSON log format), with the port bound.
+LISTENING = re.compile(r"listening on (http://127\.0\.0\.1:\d+/mcp)")
 
 
 @dataclass
@@ -34,12 +36,17 @@ class RunningServer:
 def serve_http(
     args: Sequence[str], *, timeout: float = 60.0, env: Mapping[str, str] | None = None
 ) -> Iterator[RunningServer]:
-    """Run `skillwire serve ARGS --http 127.0.0.1:<free port>`; yields once it accepts connections."""
-    port = free_port()
-    log_path = Path(os.environ.get("TMPDIR", "/tmp")) / f"skillwire-serve-{port}.log"
+    """Run `skillwire serve ARGS --http 127.0.0.1:0`; yields once it accepts connections.
+
+    Port 0: the kernel picks the port when the server binds, and its "listening on" line names it (a
+    port picked here first could be taken by another test's server before this one binds it).
+    """
+    log_fd, log_name = tempfile.mkstemp(prefix="skillwire-serve-", suffix=".log")
+    os.close(log_fd)
+    log_path = Path(log_name)
     with open(log_path, "wb") as log:
         process = subprocess.Popen(
-            [sys.executable, "-m", "skillwire.cli.main", "serve", *args, "--http", f"127.0.0.1:{port}"],
+            [sys.executable, "-m", "skillwire.cli.main", "serve", *args, "--http", "127.0.0.1:0"],
             stdout=log,
             stderr=subprocess.STDOUT,
             start_new_session=True,
@@ -50,14 +57,14 @@ def serve_http(
         text = ""
         while time.monotonic() < deadline:
             text = log_path.read_text(errors="replace")
-            if "listening on" in text:
+            if (listening := LISTENING.search(text)) is not None:
                 break
             if process.poll() is not None:
                 raise RuntimeError(f"skillwire serve exited with {process.returncode}:\n{text}")
             time.sleep(0.05)
         else:
             raise RuntimeError(f"skillwire serve did not start within {timeout}s:\n{text}")
-        yield RunningServer(f"http://127.0.0.1:{port}/mcp", process, text, log_path)
+        yield RunningServer(listening.group(1), process, text, log_path)
     finally:
         if process.poll() is None:
             os.killpg(process.pid, signal.SIGTERM)

@@ -55,7 +55,10 @@ def add_parser(commands: Any) -> None:
     transport = p.add_mutually_exclusive_group()
     transport.add_argument("--stdio", action="store_true", help="serve over stdin/stdout")
     transport.add_argument(
-        "--http", metavar="HOST:PORT", default=None, help=f"Streamable HTTP (default {DEFAULT_HTTP})"
+        "--http",
+        metavar="HOST:PORT",
+        default=None,
+        help=f"Streamable HTTP (default {DEFAULT_HTTP}; port 0: any free port, named when listening)",
     )
     p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
     p.add_argument(
@@ -156,7 +159,8 @@ def add_parser(commands: Any) -> None:
 
 def parse_host_port(value: str) -> tuple[str, int]:
     host, sep, port = value.rpartition(":")
-    if not sep or not port.isdigit() or not 0 < int(port) < 65536:
+    # Port 0 is allowed: the kernel picks a free one when binding, and "listening on" names it.
+    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
         hint = f"; for port {value} write --http 127.0.0.1:{value}" if value.isdigit() else ""
         raise UsageError(f"--http wants HOST:PORT, got {value!r}{hint}")
     return host.strip("[]") or "127.0.0.1", int(port)
@@ -374,6 +378,9 @@ def run(args: argparse.Namespace) -> int:
     except BindError as exc:
         say("bind_failed", str(exc.strerror))
         return 1
+    if sock is not None and address is not None:
+        # `--http 127.0.0.1:0` lets the kernel pick the port: the one bound is the one announced and linked.
+        address = (address[0], int(sock.getsockname()[1]))
     if args.workers > 1:
         if sock is None:
             raise UsageError("--workers needs HTTP (stdio serves one client)")

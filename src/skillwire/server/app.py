@@ -293,7 +293,7 @@ async def serve_http(
                     while not http.started:  # noqa: ASYNC110
                         await anyio.sleep(0.01)
                     shown = f"[{host}]" if ":" in host else host
-                    on_ready(f"http://{shown}:{port}/mcp")
+                    on_ready(f"http://{shown}:{sock.getsockname()[1]}/mcp")  # the port bound (port 0: the kernel's)
             except BaseException:
                 stop_watching.set()  # after start-up, run_http's `finally` sets it
                 raise
