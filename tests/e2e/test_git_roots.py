@@ -5,9 +5,10 @@ Served at a tag (only that commit's skills, each entry naming the commit; a syml
 a submodule and an LFS pointer left out and said); a branch followed while commits are pushed (each page
 wholly one commit's catalog, a walk across swaps never sees a skill twice); an outage keeps the last good
 commit (log and /healthz) and recovers; a force-push is followed; a pinned commit never moves; an unknown
-ref or repository is one line and exit 2; the conformance scenarios pass against a git root; `pull` is
-byte-identical with the commit in skills.lock; `--require-signed-commit` serves an SSH-signed commit by a
-trusted key and refuses an unsigned one or one signed by another key.
+ref or repository is one line and exit 2; the conformance scenarios pass against a git root;
+`--require-signed-commit` serves an SSH-signed commit by a trusted key and refuses an unsigned one or one
+signed by another key. `pull` with the commit in skills.lock is tests/e2e/test_git_pull.py; the
+list-changed notifications of a followed branch, tests/e2e/test_git_list_changed.py.
 """
 
 from __future__ import annotations

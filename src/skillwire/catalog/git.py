@@ -45,12 +45,12 @@ import platformdirs
 
 from skillwire.core.errors import GitError as GitError  # raised here, defined with every other error
 from skillwire.core.provenance import PROVENANCE_META_KEY as PROVENANCE_META_KEY
+from skillwire.core.provenance import is_commit_id
 
 GIT_SCHEMES = ("git+https://", "git+http://", "git+ssh://", "git+file://")
 GIT_NAMESPACE = "git"  # the SSHSIG namespace git signs commits in
 LFS_POINTER_HEAD = b"version https://git-lfs.github.com/spec/v1\n"
 _LFS_POINTER_MAX = 1024  # git-lfs pointers are about 130 bytes; the spec caps them at 1024
-_FULL_COMMIT = re.compile(r"[0-9a-f]{40}|[0-9a-f]{64}")
 _GIT_TIMEOUT_S = 600.0  # a clone of a large repository over a slow link; never forever
 _STDERR_SHOWN = 300
 
@@ -105,7 +105,7 @@ class GitSource:
     @property
     def pinned(self) -> bool:
         """A full commit id never moves; a tag is treated the same once resolved (see `GitRoot`)."""
-        return self.ref is not None and _FULL_COMMIT.fullmatch(self.ref) is not None
+        return self.ref is not None and is_commit_id(self.ref)
 
     def __str__(self) -> str:
         text = "git+" + self.shown + (f"@{self.ref}" if self.ref else "")

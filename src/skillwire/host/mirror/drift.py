@@ -1,7 +1,8 @@
 """How a mirror directory differs from its lock and from the server: what `pull --check` reports.
 
 - `compare` / `lock_changes`: the lock against the server's entries (files added, removed, changed;
-  skills removed or new). Nothing is read from the server but entries.
+  skills removed or new; a git source whose lock line a pull would rewrite: another commit for changed
+  files, another repository, ref or folder). Nothing is read from the server but entries.
 - `disk_problem`: the one disk-versus-lock check. A skill whose folder or files are missing, are
   symlinks, or hold other bytes than the lock records is `damaged` (e.g. an interrupted pull, a local
   edit); `check_disk` applies it to every locked skill and counts an interrupted run's leftovers.
@@ -25,7 +26,16 @@ from skillwire.core.skill_md import parse_skill_md
 from skillwire.core.uri import SKILL_MD
 from skillwire.core.verify import file_mismatches
 from skillwire.host.identity import SkillRef
-from skillwire.host.mirror.lock import LOCK_NAME, TEMP_PREFIX, Lock, LockedSkill
+from skillwire.host.mirror.lock import (
+    LOCK_NAME,
+    TEMP_PREFIX,
+    Lock,
+    LockedFile,
+    LockedSkill,
+    LockedSource,
+    carried_source,
+    locked_files,
+)
 from skillwire.host.mirror.swap import find_interrupted
 from skillwire.host.trust import TrustedKey, TrustPolicy
 
@@ -59,9 +69,7 @@ def compare(locked: LockedSkill, entry: SkillEntry) -> Change:
     if entry.is_dynamic:
         return Change(locked.uri, "changed", note="the server now publishes it as dynamic (no manifest)")
     before = {f.path: (f.digest, f.size) for f in locked.files}
-    after: dict[str, tuple[str, int]] = {}
-    for item in entry.files:
-        after[entry.path.file_path_of(item.uri) or item.uri] = (item.digest, item.size)
+    after = {path: (item.digest, item.size) for path, item in _relative_files(entry)}
     change = Change(
         locked.uri,
         "unchanged",
@@ -71,7 +79,34 @@ def compare(locked: LockedSkill, entry: SkillEntry) -> Change:
     )
     if change.added or change.removed or change.changed:
         change.status = "changed"
+    files = locked_files((path, item.uri, item.digest, item.size) for (path, item) in _relative_files(entry))
+    note = source_drift(locked, files, LockedSource.of_entry(entry))
+    if note is not None:
+        change.status = "changed"
+        change.add_note(note)
     return change
+
+
+def _relative_files(entry: SkillEntry) -> list[tuple[str, ManifestFile]]:
+    return [(entry.path.file_path_of(item.uri) or item.uri, item) for item in entry.files]
+
+
+def source_drift(locked: LockedSkill, files: tuple[LockedFile, ...], served: LockedSource | str | None) -> str | None:
+    """How a pull would change the locked git source (the same rule `carried_source` writes by), or None."""
+    usable = served if isinstance(served, LockedSource) else None
+    expected = carried_source(locked, files, usable)
+    before = locked.source
+    if expected == before:
+        return None
+    if expected is None:
+        assert before is not None
+        why = f" ({served})" if isinstance(served, str) else ""
+        return f"no longer served from a git repository{why}; locked from {before.describe()}"
+    if before is None:
+        return f"now served from {expected.describe()}"
+    if before.same_place(expected):
+        return f"the server's commit is now {expected.commit} (locked: {before.commit})"
+    return f"now served from {expected.describe()} (locked: {before.describe()})"
 
 
 async def lock_changes(client: SkillsClient, lock: Lock) -> list[Change]:

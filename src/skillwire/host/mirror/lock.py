@@ -28,6 +28,19 @@ directory named no skill (then `pull --check` also reports skills that are new o
 file's `path` is relative to that directory. A skill whose entry carried a publisher signature keeps it under
 `signature`, exactly as served (core/signing.py); `pull --check` verifies it over the locked manifest
 and the pulled SKILL.md.
+
+A skill served from a git root (its entry's provenance, core/provenance.py) also has, after `path`:
+
+    "source": {"repository": "https://git.example.com/team/skills.git",
+               "commit": "<40 or 64 hex digits>", "ref": "main", "path": "billing/refunds"}
+
+the repository, the ref the server followed (null: the remote's HEAD), the skill's folder in the repository
+and a commit at which that folder holds exactly the locked files. The commit is the server's word, kept
+only when it is a full object id; the three strings are kept escaped (`core/display.escape`), so the
+lock never carries a server's control, bidi or invisible character. A later pull that finds the same
+repository, ref, folder and files keeps the locked commit even when the server now serves a newer one, so
+a new commit changes the lines of exactly the skills it changed (`carried_source`); `pull --check`
+reports a skill whose source moved. A skill from anything but a git root has no `source` key at all.
 """
 
 from __future__ import annotations
@@ -40,8 +53,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal, cast
 
+from skillwire.core.display import escape
+from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, LockError
 from skillwire.core.manifest import DIGEST_RE
+from skillwire.core.provenance import is_commit_id, read_provenance
 from skillwire.core.uri import validate_segment
 
 LOCK_NAME = "skills.lock"
@@ -63,6 +79,55 @@ class LockedFile:
 
 
 @dataclass(frozen=True)
+class LockedSource:
+    """Where a skill's files come from in git (see the module docstring): the strings already escaped."""
+
+    repository: str
+    commit: str
+    ref: str | None
+    path: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {"repository": self.repository, "commit": self.commit, "ref": self.ref, "path": self.path}
+
+    def same_place(self, other: LockedSource) -> bool:
+        """The same folder of the same repository at the same ref (the commit aside)."""
+        return (self.repository, self.ref, self.path) == (other.repository, other.ref, other.path)
+
+    def describe(self) -> str:
+        at = f"{self.ref} = {self.commit}" if self.ref and self.ref != self.commit else self.commit
+        return f"{self.repository} @ {at}" + (f" ({self.path})" if self.path else "")
+
+    @classmethod
+    def of_entry(cls, entry: SkillEntry) -> LockedSource | str | None:
+        """What the lock records for the entry's provenance: None when it carries none, else why it is
+        not recorded (the commit is not a full object id, ...)."""
+        found = read_provenance(entry)
+        if found is None or isinstance(found, str):
+            return found
+        return cls(
+            escape(found.repository, None),
+            found.commit,
+            None if found.ref is None else escape(found.ref, None),
+            escape(found.path, None),
+        )
+
+
+def carried_source(
+    previous: LockedSkill | None, files: tuple[LockedFile, ...], served: LockedSource | None
+) -> LockedSource | None:
+    """The source a pull records for a skill now served from `served` with `files`: the locked one when it
+    names the same repository, ref and folder and the files are the locked ones (that commit still holds
+    exactly these bytes, and a commit elsewhere in the repository leaves this skill's lines alone), else
+    `served`."""
+    if previous is None or previous.source is None or served is None:
+        return served
+    if previous.source.same_place(served) and previous.files == files:
+        return previous.source
+    return served
+
+
+@dataclass(frozen=True)
 class LockedSkill:
     uri: str
     name: str
@@ -71,6 +136,7 @@ class LockedSkill:
     # The publisher signature the entry carried (core/signing.py), kept as received so `pull --check`
     # can verify the copy against the publisher, not only against this server.
     signature: dict[str, Any] | None = None
+    source: LockedSource | None = None  # the git repository and commit, for a skill from a git root
 
     @property
     def segments(self) -> tuple[str, ...]:
@@ -81,8 +147,10 @@ class LockedSkill:
             "uri": self.uri,
             "name": self.name,
             "path": self.path,
-            "files": [f.to_json() for f in sorted(self.files)],
         }
+        if self.source is not None:
+            data["source"] = self.source.to_json()
+        data["files"] = [f.to_json() for f in sorted(self.files)]
         if self.signature is not None:
             data["signature"] = self.signature
         return data
@@ -195,7 +263,31 @@ def skill_from_json(raw: object, where: str, bad: Any) -> LockedSkill:
     signature = raw.get("signature")
     if signature is not None and not isinstance(signature, dict):
         raise bad(f"{where}.signature is not an object")
-    return LockedSkill(uri, name, path, tuple(sorted(files)), signature)
+    source = raw.get("source")
+    return LockedSkill(
+        uri, name, path, tuple(sorted(files)), signature, None if source is None else _source(source, where, bad)
+    )
+
+
+def _source(raw: object, where: str, bad: Any) -> LockedSource:
+    at = f"{where}.source"
+    if not isinstance(raw, dict):
+        raise bad(f"{at} is not an object")
+    commit = raw.get("commit")
+    if not isinstance(commit, str) or not is_commit_id(commit):
+        raise bad(f"{at}.commit is not a full git object id (40 or 64 lowercase hex digits)")
+
+    def text(name: str, value: object) -> str:
+        # As a pull writes them: escaped, so an edit that put a control or invisible character back is refused.
+        if not isinstance(value, str) or escape(value, None) != value:
+            raise bad(f"{at}.{name} is not a printable string")
+        return value
+
+    repository = text("repository", raw.get("repository"))
+    if not repository:
+        raise bad(f"{at}.repository is empty")
+    ref = raw.get("ref")
+    return LockedSource(repository, commit, None if ref is None else text("ref", ref), text("path", raw.get("path")))
 
 
 def lock_path(directory: Path) -> Path:

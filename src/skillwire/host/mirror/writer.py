@@ -21,13 +21,22 @@ from pathlib import Path
 from typing import Any, Literal
 
 from skillwire.client.skills import SkillsClient
+from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError, VerificationFailed
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD
 from skillwire.host.fetch import fetch_skill_md, fetch_verified
 from skillwire.host.mirror.drift import disk_problem
 from skillwire.host.mirror.layout import Plan, unowned_files
-from skillwire.host.mirror.lock import LOCK_NAME, Lock, LockedSkill, locked_files, write_lock
+from skillwire.host.mirror.lock import (
+    LOCK_NAME,
+    Lock,
+    LockedSkill,
+    LockedSource,
+    carried_source,
+    locked_files,
+    write_lock,
+)
 from skillwire.host.mirror.swap import crash_point, staging_directory, swap_in, within, write_file
 
 
@@ -51,17 +60,29 @@ class Outcome:
         }
 
 
-def locked_skill(plan: Plan) -> LockedSkill:
-    """What the lock records for a skill written by `plan`: its files, and the signature it carried."""
+def locked_skill(plan: Plan, previous: LockedSkill | None = None) -> LockedSkill:
+    """What the lock records for a skill written by `plan`: its files, the signature it carried, and its git
+    source (`carried_source`: the locked commit is kept when `previous` locked the same folder and files)."""
     entry = plan.entry
     signature = (entry.meta or {}).get(SIGNATURE_META_KEY)
+    files = locked_files((relative, item.uri, item.digest, item.size) for relative, item in plan.files)
+    served = LockedSource.of_entry(entry)
     return LockedSkill(
         entry.uri,
         entry.name,
         plan.path,
-        locked_files((relative, item.uri, item.digest, item.size) for relative, item in plan.files),
+        files,
         dict(signature) if isinstance(signature, dict) else None,
+        carried_source(previous, files, served if isinstance(served, LockedSource) else None),
     )
+
+
+def source_problem(entry: SkillEntry) -> str | None:
+    """Why the git source an entry claims is not recorded in the lock, or None (none claimed, or recorded)."""
+    served = LockedSource.of_entry(entry)
+    if not isinstance(served, str):
+        return None
+    return f"the server's source for {entry.uri} is not recorded in {LOCK_NAME}: {served}"
 
 
 async def fetch_into(client: SkillsClient, plan: Plan, staged: Path, advance: Callable[[int], None]) -> None:
@@ -144,7 +165,10 @@ class Mirror:
             return Outcome(entry.uri, "failed", error=failure_reason(exc, shown))
         finally:
             shutil.rmtree(staged, ignore_errors=True)
-        self.lock.skills[entry.uri] = locked_skill(plan)
+        self.lock.skills[entry.uri] = locked_skill(plan, self.lock.skills.get(entry.uri))
+        problem = source_problem(entry)
+        if problem is not None:
+            self.notes.append(problem)
         for other in self.lock.overlapping(plan.segments):
             if other.uri != entry.uri and disk_problem(self.dest, other) is not None:
                 self.notes.append(
