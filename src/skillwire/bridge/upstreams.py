@@ -19,7 +19,7 @@ import time
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from types import TracebackType
-from typing import Self
+from typing import Any, Self
 
 import anyio
 import anyio.abc
@@ -28,6 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
+from skillwire.client.connection import refused_credentials
 from skillwire.client.skills import EntryProblem, SkillsClient
 from skillwire.core.errors import UpstreamUnavailable
 from skillwire.core.protocol import EXTENSION_ID
@@ -49,11 +50,17 @@ def _leaf(exc: BaseException) -> BaseException:
     return exc
 
 
-def describe_failure(origin: ServerOrigin, exc: BaseException) -> str:
-    """One line saying why talking to `origin` failed (never a traceback)."""
+def describe_failure(origin: ServerOrigin, exc: BaseException, http_status: int | None = None) -> str:
+    """One line saying why talking to `origin` failed (never a traceback). `http_status`: the last HTTP error
+    status seen while connecting (the SDK turns a 401 into a bare JSON-RPC error that carries none)."""
     leaf = _leaf(exc)
     where = origin.url if origin.url is not None else f"`{' '.join(origin.command or ())}`"
     kind = type(leaf).__name__
+    status = getattr(getattr(leaf, "response", None), "status_code", None)
+    status = status if isinstance(status, int) else http_status
+    refused = None if status is None else refused_credentials(status, origin.headers)
+    if refused is not None:
+        return f"{where} {refused}"
     if isinstance(leaf, FileNotFoundError) and origin.command is not None:
         return f"cannot start {where}: command not found"
     if isinstance(leaf, MCPError):
@@ -64,7 +71,6 @@ def describe_failure(origin: ServerOrigin, exc: BaseException) -> str:
         return f"cannot connect to {where} (is it running?)"
     if "Timeout" in kind:
         return f"{where} did not answer in time"
-    status = getattr(getattr(leaf, "response", None), "status_code", None)
     if isinstance(status, int):
         return f"{where} answered HTTP {status}"
     text = str(leaf).strip().splitlines()[0] if str(leaf).strip() else ""
@@ -250,12 +256,17 @@ class Upstreams:
         scope = anyio.CancelScope()
         connected: list[SkillsClient] = []
         failure: list[BaseException] = []
+        statuses: list[int] = []
+
+        async def record(response: Any) -> None:
+            if response.status_code >= 400:
+                statuses.append(response.status_code)
 
         async def own() -> None:
             # The connection's whole life, in this one task; any failure ends only this upstream.
             try:
                 with scope:
-                    async with origin.connect() as client:  # guarded transports, the origin's limits
+                    async with origin.connect(on_http_response=record) as client:  # guarded, the origin's limits
                         connected.append(client)
                         ready.set()
                         await anyio.sleep_forever()
@@ -275,7 +286,8 @@ class Upstreams:
             with anyio.move_on_after(5):
                 await done.wait()
             if failure:
-                raise UpstreamUnavailable(origin.label, describe_failure(origin, failure[0]))
+                status = statuses[-1] if statuses else None
+                raise UpstreamUnavailable(origin.label, describe_failure(origin, failure[0], status))
             raise UpstreamUnavailable(origin.label, f"it did not connect within {self.connect_timeout:g} s")
         client = connected[0]
         self.host.detach(origin.label)

@@ -18,6 +18,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED, METHOD_NOT_FOUND
 
 from skillwire.cli.args import ServerTarget, UsageError
 from skillwire.cli.output import printable
+from skillwire.client.connection import refused_credentials
 from skillwire.client.limits import ClientLimits
 from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import SkillwireError
@@ -114,6 +115,9 @@ def explain_client_failure(exc: Exception, target: ServerTarget, http_status: in
     status = getattr(response, "status_code", None)
     status = status if isinstance(status, int) else http_status
     if status is not None:
+        refused = refused_credentials(status, target.headers)
+        if refused is not None:
+            return f"{where} {refused}"
         if status in (401, 403):
             return (
                 f"{where} refused the request (HTTP {status}); an authenticated server needs a header, "

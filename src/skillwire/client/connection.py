@@ -12,7 +12,7 @@ for the caller to explain.
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping, Sequence
 from contextlib import asynccontextmanager
 
 import anyio
@@ -74,3 +74,19 @@ async def _closing_quietly() -> AsyncIterator[None]:
         _, rest = group.split((anyio.BrokenResourceError, anyio.ClosedResourceError))
         if rest is not None:
             raise rest from group.__cause__
+
+
+def refused_credentials(status: int, headers: Iterable[tuple[str, str]]) -> str | None:
+    """What an HTTP 401 or 403 means when the request carried an `Authorization` header (one clause, to
+    follow the server's name), or None when it carried none (then the server wants one). The header's
+    value is never part of it: it is a secret."""
+    if status not in (401, 403):
+        return None
+    sent = next((value for name, value in headers if name.strip().lower() == "authorization"), None)
+    if sent is None:
+        return None
+    scheme = sent.strip().partition(" ")[0].lower()
+    what = "the bearer token" if scheme == "bearer" else "the credentials in the Authorization header"
+    if status == 401:
+        return f"refused {what} (HTTP 401); check that the token is the right one for this server and still valid"
+    return f"refused the request (HTTP 403) with {what} given; it may not be allowed this request"
