@@ -17,7 +17,7 @@ elicit gets a refusal naming the `skillwire approve` command that approves the s
 
 import logging
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
 from typing import Annotated, Any, Self
@@ -48,6 +48,8 @@ from skillwire.client.skills import SkillsClient
 from skillwire.core.display import escape as one_line
 from skillwire.core.display import quoted
 from skillwire.core.errors import ApprovalStoreError, UpstreamUnavailable
+from skillwire.core.metrics import record_approval, record_tool_call
+from skillwire.core.tracing import span
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
@@ -56,6 +58,7 @@ from skillwire.host.policy import CrossOriginRead
 from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
 from skillwire.host.trust import TrustPolicy
 from skillwire.server.app import transport_security
+from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route
 
 logger = logging.getLogger("skillwire.bridge")
 
@@ -84,6 +87,19 @@ def _can_elicit(ctx: Context[Any, Any]) -> bool:
     capabilities = ctx.client_capabilities
     elicitation = capabilities.elicitation if capabilities is not None else None
     return elicitation is not None and (elicitation.form is not None or elicitation.url is None)
+
+
+async def _answered(tool: str, call: Awaitable[ToolResult]) -> CallToolResult:
+    """One tool call's answer, counted by outcome (`skillwire_bridge_tool_calls_total`): the one place every
+    bridge tool call passes through. `error` is a refusal or failure the model is told about; `failed` an
+    exception the SDK turns into an error result."""
+    try:
+        result = await call
+    except Exception:
+        record_tool_call(tool, "failed")
+        raise
+    record_tool_call(tool, "error" if result.is_error else "ok")
+    return _call_result(result)
 
 
 def _call_result(result: ToolResult) -> CallToolResult:
@@ -242,6 +258,7 @@ class Bridge:
                 else None
             )
             if why is not None:
+                record_approval("skill", "unasked" if isinstance(data, LoadPreflight) else "dismissed")
                 return ToolResult(
                     f"Not loaded: not approved. The skill {quoted(question.ref.uri)} from server {server!r} needs the "
                     f"user's approval, and {why}.{changed} The user did not decline it. Ask the user to run this "
@@ -250,11 +267,13 @@ class Bridge:
                     is_error=True,
                 )
             if not isinstance(data, SkillApproval) or not data.approve:
+                record_approval("skill", "refused")
                 return ToolResult(
                     f"Not loaded: the user declined to load {quoted(question.ref.uri)} from server {server!r}."
                     f"{changed} Nothing was fetched. Do not retry unless the user asks.",
                     is_error=True,
                 )
+            record_approval("skill", "granted")
             decisions.skills[(question.ref, question.files_hash)] = bool(getattr(data, "allow_tools", False))
         with decided(decisions):
             return await self._call(server, "read_skill", uri)
@@ -270,6 +289,7 @@ class Bridge:
             data = answer.data if isinstance(answer, AcceptedElicitation) else None
             request = question.request
             if isinstance(data, ReadPreflight):
+                record_approval("read", "unasked")
                 return ToolResult(
                     f"Refused: {request.describe()}, and this MCP client cannot ask the user to allow that (it does "
                     "not support elicitation). A skill from one server cannot read from another without the "
@@ -277,6 +297,7 @@ class Bridge:
                     is_error=True,
                 )
             if isinstance(answer, CancelledElicitation):
+                record_approval("read", "dismissed")
                 return ToolResult(
                     f"Not read: {request.describe()}, which needs the user's approval each time, and the question "
                     "was dismissed, or this host could not show it (the user did not refuse it). Nothing was read. "
@@ -285,9 +306,11 @@ class Bridge:
                     is_error=True,
                 )
             if not isinstance(data, ReadApproval) or not data.allow:
+                record_approval("read", "refused")
                 return ToolResult(
                     f"Refused: the user did not allow it. {request.describe()}; nothing was read.", is_error=True
                 )
+            record_approval("read", "granted")
             decisions.reads.add((request.acting, request.target_origin, request.uri))
         with decided(decisions):
             return await self._call(server, "read_resource", uri)
@@ -298,8 +321,13 @@ class Bridge:
         A failed call to an upstream that has stopped answering says so (and it is reconnected next time).
         """
         result: ToolResult | None = None
-        with anyio.move_on_after(self.upstream_timeout):
-            result = await self.tools.call(name, {"server": server, "uri": uri})
+        # The span carries the configured label and the tool, never the URI the model sent (unbounded text).
+        with span("skillwire.bridge.upstream", **{"skillwire.upstream": server, "skillwire.tool": name}) as current:
+            with anyio.move_on_after(self.upstream_timeout):
+                result = await self.tools.call(name, {"server": server, "uri": uri})
+            current.set_attribute(
+                "skillwire.outcome", "timeout" if result is None else "error" if result.is_error else "ok"
+            )
         if result is None:
             timed_out = f"it did not answer within {self.upstream_timeout:g} s"
             if server in self.upstreams:
@@ -341,7 +369,7 @@ class Bridge:
             resolver.__module__, resolver.__qualname__ = request_id.split(":")
 
         async def list_skills(query: str | None = None, cursor: str | None = None) -> CallToolResult:
-            return _call_result(await bridge.list_skills(query, cursor))
+            return await _answered("list_skills", bridge.list_skills(query, cursor))
 
         async def read_skill(
             server: str,
@@ -349,7 +377,7 @@ class Bridge:
             preflight: Annotated[LoadPreflight, Resolve(preflight_load)],
             answer: Annotated[ElicitationResult[SkillApproval], Resolve(ask_load)],
         ) -> CallToolResult:
-            return _call_result(await bridge.read_skill(server, uri, preflight, answer))
+            return await _answered("read_skill", bridge.read_skill(server, uri, preflight, answer))
 
         async def read_resource(
             server: str,
@@ -357,7 +385,7 @@ class Bridge:
             preflight: Annotated[ReadPreflight, Resolve(preflight_read)],
             answer: Annotated[ElicitationResult[ReadApproval], Resolve(ask_read)],
         ) -> CallToolResult:
-            return _call_result(await bridge.read_resource(server, uri, preflight, answer))
+            return await _answered("read_resource", bridge.read_resource(server, uri, preflight, answer))
 
         functions: dict[str, Callable[..., Any]] = {
             "list_skills": list_skills,
@@ -375,7 +403,12 @@ class Bridge:
             tool.fn_metadata.output_schema = definition.get("outputSchema")
             tools.append(tool)
         return MCPServer(
-            "skillwire-bridge", version=__version__, instructions=INSTRUCTIONS, tools=tools, log_level="WARNING"
+            "skillwire-bridge",
+            version=__version__,
+            instructions=INSTRUCTIONS,
+            tools=tools,
+            log_level="WARNING",
+            middleware=[RequestObserver()],  # requests by method and outcome on /metrics, as `serve` counts them
         )
 
 
@@ -431,9 +464,15 @@ async def serve_http(
     async with bridge:
         server = bridge.build_server()
         app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
+        # The scrape, open: a bridge serves one host's person, and its series name only the configured
+        # upstream labels and its own tools (no catalog a caller could be denied, unlike `serve`'s views).
+        app.router.routes.append(metrics_route())
         # h11, which trims header whitespace itself (under httptools `server.app.http_app` has to); a bridge
         # answers a model's few tool calls, so the faster parser of `serve` would buy nothing here.
-        http = uvicorn.Server(uvicorn.Config(app, host=host, port=port, log_level="warning", lifespan="on", http="h11"))
+        counted = CountResponseBytes(app)
+        http = uvicorn.Server(
+            uvicorn.Config(counted, host=host, port=port, log_level="warning", lifespan="on", http="h11")
+        )
         async with anyio.create_task_group() as group:
 
             async def run_http() -> None:

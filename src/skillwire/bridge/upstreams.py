@@ -31,7 +31,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from skillwire.client.connection import refused_credentials
 from skillwire.client.skills import EntryProblem, SkillsClient
 from skillwire.core.errors import UpstreamUnavailable
+from skillwire.core.metrics import set_upstream_up
 from skillwire.core.protocol import EXTENSION_ID
+from skillwire.core.tracing import span
 from skillwire.host.host import SkillHost
 from skillwire.host.origins import ServerOrigin
 
@@ -110,6 +112,8 @@ class Upstreams:
     ) -> None:
         self.host = host
         self._upstreams = {o.label: _Upstream(o) for o in origins}
+        for label in self._upstreams:  # every configured upstream has a series, down until connected
+            set_upstream_up(label, False)
         self.timeout = timeout
         # Connecting may start a process (a stdio upstream imports its whole stack first), so it gets at
         # least CONNECT_FLOOR_SECONDS even when requests are held to less.
@@ -161,6 +165,7 @@ class Upstreams:
                 upstream.backoff = min(upstream.backoff * 2, MAX_BACKOFF_SECONDS)
                 raise
             upstream.error, upstream.backoff = None, FIRST_BACKOFF_SECONDS
+            set_upstream_up(label, True)
             return skills
 
     async def ensure_all(self) -> dict[str, str]:
@@ -198,7 +203,8 @@ class Upstreams:
             if skills is None:
                 return
             try:
-                with anyio.fail_after(self.timeout):
+                attributes = {"skillwire.upstream": upstream.origin.label, "skillwire.tool": "list_skills"}
+                with span("skillwire.bridge.upstream", **attributes), anyio.fail_after(self.timeout):
                     await skills.list_skills()
             except TimeoutError:
                 failed[upstream.origin.label] = f"it did not answer skills/list within {self.timeout:g} s"
@@ -275,6 +281,8 @@ class Upstreams:
                 if connected:
                     logger.info("upstream %s disconnected: %s", origin.label, describe_failure(origin, exc))
             finally:
+                if upstream.done is done:  # this connection was the upstream's current one: it is gone now
+                    set_upstream_up(origin.label, False)
                 done.set()
                 ready.set()
 
@@ -299,6 +307,9 @@ class Upstreams:
         return skills
 
     async def _teardown(self, upstream: _Upstream) -> None:
+        # The one place a connection ends on purpose (a failed probe or request, a drop, a server without
+        # skills); a connection that ends by itself (a stdio upstream exited) is marked down in `own`.
+        set_upstream_up(upstream.origin.label, False)
         self.host.detach(upstream.origin.label)
         upstream.skills = None
         if upstream.scope is not None:

@@ -90,9 +90,9 @@ class Metrics:
     store_reads: Counter  # outcome: hit | miss | error
     poll_failures: Counter
     signatures: Gauge  # status: signed | unsigned | stale
-    bridge_upstream_up: Gauge  # upstream
-    bridge_tool_calls: Counter  # tool, outcome
-    bridge_approvals: Counter  # outcome: asked | granted | refused
+    bridge_upstream_up: Gauge  # upstream (a label the operator configured)
+    bridge_tool_calls: Counter  # tool (one of the bridge's three), outcome: ok | error | failed
+    bridge_approvals: Counter  # kind: skill | read; outcome: one of APPROVAL_OUTCOMES
 
 
 _lock = threading.Lock()
@@ -153,13 +153,46 @@ def _build() -> Metrics:
         poll_failures=Counter("skillwire_poll_failures", "Looks at the store's pointer that failed"),
         signatures=gauge("skillwire_signature_skills", "Skills served, by publisher signature status", ("status",)),
         bridge_upstream_up=gauge(
-            "skillwire_bridge_upstream_up", "1 when the bridge reached the upstream", ("upstream",)
+            "skillwire_bridge_upstream_up",
+            "1 while the bridge holds a working connection to the upstream",
+            ("upstream",),
         ),
-        bridge_tool_calls=Counter("skillwire_bridge_tool_calls", "Bridge tool calls, by outcome", ("tool", "outcome")),
+        bridge_tool_calls=Counter(
+            "skillwire_bridge_tool_calls",
+            "Bridge tool calls: ok, error (a refusal or failure the model is told) or failed (an exception)",
+            ("tool", "outcome"),
+        ),
         bridge_approvals=Counter(
-            "skillwire_bridge_approvals", "Bridge approvals asked, granted, refused", ("outcome",)
+            "skillwire_bridge_approvals",
+            "Bridge approval questions, by kind (skill load or cross-origin read) and outcome",
+            ("kind", "outcome"),
         ),
     )
+
+
+# What became of an approval question. `asked` counts every question whose answer reached the bridge (so
+# asked = granted + refused + dismissed); `unasked` is a question the client could not show (no elicitation).
+APPROVAL_OUTCOMES = ("asked", "granted", "refused", "dismissed", "unasked")
+TOOL_OUTCOMES = ("ok", "error", "failed")
+
+
+def record_tool_call(tool: str, outcome: str) -> None:
+    """A bridge tool call ended (`tool` is one of the bridge's own tool names, never a client's string)."""
+    metrics().bridge_tool_calls.labels(tool, outcome).inc()
+
+
+def record_approval(kind: str, outcome: str) -> None:
+    """An approval question of `kind` (skill | read) ended with `outcome`; a granted, refused or dismissed
+    answer counts as asked too."""
+    m = metrics().bridge_approvals
+    if outcome in ("granted", "refused", "dismissed"):
+        m.labels(kind, "asked").inc()
+    m.labels(kind, outcome).inc()
+
+
+def set_upstream_up(upstream: str, up: bool) -> None:
+    """Whether the bridge holds a working connection to the upstream the operator named `upstream`."""
+    metrics().bridge_upstream_up.labels(upstream).set(1 if up else 0)
 
 
 def observe_snapshot(

@@ -1,0 +1,138 @@
+"""The bridge's own numbers (issue 23): a real `skillwire bridge --http` in front of a real `skillwire serve`,
+driven by the SDK's client with real elicitation answers, then its `/metrics` scraped over HTTP.
+
+Each counter is checked against exactly the calls made: tool calls by tool and outcome, approval questions
+by outcome (granted, refused, dismissed, and one a client could not be asked), upstream health for a live
+upstream, a dead one, and the live one once it stops. The scrape names no URI, skill, body or header value.
+"""
+
+from __future__ import annotations
+
+import secrets
+import urllib.request
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+from mcp.client import Client
+from prometheus_client.parser import text_string_to_metric_families
+
+from servers import free_port, running_http_server
+from support.bridge import BRIDGE, Elicitor, text_of, write_skill
+from support.calls import wait_for
+from support.servers import RunningServer, serve_http
+
+pytestmark = pytest.mark.anyio
+
+Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
+
+
+def scrape(base: str) -> tuple[str, Samples]:
+    with urllib.request.urlopen(base + "/metrics", timeout=10) as response:
+        assert response.status == 200
+        text = response.read().decode()
+    samples: Samples = {}
+    for family in text_string_to_metric_families(text):
+        for sample in family.samples:
+            samples[(sample.name, frozenset(sample.labels.items()))] = sample.value
+    return text, samples
+
+
+def value(samples: Samples, name: str, **labels: str) -> float:
+    return samples.get((name, frozenset(labels.items())), 0.0)
+
+
+@pytest.fixture
+def upstream(tmp_path: Path) -> Iterator[tuple[RunningServer, Path]]:
+    root = tmp_path / "skills"
+    for name in ("granted-skill", "refused-skill", "dismissed-skill", "unasked-skill"):
+        write_skill(root, name, f"The {name} of the metrics test.", body=f"SECRET-BODY-{name}", files={"a.md": "a\n"})
+    with serve_http([str(root), "--no-digest-cache", "--no-watch"]) as server:
+        yield server, root
+
+
+async def test_bridge_metrics_count_tool_calls_approvals_and_upstream_health(
+    upstream: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    server, _ = upstream
+    port = free_port()
+    header_secret = "hdr-" + secrets.token_hex(16)
+    argv = [
+        *BRIDGE,
+        "--http",
+        f"127.0.0.1:{port}",
+        "--server",
+        f"web={server.url}",
+        "--header",
+        f"web:X-Api-Key: {header_secret}",
+        "--server",
+        f"dead=http://127.0.0.1:{free_port()}/mcp",  # nothing listens there
+        "--approvals",
+        str(tmp_path / "approvals.sqlite"),
+    ]
+    base = f"http://127.0.0.1:{port}"
+    url = base + "/mcp"
+    with running_http_server(argv, port, tmp_path / "bridge.log"):
+        _, before = scrape(base)
+        # Every configured upstream has its series from the start, down until connected.
+        assert ("skillwire_bridge_upstream_up", frozenset({("upstream", "web")})) in before
+        answers = Elicitor(answers={"granted-skill": True, "refused-skill": False})
+        async with Client(url, elicitation_callback=answers) as client:
+            listing = await client.call_tool("list_skills", {})
+            assert not listing.is_error, text_of(listing)
+            granted = await client.call_tool("read_skill", {"server": "web", "uri": "skill://granted-skill/SKILL.md"})
+            assert not granted.is_error, text_of(granted)
+            refused = await client.call_tool("read_skill", {"server": "web", "uri": "skill://refused-skill/SKILL.md"})
+            assert refused.is_error
+            assert "declined" in text_of(refused)
+            read = await client.call_tool("read_resource", {"server": "web", "uri": "a.md"})
+            assert not read.is_error, text_of(read)
+            unknown = await client.call_tool("read_skill", {"server": "nowhere", "uri": "skill://x/SKILL.md"})
+            assert unknown.is_error
+        async with Client(url, elicitation_callback=Elicitor(cancel=True)) as client:
+            dismissed = await client.call_tool(
+                "read_skill", {"server": "web", "uri": "skill://dismissed-skill/SKILL.md"}
+            )
+            assert dismissed.is_error
+            assert "dismissed" in text_of(dismissed)
+        async with Client(url) as client:  # no elicitation: the question cannot be shown
+            unasked = await client.call_tool("read_skill", {"server": "web", "uri": "skill://unasked-skill/SKILL.md"})
+            assert unasked.is_error
+            assert "skillwire approve" in text_of(unasked)
+        assert [m for m in answers.messages if "granted-skill" in m or "refused-skill" in m]
+
+        text, samples = scrape(base)
+        calls = "skillwire_bridge_tool_calls_total"
+        assert value(samples, calls, tool="list_skills", outcome="ok") == 1
+        assert value(samples, calls, tool="read_skill", outcome="ok") == 1
+        assert value(samples, calls, tool="read_skill", outcome="error") == 4  # refused, unknown, dismissed, unasked
+        assert value(samples, calls, tool="read_resource", outcome="ok") == 1
+        assert value(samples, calls, tool="read_skill", outcome="failed") == 0
+        approvals = "skillwire_bridge_approvals_total"
+        assert value(samples, approvals, kind="skill", outcome="asked") == 3
+        assert value(samples, approvals, kind="skill", outcome="granted") == 1
+        assert value(samples, approvals, kind="skill", outcome="refused") == 1
+        assert value(samples, approvals, kind="skill", outcome="dismissed") == 1
+        assert value(samples, approvals, kind="skill", outcome="unasked") == 1
+        up = "skillwire_bridge_upstream_up"
+        assert value(samples, up, upstream="web") == 1
+        assert ("skillwire_bridge_upstream_up", frozenset({("upstream", "dead")})) in samples
+        assert value(samples, up, upstream="dead") == 0
+        # The bridge's MCP requests are counted as `serve` counts its own.
+        assert value(samples, "skillwire_requests_total", method="tools/call", outcome="ok", code="") >= 8
+        assert value(samples, "skillwire_response_bytes_total") > 0
+        # Nothing a client, a server or the operator's headers chose reaches a label.
+        for secret in (header_secret, "skill://", "granted-skill", "SECRET-BODY", "a.md", "nowhere", server.url):
+            assert secret not in text, secret
+
+        # The upstream stops: the next call notices, and its health says so.
+        server.process.terminate()
+        server.process.wait(timeout=30)
+        async with Client(url) as client:
+            after = await client.call_tool("list_skills", {})
+            assert not after.is_error, text_of(after)
+            assert isinstance(after.structured_content, dict)
+            assert {u["server"] for u in after.structured_content.get("unavailable", [])} == {"web", "dead"}
+        wait_for(lambda: value(scrape(base)[1], up, upstream="web") == 0, 10, "the stopped upstream to read down")
+        _, final = scrape(base)
+        assert value(final, calls, tool="list_skills", outcome="ok") == 2
