@@ -31,6 +31,7 @@ from skillwire.catalog.persist import Persisted, SnapshotStore
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.metrics import observe_snapshot, record_reload
+from skillwire.core.tracing import span
 
 __all__ = ["SkillCatalog"]
 
@@ -237,8 +238,18 @@ class SkillCatalog:
         started = time.perf_counter()
         with self._refresh_lock:
             old = self._snapshot
+            incremental = changed is not None and old is not None
             try:
-                new = self._build(None if changed is None or old is None else list(changed))
+                scan = {"skillwire.roots": len(self.roots), "skillwire.incremental": incremental}
+                with span("skillwire.scan", **scan) as current:
+                    new = self._build(list(changed) if changed is not None and old is not None else None)
+                    current.set_attributes(
+                        {
+                            "skillwire.skills": len(new.skill_by_uri),
+                            "skillwire.files": len(new.files),
+                            "skillwire.skipped": len(new.skipped),
+                        }
+                    )
             except Exception:
                 record_reload("failed", time.perf_counter() - started)
                 raise

@@ -595,12 +595,14 @@ class PublishedCatalog(SkillCatalog):
         with self._refresh_lock:
             old = self._snapshot
             try:
-                with span("skillwire.store.fetch", location=str(self.location)):
+                # The location is the operator's (s3://bucket/prefix, no credentials); the index id a hash.
+                with span("skillwire.store.fetch", **{"skillwire.store": str(self.location)}) as current:
                     pointer = self._fetch_pointer()
                     if pointer is not None and (old is None or self._pointer is None or pointer.id != self._pointer.id):
                         new = self._load_index(pointer)
                     else:
                         new = None
+                    current.set_attribute("skillwire.index.changed", new is not None)
             except (StoreError, InvalidIndex) as exc:
                 self.status.last_error = str(exc)
                 self.status.failures += 1

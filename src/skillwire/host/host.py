@@ -50,6 +50,7 @@ from skillwire.core.errors import (
     UnlistedFile,
 )
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestFile
+from skillwire.core.tracing import span
 from skillwire.core.verify import skill_md_mismatch
 from skillwire.host.active import ActiveSkill
 from skillwire.host.approvals import ApprovalStore
@@ -414,7 +415,10 @@ class SkillHost:
             # The stored approval is for another set (a file, or the signer, changed): revoke it now, whatever
             # the person answers (ApprovalStore.check deletes it in one transaction).
             self.approvals.check(ref, plan.bound)
-        if not await self.policy.approve_skill(plan.request):
+        with span("skillwire.approval", **{"skillwire.origin": ref.origin, "skillwire.kind": "skill"}) as current:
+            approved = await self.policy.approve_skill(plan.request)
+            current.set_attribute("skillwire.outcome", "granted" if approved else "refused")
+        if not approved:
             diff = plan.changed
             raise ApprovalDenied(
                 self._refused(
@@ -514,7 +518,10 @@ class SkillHost:
         """
         if acting is not None and acting.ref.origin != origin:
             request = CrossOriginRead(acting.ref, origin, uri)
-            if not await self.policy.approve_cross_origin_read(request):
+            with span("skillwire.approval", **{"skillwire.origin": origin, "skillwire.kind": "read"}) as current:
+                allowed = await self.policy.approve_cross_origin_read(request)
+                current.set_attribute("skillwire.outcome", "granted" if allowed else "refused")
+            if not allowed:
                 raise CrossOriginReadDenied(self._refused(request.describe() + "; not approved"))
         for skill in reversed(self.active):
             if skill.active and skill.ref.origin == origin and uri in {f.uri for f in skill.entry.files}:

@@ -22,6 +22,7 @@ from skillwire.client.skills import DirectoryListing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServedFileChanged, UnknownOrigin, VerificationFailed
 from skillwire.core.manifest import ManifestFile
+from skillwire.core.tracing import span
 from skillwire.core.verify import verify_file
 from skillwire.host.cache import ContentCache
 from skillwire.host.identity import SkillRef
@@ -57,16 +58,21 @@ class OriginReader:
         its frontmatter matched too: `store_verified`).
         """
         local = self._local_files(origin) is not None
-        if local:
-            data = self.read_local(origin, listed.uri)
-        else:
-            if self.cache is not None:
-                cached = self.cache.get(origin, listed.uri, listed)
-                if cached is not None:
-                    return cached
-            content = await self._server(origin).read_skill_uri(listed.uri, size=listed.size)
-            data = content.data
-        verify_file(listed, data)
+        attributes: dict[str, str | int] = {"skillwire.origin": origin, "skillwire.bytes": listed.size}
+        with span("skillwire.verify", **attributes) as current:
+            if local:
+                current.set_attribute("skillwire.source", "local")
+                data = self.read_local(origin, listed.uri)
+            else:
+                if self.cache is not None:
+                    cached = self.cache.get(origin, listed.uri, listed)  # re-hashed: verified too
+                    if cached is not None:
+                        current.set_attribute("skillwire.source", "cache")
+                        return cached
+                current.set_attribute("skillwire.source", "server")
+                content = await self._server(origin).read_skill_uri(listed.uri, size=listed.size)
+                data = content.data
+            verify_file(listed, data)
         if store and not local:
             self.store_verified(origin, listed, data)
         return data
