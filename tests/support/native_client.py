@@ -1,0 +1,253 @@
+"""A skills client that behaves as Claude Code 2.1.332's native SEP-2640 client does (issue 20 item 10).
+
+What it does, from the landscape update (`../shared/spec/landscape-2026-12-update.md`):
+
+- connects with the official `mcp` SDK's `Client` (`server/discover`), declaring `io.modelcontextprotocol/skills: {}`
+  among its client capabilities, which a 2026-07-28 connection carries in every request's `_meta`;
+- refuses a connection below protocol 2026-07-28: no `skills/*` request is sent at all (`NativeRefused`), as
+  "skills/list not sent: this connection is not known to use MCP protocol version 2026-07-28 or later";
+- sends nothing `skills/*` unless the server declared the extension;
+- walks `skills/list` with `{cursor}` until there is no `nextCursor`, `skills/get` by address,
+  `resources/read` for files, and `resources/directory/read` only when the server declared
+  `directoryRead: true`;
+- verifies each file it reads against the entry's `digest` and `size`, and keys its approval on one
+  `sha256:` value over the whole manifest, which changes when any file of the skill changes.
+
+It deliberately does not use skillwire's own client (`skillwire.client`): it is a second, independent peer, so a
+bug shared by skillwire's server and client cannot hide. Every JSON-RPC message it writes is recorded in `sent`
+(from a wrapper around the SDK transport's write stream), so a test can hold the wire to the above.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import json
+from collections.abc import AsyncIterator, Sequence
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from types import TracebackType
+from typing import Any
+
+import mcp_types
+from mcp.client import Client, advertise
+from mcp.client.stdio import StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.message import SessionMessage
+from pydantic import BaseModel, ConfigDict
+
+EXTENSION = "io.modelcontextprotocol/skills"
+NATIVE_VERSION = "2026-07-28"  # the oldest protocol the native client sends skills/* on
+CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
+VERSION_META = "io.modelcontextprotocol/protocolVersion"
+MAX_PAGES = 10_000  # a bound against a server whose cursors never end; far above any test catalog
+
+
+class NativeRefused(Exception):
+    """The native client will not use this server's skills (and sent no `skills/*` request)."""
+
+
+class VerificationFailed(Exception):
+    """Bytes read do not match the entry's digest or size."""
+
+
+class _Raw(mcp_types.Request[dict[str, Any] | None, str]):
+    """A request sent as written: the SDK has no typed `skills/*` requests."""
+
+
+class _RawResult(BaseModel):
+    model_config = ConfigDict(extra="allow")
+
+
+class _RecordingWrite:
+    """The SDK transport's write stream, recording every JSON-RPC message written to the server."""
+
+    def __init__(self, inner: Any, sent: list[dict[str, Any]]) -> None:
+        self.inner = inner
+        self.sent = sent
+
+    async def send(self, item: SessionMessage, /) -> None:
+        self.sent.append(item.message.model_dump(by_alias=True, mode="json", exclude_none=True))
+        await self.inner.send(item)
+
+    async def aclose(self) -> None:
+        await self.inner.aclose()
+
+    async def __aenter__(self) -> _RecordingWrite:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        await self.aclose()
+        return None
+
+
+class _RecordingTransport:
+    """Wraps an SDK transport (stdio or Streamable HTTP) so that what the client writes is recorded."""
+
+    def __init__(self, inner: Any, sent: list[dict[str, Any]]) -> None:
+        self.inner = inner
+        self.sent = sent
+
+    async def __aenter__(self) -> tuple[Any, Any]:
+        read, write = await self.inner.__aenter__()
+        return read, _RecordingWrite(write, self.sent)
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> bool | None:
+        return bool(await self.inner.__aexit__(exc_type, exc, tb))
+
+
+def manifest_key(entry: dict[str, Any]) -> str:
+    """The `sha256:` approval key over the whole manifest: changes when any file (uri, digest or size) does."""
+    files = sorted((r["uri"], r["digest"], r["size"]) for r in entry["resources"])
+    return "sha256:" + hashlib.sha256(json.dumps([entry["uri"], files]).encode()).hexdigest()
+
+
+@dataclass
+class NativeClient:
+    """One connected native client (see the module docstring); made by `native_client`."""
+
+    client: Client
+    sent: list[dict[str, Any]] = field(default_factory=list)
+
+    @property
+    def protocol_version(self) -> str:
+        return self.client.protocol_version
+
+    @property
+    def settings(self) -> dict[str, Any] | None:
+        value = (self.client.server_capabilities.extensions or {}).get(EXTENSION)
+        return value if isinstance(value, dict) else None
+
+    @property
+    def directory_read(self) -> bool:
+        return bool(self.settings and self.settings.get("directoryRead") is True)
+
+    def methods_sent(self) -> list[str]:
+        return [str(message["method"]) for message in self.sent if "method" in message]
+
+    async def request(self, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+        result = await self.client.session.send_request(_Raw(method=method, params=params), _RawResult)
+        return result.model_dump()
+
+    def _require_skills(self, method: str) -> None:
+        if self.protocol_version < NATIVE_VERSION:  # ISO dates compare as text
+            raise NativeRefused(
+                f"{method} not sent: this connection is not known to use MCP protocol version "
+                f"{NATIVE_VERSION} or later (it uses {self.protocol_version})"
+            )
+        if self.settings is None:
+            raise NativeRefused(f"{method} not sent: the server did not declare {EXTENSION}")
+
+    async def list_skills(self) -> tuple[list[dict[str, Any]], int]:
+        """Every `skills/list` entry, walking `{cursor}` to the end, and the number of pages."""
+        self._require_skills("skills/list")
+        entries: list[dict[str, Any]] = []
+        cursor: str | None = None
+        seen: set[str] = set()
+        for page in range(1, MAX_PAGES + 1):
+            result = await self.request("skills/list", {"cursor": cursor} if cursor is not None else {})
+            assert result.get("resultType") == "complete", result.get("resultType")
+            assert isinstance(result.get("ttlMs"), int)
+            assert result.get("cacheScope") in ("public", "private")
+            entries += result["skills"]
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return entries, page
+            assert cursor not in seen, f"cursor repeated on page {page}"
+            seen.add(cursor)
+        raise AssertionError(f"skills/list did not end within {MAX_PAGES} pages")
+
+    async def get_skill(self, uri: str) -> dict[str, Any]:
+        """`skills/get` by address: the entry of one SKILL.md URI."""
+        self._require_skills("skills/get")
+        result = await self.request("skills/get", {"uri": uri})
+        assert result.get("resultType") == "complete", result.get("resultType")
+        assert "nextCursor" not in result
+        skill = result["skill"]
+        assert isinstance(skill, dict)
+        return skill
+
+    async def read(self, uri: str) -> tuple[bytes, dict[str, Any]]:
+        """One `resources/read`: the bytes of its one content block for `uri`, and the block."""
+        result = await self.client.read_resource(uri)
+        blocks = [block for block in result.contents if str(block.uri) == uri]
+        assert len(blocks) == 1, f"{len(blocks)} content blocks for {uri}"
+        block = blocks[0]
+        if isinstance(block, mcp_types.TextResourceContents):
+            return block.text.encode(), block.model_dump(by_alias=True, mode="json", exclude_none=True)
+        assert isinstance(block, mcp_types.BlobResourceContents)
+        return base64.b64decode(block.blob), block.model_dump(by_alias=True, mode="json", exclude_none=True)
+
+    async def read_verified(self, uri: str, entry: dict[str, Any]) -> bytes:
+        """A file of `entry`, refused unless listed, and checked against its size and digest."""
+        listed = {r["uri"]: r for r in entry["resources"]}
+        if uri not in listed:
+            raise VerificationFailed(f"{uri} is not in the manifest of {entry['uri']}")
+        data, _ = await self.read(uri)
+        want = listed[uri]
+        if len(data) != want["size"]:
+            raise VerificationFailed(f"{uri}: {len(data)} bytes read, {want['size']} listed")
+        digest = "sha256:" + hashlib.sha256(data).hexdigest()
+        if digest != want["digest"]:
+            raise VerificationFailed(f"{uri}: read {digest}, listed {want['digest']}")
+        return data
+
+    async def read_directory(self, uri: str) -> list[dict[str, Any]]:
+        """Every child of a directory, all pages; refused unless the server declared `directoryRead: true`."""
+        self._require_skills("resources/directory/read")
+        if not self.directory_read:
+            raise NativeRefused("resources/directory/read not sent: the server did not declare directoryRead: true")
+        items: list[dict[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            params: dict[str, Any] = {"uri": uri}
+            if cursor is not None:
+                params["cursor"] = cursor
+            result = await self.request("resources/directory/read", params)
+            assert result.get("resultType") == "complete", result.get("resultType")
+            items += result["resources"]
+            cursor = result.get("nextCursor")
+            if not cursor:
+                return items
+        raise AssertionError(f"resources/directory/read of {uri} did not end")
+
+    async def resource_uris(self) -> list[str]:
+        """Every URI of `resources/list`, all pages: what Claude Code's generic resource tool offers a model."""
+        uris: list[str] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = await self.client.list_resources(cursor=cursor)
+            uris += [str(resource.uri) for resource in page.resources]
+            cursor = page.next_cursor
+            if not cursor:
+                return uris
+        raise AssertionError("resources/list did not end")
+
+
+@asynccontextmanager
+async def native_client(
+    *, url: str | None = None, command: Sequence[str] | None = None, env: dict[str, str] | None = None
+) -> AsyncIterator[NativeClient]:
+    """A connected native client over Streamable HTTP (`url`) or stdio (`command`): give exactly one."""
+    assert (url is None) != (command is None)
+    sent: list[dict[str, Any]] = []
+    if url is not None:
+        inner: Any = streamable_http_client(url)
+    else:
+        assert command is not None
+        from mcp.client.stdio import stdio_client
+
+        inner = stdio_client(StdioServerParameters(command=command[0], args=list(command[1:]), env=env))
+    client = Client(
+        _RecordingTransport(inner, sent),
+        extensions=[advertise(EXTENSION, {})],
+        client_info=mcp_types.Implementation(name="native-test-client", version="2.1.332"),
+        cache=None,  # every call reaches the server: the test holds the server's answers, not a cache's
+        read_timeout_seconds=60,
+    )
+    async with client:
+        yield NativeClient(client, sent)
