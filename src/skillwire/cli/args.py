@@ -11,6 +11,7 @@ else, and a long-running `serve` should not pay for the inspection commands' imp
 from __future__ import annotations
 
 import argparse
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 
@@ -86,6 +87,33 @@ def add_debug_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
 
 
+# HOST[:PORT][/PATH] written without a scheme: an IPv4 address, a bracketed IPv6 one, or a host name.
+_ADDRESS = re.compile(
+    r"(?P<host>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
+    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)(?P<port>:\d{1,5})?(?P<path>/\S*)?"
+)
+_LOOPBACK = re.compile(r"localhost|127(?:\.\d{1,3}){3}|\[::1\]", re.IGNORECASE)
+
+
+def address_as_url(text: str) -> str | None:
+    """The URL a server address written without a scheme most likely means (`127.0.0.1:8765/mcp` ->
+    `http://127.0.0.1:8765/mcp`), or None when `text` does not look like one: it must name a port, or be an
+    IP address, localhost, or a dotted host name with a path, so a command (`python`, `server.py`,
+    `scripts/serve`) is never taken for a host.
+    Loopback gets http:// (a local server rarely has TLS); any other host https://."""
+    match = _ADDRESS.fullmatch(text)
+    if match is None:
+        return None
+    host = match["host"]
+    is_ip = host.startswith("[") or re.fullmatch(r"[\d.]+", host) is not None
+    named = is_ip or host.lower() == "localhost" or "." in host
+    # A port makes any host an address; a path only a dotted name (`scripts/serve` is a command, not a host).
+    if not (match["port"] or (named and (match["path"] or is_ip or host.lower() == "localhost"))):
+        return None
+    scheme = "http" if _LOOPBACK.fullmatch(host) else "https"
+    return f"{scheme}://{text}"
+
+
 def server_target(args: argparse.Namespace) -> ServerTarget:
     timeout = getattr(args, "timeout", DEFAULT_TIMEOUT)
     if not timeout > 0:
@@ -104,6 +132,9 @@ def server_target(args: argparse.Namespace) -> ServerTarget:
     if not args.server:
         raise UsageError("no server given: add an http(s):// URL, or `-- COMMAND ARGS` for a stdio server")
     if not args.server.startswith(("http://", "https://")):
+        url = address_as_url(args.server)
+        if url is not None:
+            raise UsageError(f"{args.server!r} has no scheme; did you mean {url}?")
         raise UsageError(
             f"{args.server!r} is not an http(s):// URL; for a stdio server write `-- {args.server} ...` at the end"
         )
