@@ -30,7 +30,7 @@ from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, printabl
 from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, quote_advice, scan_frontmatter
 from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, LintPathError, NotASkill
-from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems
+from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems, is_publishable_name
 from skillwire.core.fields import RULES as FIELD_WEIGHTS
 from skillwire.core.fields import Rule as FieldRule
 from skillwire.core.json import JSONValue
@@ -375,17 +375,29 @@ def _field_suggestion(problem: Problem, fm: dict[str, JSONValue], expected_name:
     """How to fix one field problem (lint's own advice; what is wrong is `problem.message`)."""
     rule = problem.rule
     name = fm.get("name")
-    folder_name = suggest_name(expected_name or "")
+    # Every name a suggestion offers passes the name rule itself: never "rename the folder to" a name this
+    # same report calls invalid, nor "set name:" to a folder name that is not a valid name.
+    folder_valid = is_publishable_name(expected_name)
+    folder_name = expected_name if folder_valid else suggest_name(expected_name or "")
+    rename = "" if folder_valid else f" and rename the folder to {folder_name!r}"
     if rule is FieldRule.NAME_MISSING:
-        return f"add 'name: {folder_name}'"
+        return f"add 'name: {folder_name}'{rename}"
     if rule is FieldRule.NAME_NOT_STRING:
-        return f"write the folder's name: name: {folder_name}"
-    if rule is FieldRule.NAME_INVALID:
-        return f"use 1-64 characters from a-z, 0-9 and '-', e.g. {suggest_name(str(name))!r} (rename the folder too)"
-    if rule is FieldRule.NAME_NOT_ASCII:
-        return f"use an ASCII name such as {suggest_name(str(name))!r} (rename the folder too)"
+        return f"write the folder's name: name: {folder_name}{rename}"
+    if rule in (FieldRule.NAME_INVALID, FieldRule.NAME_NOT_ASCII):
+        rule_text = "1-64 characters from a-z, 0-9 and '-'" if rule is FieldRule.NAME_INVALID else "an ASCII name"
+        if folder_valid:
+            return f"use {rule_text}, such as the folder's name: 'name: {expected_name}'"
+        candidate = suggest_name(str(name))
+        return f"use {rule_text}, e.g. 'name: {candidate}', and rename the folder to {candidate!r}"
     if rule is FieldRule.NAME_MISMATCH:
-        return f"set 'name: {expected_name}' or rename the folder to {name!r}"
+        options = [f"set 'name: {expected_name}'"] if folder_valid else []
+        if is_publishable_name(name):
+            options.append(f"rename the folder to {name!r}")
+        if not options:  # neither is a valid name: one that is, for both
+            candidate = suggest_name(str(name))
+            return f"set 'name: {candidate}' and rename the folder to {candidate!r}"
+        return " or ".join(options)
     if rule is FieldRule.DESCRIPTION_MISSING:
         return "add 'description:' saying what the skill does and when to use it"
     if rule is FieldRule.DESCRIPTION_NOT_STRING:

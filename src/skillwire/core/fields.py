@@ -290,6 +290,11 @@ def field_problems(
             )
 
 
+def is_publishable_name(name: object) -> bool:
+    """Whether `name` passes the name rule as servers publish it (the ASCII rule): what a suggestion may offer."""
+    return isinstance(name, str) and name_problem(name) is None
+
+
 def publish_problem(frontmatter: Mapping[str, object], folder: str) -> Problem | None:
     """The first rule that keeps a server from publishing a skill with this frontmatter, or None."""
     return next((p for p in field_problems(frontmatter, folder) if p.weight in ("refused", "unpublishable")), None)
