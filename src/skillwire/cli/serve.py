@@ -18,7 +18,7 @@ from typing import Any
 import anyio
 
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.filesystem import SkillRoot, walk_root
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
@@ -177,11 +177,20 @@ def nothing_to_serve(roots: list[SkillRoot], snapshot: CatalogSnapshot) -> str |
     skill at all (every one skipped). None when there is something to serve."""
     empty = roots_without_skills(roots, snapshot)
     if empty:
-        shown = ", ".join(str(root.path) for root in empty)
-        return f"no SKILL.md found under {shown} (--allow-empty serves it anyway)"
+        return no_skill_md_message(empty)
     if not snapshot.skill_by_uri:
         return "nothing to serve: every skill found was skipped (reasons above); --allow-empty serves anyway"
     return None
+
+
+def no_skill_md_message(empty: list[SkillRoot]) -> str:
+    shown = ", ".join(str(root.path) for root in empty)
+    return f"no SKILL.md found under {shown} (--allow-empty serves it anyway)"
+
+
+def roots_without_discovered_skills(roots: list[SkillRoot]) -> list[SkillRoot]:
+    """The roots in which the server's discovery rules find no skill folder: a walk, nothing hashed."""
+    return [root for root in roots if not walk_root(root).skill_dirs]
 
 
 def roots_without_skills(roots: list[SkillRoot], snapshot: CatalogSnapshot) -> list[SkillRoot]:
@@ -376,8 +385,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         sock = None if address is None else bind_http_socket(*address)
     except BindError as exc:
+        # The port is only one of the problems: an empty folder would fail too once the port is free, and
+        # "port in use" alone sends the user to fix the wrong thing first. Both are said, the folder first.
+        empty = [] if args.allow_empty else roots_without_discovered_skills(roots)
+        if empty:
+            say("nothing_to_serve", no_skill_md_message(empty))
         say("bind_failed", str(exc.strerror))
-        return 1
+        return 2 if empty else 1
     if sock is not None and address is not None:
         # `--http 127.0.0.1:0` lets the kernel pick the port: the one bound is the one announced and linked.
         address = (address[0], int(sock.getsockname()[1]))
