@@ -22,6 +22,7 @@ from skillwire.cli.output import printable
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import human_size
 from skillwire.core.skill_md import parse_skill_md
+from skillwire.host.trust import SignatureCheck
 from support.cli import CliResult as Result
 from support.cli import run_cli as cli
 from support.servers import EXAMPLES, serve_http
@@ -140,6 +141,7 @@ def test_ls_json(examples_url: str) -> None:
             "collision": False,
             "over_limits": None,
             "source": None,  # provenance (repository, commit) only for skills served from a git root
+            "signature": {"status": "unsigned", "signer": None, "fingerprint": None},  # the host's own check
         }
 
 
@@ -192,7 +194,7 @@ def test_ls_table_escapes_control_characters_from_the_server() -> None:
             "resources": [{"uri": "skill://evil/SKILL.md", "digest": "sha256:" + "0" * 64, "size": 1}],
         }
     )
-    line = plain_table([Row(entry, collision=False)], None)[1]
+    line = plain_table([Row(entry, collision=False, signature=SignatureCheck("unsigned"))], None)[1]
     assert "\x1b" not in line
     assert "\u202e" not in line
     assert line.endswith("\\x1b[2J\\x1b[31mred\\u202eflip")

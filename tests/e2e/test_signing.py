@@ -477,3 +477,50 @@ def test_sign_with_a_key_held_by_ssh_agent(keys: dict[str, Key], tmp_path: Path)
     finally:
         agent.terminate()
         agent.wait(timeout=10)
+
+
+def test_ls_and_get_show_the_hosts_own_signature_verdict(
+    signed_server: RunningServer, keys: dict[str, Key], tmp_path: Path
+) -> None:
+    """Issue 20: `ls` and `get` said nothing about signatures. Now they show what this host found: the signature
+    verified over the listed manifest and the signer judged by the person's trust file, in --json too."""
+    from support.cli import run_cli
+
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config")}
+    uri = "skill://pdf-processing/SKILL.md"
+
+    def ls_signatures() -> dict[str, Any]:
+        listed = run_cli("ls", "--json", signed_server.url, env=env)
+        assert listed.code == 0, listed.err
+        return {skill["uri"]: skill["signature"] for skill in json.loads(listed.text)["skills"]}
+
+    fingerprint = ls_signatures()[uri]["fingerprint"]
+    assert fingerprint.startswith("SHA256:")
+    assert set(map(json.dumps, ls_signatures().values())) == {
+        json.dumps({"status": "untrusted", "signer": None, "fingerprint": fingerprint})
+    }
+
+    def flags() -> list[list[str]]:
+        """The FLAGS column of each row, cut where the header puts it (the cells are padded to it)."""
+        header, *rows = run_cli("ls", signed_server.url, env=env).text.splitlines()
+        start, end = header.index("FLAGS"), header.index("URI")
+        return [row[start:end].strip().split(",") for row in rows]
+
+    assert flags() == [["signed-untrusted"]] * 5
+    shown = run_cli("get", uri, signed_server.url, env=env).text
+    assert f"signature: signed by {fingerprint}, a key not trusted here for this skill" in shown.splitlines()
+
+    trust = run_cli("trust", "add", "acme-publisher", str(keys["publisher"].private) + ".pub", env=env)
+    assert trust.code == 0, trust.err
+    assert ls_signatures()[uri] == {"status": "verified", "signer": "acme-publisher", "fingerprint": fingerprint}
+    assert flags() == [["signed"]] * 5
+    shown = run_cli("get", uri, signed_server.url, env=env).text
+    assert f"signature: signed by acme-publisher ({fingerprint})" in shown.splitlines()
+    got = json.loads(run_cli("get", "--json", uri, signed_server.url, env=env).text)
+    assert got["signature"] == {"status": "verified", "signer": "acme-publisher", "fingerprint": fingerprint}
+
+    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as unsigned:
+        shown = run_cli("get", uri, unsigned.url, env=env).text
+        assert "signature: not signed" in shown.splitlines()
+        listed = json.loads(run_cli("ls", "--json", unsigned.url, env=env).text)
+        assert {skill["signature"]["status"] for skill in listed["skills"]} == {"unsigned"}

@@ -3,7 +3,9 @@
 One row per valid entry: name, file count, total size, flags, uri and the description, cut to the
 terminal's width (when piped: to `$COLUMNS` if set, else whole, so the text is stable). Colour only
 on a terminal. Flags: `dynamic` (no manifest), `collision` (another entry has the same name: tell them apart
-by uri), `over-limits` (more than 512 files or 16 MiB). Entries the listing carried but that are
+by uri), `over-limits` (more than 512 files or 16 MiB), and the host's own verdict on a publisher signature
+(`signed` by a key of the trust file, `signed-untrusted`, `bad-signature`; nothing for an unsigned skill;
+`signature` in `--json`, see cli/signed.py). Entries the listing carried but that are
 malformed are not in the table; they are reported on stderr (and under `malformed` in `--json`),
 as are collisions and a listing that stopped early.
 """
@@ -22,11 +24,13 @@ from rich.text import Text
 from skillwire.cli.args import add_debug_argument, add_output_arguments, add_server_arguments, server_target
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable, report_failure
+from skillwire.cli.signed import FLAGS, signature_check, signature_json, trusted_keys
 from skillwire.client.skills import Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.manifest import human_size
 from skillwire.core.provenance import provenance_of
+from skillwire.host.trust import SignatureCheck, TrustedKey
 
 HEADERS = ("NAME", "FILES", "SIZE", "FLAGS", "URI", "DESCRIPTION")
 
@@ -50,6 +54,7 @@ def add_parser(commands: Any) -> None:
 class Row:
     entry: SkillEntry
     collision: bool
+    signature: SignatureCheck  # the host's own verdict (cli/signed.py), never the server's claim
 
     @property
     def flags(self) -> list[str]:
@@ -60,6 +65,8 @@ class Row:
             flags.append("collision")
         if self.entry.limit_problem() is not None:
             flags.append("over-limits")
+        if self.signature.status in FLAGS:
+            flags.append(FLAGS[self.signature.status])
         return flags
 
     @property
@@ -71,9 +78,9 @@ class Row:
         return "-" if self.entry.is_dynamic else human_size(self.entry.total_size)
 
 
-def rows_of(listing: Listing) -> list[Row]:
+def rows_of(listing: Listing, keys: tuple[TrustedKey, ...] = ()) -> list[Row]:
     counts = Counter(entry.name for entry in listing.entries)
-    return [Row(entry, counts[entry.name] > 1) for entry in listing.entries]
+    return [Row(entry, counts[entry.name] > 1, signature_check(entry, keys)) for entry in listing.entries]
 
 
 def collisions_of(listing: Listing) -> dict[str, list[str]]:
@@ -93,7 +100,7 @@ def cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: max(0, width - 3)] + "..."
 
 
-def to_json(origin: str, listing: Listing) -> dict[str, Any]:
+def to_json(origin: str, listing: Listing, rows: list[Row]) -> dict[str, Any]:
     return {
         "origin": origin,
         "skills": [
@@ -107,8 +114,9 @@ def to_json(origin: str, listing: Listing) -> dict[str, Any]:
                 "collision": row.collision,
                 "over_limits": row.entry.limit_problem(),
                 "source": None if (source := provenance_of(row.entry)) is None else source.to_json(),
+                "signature": signature_json(row.signature),
             }
-            for row in rows_of(listing)
+            for row in rows
         ],
         "collisions": [{"name": name, "uris": uris} for name, uris in collisions_of(listing).items()],
         "malformed": [{"page": p.page, "index": p.index, "uri": p.uri, "reason": p.reason} for p in listing.problems],
@@ -178,10 +186,10 @@ def run(args: argparse.Namespace) -> int:
         listing = run_client(target, body)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
+    rows = rows_of(listing, trusted_keys(out))
     if args.json:
-        out.write(json.dumps(to_json(target.label, listing), indent=2, ensure_ascii=False) + "\n")
+        out.write(json.dumps(to_json(target.label, listing, rows), indent=2, ensure_ascii=False) + "\n")
         return 0
-    rows = rows_of(listing)
     if not out.quiet:
         if not rows:
             out.warn(
