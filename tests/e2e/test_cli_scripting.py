@@ -174,7 +174,9 @@ def test_no_suggestion_when_nothing_is_close(examples_url: str) -> None:
 # -- pull in a pipe, and Ctrl-C ----------------------------------------------------------------------------------
 
 
-def test_pull_into_a_pipe_prints_one_line_per_skill_as_it_goes(slow_url: str, tmp_path: Path) -> None:
+def test_pull_into_a_pipe_writes_each_result_line_as_it_goes(slow_url: str, tmp_path: Path) -> None:
+    """In a pipe the result on stdout is written skill by skill (a log shows how far a long pull got), and
+    nothing is said twice: no progress on stderr (issue 20)."""
     process = subprocess.Popen(
         [*CLI, "pull", "--to", str(tmp_path / "out"), slow_url],
         stdout=subprocess.PIPE,
@@ -184,17 +186,18 @@ def test_pull_into_a_pipe_prints_one_line_per_skill_as_it_goes(slow_url: str, tm
     )
     assert process.stderr is not None
     assert process.stdout is not None
-    first = process.stderr.readline()
+    first = process.stdout.readline()
     first_seen = time.monotonic()
-    rest, out = process.stderr.read(), process.stdout.read()
+    rest, err = process.stdout.read(), process.stderr.read()
     done = time.monotonic()
     assert process.wait(timeout=60) == 0
     lines = [first, *rest.splitlines(keepends=True)]
-    assert [line.strip() for line in lines] == [
-        f"[{n + 1}/{SLOW_SKILLS}] pulled skill://slow/s{n:02d}/SKILL.md" for n in range(SLOW_SKILLS)
+    assert [line.split(" -> ")[0] for line in lines[:-1]] == [
+        f"pulled skill://slow/s{n:02d}/SKILL.md" for n in range(SLOW_SKILLS)
     ]
     assert done - first_seen > 1.0  # the first line came long before the end, not all at once
-    assert out.splitlines()[-1].startswith(f"pulled {SLOW_SKILLS} of {SLOW_SKILLS} skills")
+    assert lines[-1].startswith(f"pulled {SLOW_SKILLS} of {SLOW_SKILLS} skills")
+    assert err == ""
 
 
 def test_ctrl_c_stops_pull_within_a_second_with_one_line_and_a_consistent_folder(slow_url: str, tmp_path: Path) -> None:
@@ -206,9 +209,9 @@ def test_ctrl_c_stops_pull_within_a_second_with_one_line_and_a_consistent_folder
         stdin=subprocess.DEVNULL,
         text=True,
     )
-    assert process.stderr is not None
-    progress = [process.stderr.readline() for _ in range(5)]
-    assert all(line.startswith("[") for line in progress), progress
+    assert process.stdout is not None
+    progress = [process.stdout.readline() for _ in range(5)]
+    assert all(line.startswith("pulled skill://slow/") for line in progress), progress
     started = time.monotonic()
     process.send_signal(signal.SIGINT)
     _out, err = process.communicate(timeout=10)
@@ -216,7 +219,7 @@ def test_ctrl_c_stops_pull_within_a_second_with_one_line_and_a_consistent_folder
     assert elapsed < 1.0, f"pull took {elapsed:.2f} s to exit after Ctrl-C"
     assert process.returncode == 130
     lines = err.strip().splitlines()
-    assert len(lines) <= 2, err  # at most the line of a skill finishing meanwhile, then the summary
+    assert len(lines) == 1, err  # only the summary: progress is never on stderr in a pipe
     assert "Traceback" not in err
     match = re.fullmatch(
         rf"skillwire: interrupted: (\d+) of {SLOW_SKILLS} skills pulled; run again to finish", lines[-1]

@@ -40,6 +40,7 @@ from skillwire.cli.connect import run_client
 from skillwire.cli.hostsync import add_sync_arguments, run_sync
 from skillwire.cli.output import Output, printable, report_failure
 from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
+from skillwire.cli.signed import trusted_keys
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import LockError, ServerError, SkillNotFound, SkillwireError
@@ -51,7 +52,6 @@ from skillwire.host.mirror.layout import Plan, plan_entries
 from skillwire.host.mirror.lock import LOCK_NAME, Lock, read_lock, write_lock
 from skillwire.host.mirror.swap import recover_interrupted
 from skillwire.host.mirror.writer import Mirror, Outcome
-from skillwire.host.trust import TrustedKey, TrustStore
 
 
 class _IntermixedParser(argparse.ArgumentParser):
@@ -223,6 +223,7 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
 
     outcomes: list[Outcome] = []
     puller_notes: list[str] = []
+    streamed: set[int] = set()  # outcomes (by id) whose result line was written as they were pulled
 
     async def body(client: SkillsClient) -> None:
         entries, failed, warnings = await _choose(client, refs)
@@ -246,8 +247,10 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         state.planned = len(plans)
         _make_directory(dest)
         progress = out.progress("pulling", sum(len(p.files) for p in plans))
-        # In a pipe (no progress bar) one line per skill on stderr, so a log shows how far it got.
-        log_lines = not out.err_console.is_terminal and not out.quiet
+        # Progress is for a terminal only (the bar on stderr). In a pipe nothing is said twice: each skill's
+        # result line goes to stdout as soon as it is pulled, so a log still shows how far a long pull got,
+        # and stderr carries only warnings and errors.
+        stream_results = progress is None and not out.quiet and not out.json_mode
         with progress if progress is not None else contextlib.nullcontext():
             puller = Mirror(client, dest, shown_dest, lock)
             if progress is not None:
@@ -255,17 +258,14 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
                 puller.advance = lambda steps: bar.advance(bar.task_ids[0], steps)
                 puller.describe = lambda name: bar.update(bar.task_ids[0], description=f"pulling {printable(name)}")
             try:
-                for number, plan in enumerate(plans, 1):
+                for plan in plans:
                     outcome = await puller.pull(plan)
                     outcomes.append(outcome)
                     if outcome.status == "pulled":
                         state.pulled += 1
-                    if log_lines:
-                        out.err_console.print(
-                            f"[{number}/{len(plans)}] {outcome.status} {printable(outcome.uri)}",
-                            markup=False,
-                            highlight=False,
-                        )
+                    if stream_results and outcome.status == "pulled":
+                        out.write(_pulled_line(outcome, shown_dest) + "\n")
+                        streamed.add(id(outcome))
             finally:
                 puller_notes.extend(puller.notes)
 
@@ -305,10 +305,19 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         write_lock(dest, lock)  # the selection may have changed
     for note in puller_notes:
         out.warn(f"warning: {printable(note)}")
-    return report(out, outcomes, shown_dest, target.label)
+    return report(out, outcomes, shown_dest, target.label, streamed)
 
 
-def report(out: Output, outcomes: list[Outcome], shown_dest: str, origin: str) -> int:
+def _pulled_line(o: Outcome, shown_dest: str) -> str:
+    return (
+        f"pulled {printable(o.uri)} -> {shown_dest.rstrip('/')}/{printable(o.path or '')} "
+        f"({o.files} file{'' if o.files == 1 else 's'}, {human_size(o.size)})"
+    )
+
+
+def report(out: Output, outcomes: list[Outcome], shown_dest: str, origin: str, streamed: set[int] | None = None) -> int:
+    """The result on stdout (each pulled skill's line, unless already written as it was pulled, then the
+    summary); failures and skips on stderr."""
     for o in outcomes:  # the reasons may quote the server
         o.error = printable(o.error) if o.error is not None else None
     pulled = [o for o in outcomes if o.status == "pulled"]
@@ -331,11 +340,7 @@ def report(out: Output, outcomes: list[Outcome], shown_dest: str, origin: str) -
     for o in skipped:
         out.warn(f"skipped {printable(o.uri)}: {o.error}")
     if not out.quiet:
-        lines = [
-            f"pulled {printable(o.uri)} -> {shown_dest.rstrip('/')}/{printable(o.path or '')} "
-            f"({o.files} file{'' if o.files == 1 else 's'}, {human_size(o.size)})"
-            for o in pulled
-        ]
+        lines = [_pulled_line(o, shown_dest) for o in pulled if id(o) not in (streamed or ())]
         total = len(outcomes)
         summary = f"pulled {len(pulled)} of {total} skills into {shown_dest}"
         if pulled:
@@ -371,7 +376,7 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         return report_failure(out, args, exc)
     for note in check_disk(dest, str(args.to), lock, changes):  # the lock is only honest if the disk agrees
         out.warn(note)
-    check_signatures(dest, lock, changes, _trusted_keys(out), args.origin)
+    check_signatures(dest, lock, changes, trusted_keys(out), args.origin)
     for c in changes:  # the notes may quote the server
         c.note = printable(c.note) if c.note is not None else None
     differ = [c for c in changes if c.status != "unchanged"]
@@ -387,15 +392,6 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     elif not out.quiet:
         out.write("\n".join(check_lines(changes, len(lock.skills))) + "\n")
     return 1 if differ else 0
-
-
-def _trusted_keys(out: Output) -> tuple[TrustedKey, ...]:
-    """The keys of the person's trust file (`skillwire trust`); none, with a note, when it cannot be read."""
-    try:
-        return tuple(TrustStore().trusted_keys())
-    except ValueError as exc:
-        out.warn(f"note: {printable(str(exc))}; no publisher key counts as trusted")
-        return ()
 
 
 def check_lines(changes: list[Change], locked: int) -> list[str]:
