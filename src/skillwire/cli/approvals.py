@@ -13,8 +13,9 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.bridge.config import default_approvals_path, default_config_path, read_config_file
-from skillwire.cli.args import UsageError, add_debug_argument
+from skillwire.cli.args import UsageError, add_debug_argument, add_output_arguments
 from skillwire.cli.output import Output, printable
+from skillwire.cli.upstreams import add_config_argument
 from skillwire.core.errors import BridgeConfigError
 from skillwire.core.manifest import human_size
 from skillwire.host.approvals import Approval, ApprovalStore
@@ -28,9 +29,9 @@ def add_parser(commands: Any) -> None:
         description="`skillwire approvals` lists them; `skillwire approvals revoke LABEL URI` removes one.",
     )
     p.add_argument("words", nargs="*", metavar="revoke LABEL URI", help="revoke one approval")
-    p.add_argument("--config", type=Path, metavar="FILE", help=f"a bridge TOML file (default {default_config_path()})")
+    add_config_argument(p)
     p.add_argument("--approvals", type=Path, metavar="FILE", help="the bridge's approval store")
-    p.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
+    add_output_arguments(p, quiet=False)
     add_debug_argument(p)
     p.set_defaults(run=run_approvals)
 

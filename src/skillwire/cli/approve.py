@@ -15,10 +15,10 @@ from pathlib import Path
 from typing import Any
 
 from skillwire.bridge.approval import BridgePolicy
-from skillwire.cli.args import ServerTarget, UsageError, add_debug_argument
+from skillwire.cli.args import ServerTarget, UsageError, add_debug_argument, trust_from_args
 from skillwire.cli.connect import ClientError, run_session
 from skillwire.cli.output import Output, printable
-from skillwire.cli.upstreams import add_upstream_arguments, config_from_args, trust_from_args
+from skillwire.cli.upstreams import add_upstream_arguments, config_from_args
 from skillwire.core.display import quoted
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI

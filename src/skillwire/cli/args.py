@@ -1,5 +1,7 @@
 """The command line every client command shares: the server argument, `-- COMMAND`, `--header`,
-`--timeout` and the output flags, and the two exits that are not a command's own result.
+`--timeout` and the output flags, and the two exits that are not a command's own result. Every option
+more than one command takes is defined here once (`--quiet`, `--allow-host`, `--trust`/`--trust-file`, ...),
+so its spelling, default and help cannot drift between commands.
 
 The server is always the last argument: an `http(s)://` URL, or `-- COMMAND ARGS` for stdio
 (`skillwire ls -- python -m my_server`). `--header NAME:VALUE` adds HTTP headers.
@@ -14,8 +16,13 @@ import argparse
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillwire.client.limits import DEFAULT_TIMEOUT
+
+if TYPE_CHECKING:
+    from skillwire.host.trust import TrustPolicy
 
 INTERRUPTED = 130  # the exit status after Ctrl-C: 128 + SIGINT, as shells report it
 
@@ -49,8 +56,12 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "server", nargs="?", metavar="URL", help="the server: an http(s):// URL, or `-- COMMAND ARGS` for stdio"
     )
-    parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
+    add_header_argument(parser)
     add_timeout_argument(parser)
+
+
+def add_header_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
 
 
 def add_timeout_argument(parser: argparse.ArgumentParser) -> None:
@@ -63,10 +74,47 @@ def add_timeout_argument(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def add_output_arguments(parser: argparse.ArgumentParser, *, json: bool = True) -> None:
+def add_output_arguments(parser: argparse.ArgumentParser, *, json: bool = True, quiet: bool = True) -> None:
     if json:
         parser.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
-    parser.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    if quiet:
+        parser.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+
+
+def add_allow_host_argument(parser: argparse.ArgumentParser) -> None:
+    """`--allow-host`, for the commands that serve HTTP (serve, bridge)."""
+    parser.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
+
+
+def add_trust_arguments(parser: argparse.ArgumentParser, *, qualifier: str = "") -> None:
+    """`--trust` and `--trust-file`: publisher signatures judged as the bridge judges them (bridge, approve,
+    `pull --for`); `qualifier` starts each help text (`with --for: `). Read them with `trust_from_args`."""
+    parser.add_argument(
+        "--trust",
+        choices=["off", "warn", "require"],
+        default="off",
+        help=f"{qualifier}publisher signatures: off (default), warn when missing or untrusted, "
+        "or require a trusted one",
+    )
+    parser.add_argument(
+        "--trust-file",
+        type=Path,
+        metavar="FILE",
+        help=f"{qualifier}trusted publisher keys (default: `skillwire trust`'s)",
+    )
+
+
+def trust_from_args(args: argparse.Namespace) -> TrustPolicy:
+    """The trust policy `--trust` and `--trust-file` ask for, with the keys of the trust file."""
+    # Imported here: this module stays light for `serve`, which takes neither option.
+    from skillwire.host.trust import TrustPolicy, TrustStore
+
+    if args.trust == "off":
+        return TrustPolicy()
+    try:
+        return TrustStore(args.trust_file).policy(args.trust)
+    except ValueError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def add_log_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup) -> None:

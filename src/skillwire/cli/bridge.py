@@ -10,8 +10,8 @@ from typing import Any
 import anyio
 
 from skillwire.bridge.config import default_config_path
-from skillwire.cli.args import UsageError
-from skillwire.cli.upstreams import add_upstream_arguments, config_from_args, trust_from_args
+from skillwire.cli.args import UsageError, add_allow_host_argument, add_output_arguments, trust_from_args
+from skillwire.cli.upstreams import add_upstream_arguments, config_from_args
 
 EPILOG = """\
 examples:
@@ -39,7 +39,7 @@ def add_parser(commands: Any) -> None:
     )
     add_upstream_arguments(p)
     p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio (e.g. 127.0.0.1:8766)")
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
+    add_allow_host_argument(p)
     p.add_argument("--page-size", type=int, default=50, help="skills per list_skills page (default 50)")
     p.add_argument(
         "--upstream-timeout",
@@ -53,7 +53,7 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="connect to and list every upstream once, print one line each, and exit (1 if any fails)",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_output_arguments(p, json=False)
     p.set_defaults(run=run)
 
 

@@ -13,7 +13,7 @@ import argparse
 import sys
 from typing import Any
 
-from skillwire.cli.args import UsageError, add_debug_argument, add_server_arguments, server_target
+from skillwire.cli.args import UsageError, add_debug_argument, add_output_arguments, add_server_arguments, server_target
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable
 from skillwire.cli.resolve import did_you_mean, is_uri, resolve_entry
@@ -49,7 +49,7 @@ def add_parser(commands: Any) -> None:
         "(NAME alone is its SKILL.md)",
     )
     add_server_arguments(p)
-    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_output_arguments(p, json=False)
     add_debug_argument(p)
     p.set_defaults(run=run)
 

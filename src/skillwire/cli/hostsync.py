@@ -17,7 +17,7 @@ from pathlib import Path
 import anyio
 
 from skillwire.bridge.config import default_approvals_path
-from skillwire.cli.args import ServerTarget, UsageError, server_target
+from skillwire.cli.args import ServerTarget, UsageError, add_trust_arguments, server_target, trust_from_args
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable, report_failure
 from skillwire.cli.resolve import resolve_entry
@@ -31,7 +31,6 @@ from skillwire.host.load import Ask
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
 from skillwire.host.mirror.swap import find_interrupted
 from skillwire.host.mirror.sync import RECORD_NAME, Drift, HostSync, SyncOutcome, SyncRecord, drift, read_record, settle
-from skillwire.host.trust import TrustPolicy, TrustStore
 
 
 def add_sync_arguments(p: argparse.ArgumentParser) -> None:
@@ -53,15 +52,7 @@ def add_sync_arguments(p: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help=f"with --for: the approval store (default {default_approvals_path()})",
     )
-    p.add_argument(
-        "--trust",
-        choices=["off", "warn", "require"],
-        default="off",
-        help="with --for: publisher signatures, as the bridge applies them (off, warn, require)",
-    )
-    p.add_argument(
-        "--trust-file", type=Path, metavar="FILE", help="with --for: trusted keys (default: `skillwire trust`'s)"
-    )
+    add_trust_arguments(p, qualifier="with --for: ")
 
 
 def default_label(target: ServerTarget) -> str:
@@ -73,15 +64,6 @@ def default_label(target: ServerTarget) -> str:
         tail = f"-{zlib.crc32(target.label.encode()):08x}"
         label = label[: MAX_ORIGIN_LABEL_LENGTH - len(tail)].rstrip("-.") + tail
     return label
-
-
-def _trust(args: argparse.Namespace) -> TrustPolicy:
-    if args.trust == "off":
-        return TrustPolicy()
-    try:
-        return TrustStore(args.trust_file).policy(args.trust)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
 
 
 def _question(decision: Ask, shown_folder: str) -> str:
@@ -124,7 +106,7 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         raise UsageError(str(exc)) from None
     for note in notes:
         out.warn(f"note: {printable(note)}")
-    trust = _trust(args)
+    trust = trust_from_args(args)
     interactive = sys.stdin.isatty()
 
     async def ask(decision: Ask) -> bool:

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from skillwire.cli.args import UsageError
+from skillwire.cli.args import UsageError, add_output_arguments
 
 
 def add_parser(commands: Any) -> None:
@@ -38,7 +38,7 @@ def add_parser(commands: Any) -> None:
         metavar="PREFIX=AUD[,AUD]",
         help="only callers with one of these audiences see skills under PREFIX (repeatable; see serve --tokens)",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_output_arguments(p, json=False)
     p.set_defaults(run=run)
 
 

@@ -35,7 +35,14 @@ from typing import Any
 
 import anyio
 
-from skillwire.cli.args import UsageError, add_debug_argument, add_timeout_argument, server_target
+from skillwire.cli.args import (
+    UsageError,
+    add_debug_argument,
+    add_header_argument,
+    add_output_arguments,
+    add_timeout_argument,
+    server_target,
+)
 from skillwire.cli.connect import run_client
 from skillwire.cli.hostsync import add_sync_arguments, run_sync
 from skillwire.cli.output import Output, printable, report_failure
@@ -100,7 +107,7 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("--to", metavar="DIR", type=Path, help="directory to write into (or --for HOST)")
     p.add_argument("--check", action="store_true", help="compare DIR/skills.lock with the server; write nothing")
-    p.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
+    add_header_argument(p)
     p.add_argument(
         "--origin",
         metavar="LABEL",
@@ -110,8 +117,7 @@ def add_parser(commands: Any) -> None:
     )
     add_sync_arguments(p)
     add_timeout_argument(p)
-    p.add_argument("--json", action="store_true", help="machine-readable JSON on stdout")
-    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_output_arguments(p)
     add_debug_argument(p)
     p.set_defaults(run=run)
 

@@ -22,7 +22,7 @@ from skillwire.catalog.filesystem import SkillRoot, walk_root
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
-from skillwire.cli.args import INTERRUPTED, UsageError, add_log_arguments
+from skillwire.cli.args import INTERRUPTED, UsageError, add_allow_host_argument, add_log_arguments, add_output_arguments
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
 from skillwire.core.errors import SigningError
 from skillwire.core.logs import configure_logging, current_format
@@ -60,7 +60,7 @@ def add_parser(commands: Any) -> None:
         default=None,
         help=f"Streamable HTTP (default {DEFAULT_HTTP}; port 0: any free port, named when listening)",
     )
-    p.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
+    add_allow_host_argument(p)
     p.add_argument(
         "--page-size",
         type=int,
@@ -87,7 +87,7 @@ def add_parser(commands: Any) -> None:
         action="store_true",
         help="serve even when a folder holds no SKILL.md (skills added later appear through the watcher)",
     )
-    p.add_argument("--quiet", "-q", action="store_true", help="print only errors")
+    add_output_arguments(p, json=False)
     p.add_argument(
         "--signatures",
         type=Path,

@@ -9,9 +9,8 @@ from dataclasses import replace
 from pathlib import Path
 
 from skillwire.bridge.config import BridgeConfig, CommandLineUpstreams, default_config_path, load_config
-from skillwire.cli.args import UsageError
+from skillwire.cli.args import UsageError, add_trust_arguments
 from skillwire.core.errors import BridgeConfigError
-from skillwire.host.trust import TrustPolicy, TrustStore
 
 
 def add_upstream_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,29 +37,16 @@ def add_upstream_arguments(p: argparse.ArgumentParser) -> None:
         help="an HTTP header for one upstream (repeatable)",
     )
     p.add_argument("--local", action="append", default=[], metavar="DIR", help="a local skill folder (label 'local')")
-    p.add_argument("--config", type=Path, metavar="FILE", help=f"a bridge TOML file (default {default_config_path()})")
+    add_config_argument(p)
     p.add_argument(
         "--approvals", type=Path, metavar="FILE", help="the bridge's approval store (default beside the config file)"
     )
-    p.add_argument(
-        "--trust",
-        choices=["off", "warn", "require"],
-        default="off",
-        help="publisher signatures: off (default), warn when missing or untrusted, or require a trusted one",
-    )
-    p.add_argument(
-        "--trust-file", type=Path, metavar="FILE", help="trusted publisher keys (default: `skillwire trust`'s)"
-    )
+    add_trust_arguments(p)
 
 
-def trust_from_args(args: argparse.Namespace) -> TrustPolicy:
-    """The trust policy `--trust` and `--trust-file` ask for, with the keys of the trust file."""
-    if args.trust == "off":
-        return TrustPolicy()
-    try:
-        return TrustStore(args.trust_file).policy(args.trust)
-    except ValueError as exc:
-        raise UsageError(str(exc)) from None
+def add_config_argument(p: argparse.ArgumentParser) -> None:
+    """`--config FILE`, the bridge's TOML file (bridge, approve, approvals)."""
+    p.add_argument("--config", type=Path, metavar="FILE", help=f"a bridge TOML file (default {default_config_path()})")
 
 
 def config_from_args(args: argparse.Namespace) -> BridgeConfig:
