@@ -13,7 +13,7 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -52,14 +52,7 @@ class Change:
     note: str | None = None  # raw text (it may quote the server): escape it where it is shown
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "uri": self.uri,
-            "status": self.status,
-            "added": self.added,
-            "removed": self.removed,
-            "changed": self.changed,
-            "note": self.note,
-        }
+        return asdict(self)  # every field, in order: what `pull --json` prints for it
 
     def add_note(self, note: str) -> None:
         self.note = note + (f"; {self.note}" if self.note else "")

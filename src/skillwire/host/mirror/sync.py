@@ -28,7 +28,7 @@ import json
 import os
 import shutil
 from collections.abc import Awaitable, Callable, Iterable
-from dataclasses import dataclass, field, replace
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any, Literal, cast
 
@@ -171,14 +171,7 @@ class SyncOutcome:
     size: int = 0
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "uri": self.uri,
-            "folder": self.folder,
-            "status": self.status,
-            "reason": self.reason,
-            "files": self.files,
-            "size": self.size,
-        }
+        return asdict(self)  # every field, in order: what `pull --json` prints for it
 
 
 AskPerson = Callable[[Ask], Awaitable[bool]]
@@ -322,7 +315,7 @@ class Drift:
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
-        return {"uri": self.uri, "folder": self.folder, "status": self.status, "note": self.note}
+        return asdict(self)  # every field, in order: what `pull --json` prints for it
 
 
 def drift(

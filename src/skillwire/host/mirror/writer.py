@@ -16,7 +16,7 @@ from __future__ import annotations
 import os
 import shutil
 from collections.abc import Callable
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -50,14 +50,7 @@ class Outcome:
     error: str | None = None  # raw text (it may quote the server): escape it where it is shown
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "uri": self.uri,
-            "status": self.status,
-            "path": self.path,
-            "files": self.files,
-            "size": self.size,
-            "error": self.error,
-        }
+        return asdict(self)  # every field, in order: what `pull --json` prints for it
 
 
 def locked_skill(plan: Plan, previous: LockedSkill | None = None) -> LockedSkill:
