@@ -39,8 +39,8 @@ def server(tmp_path: Path) -> Iterator[GitHTTPServer]:
         yield running
 
 
-def make_repo(tmp_path: Path) -> WorkRepo:
-    repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git")
+def make_repo(tmp_path: Path, object_format: str = "sha1") -> WorkRepo:
+    repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git", object_format)
     repo.write("README.md", "not a skill\n")
     repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First", "Alpha v1."))
     repo.write("skills/alpha/notes.md", "alpha notes v1\n")
@@ -176,6 +176,26 @@ def test_a_pinned_commit_and_a_tag_are_recorded_and_a_moved_source_is_reported(
             f"now served from {repository} @ v1 = {commit} (skills/team/gamma) "
             f"(locked: {repository} @ {commit} (skills/team/gamma))"
         )
+
+
+def test_a_sha256_repository_is_served_and_its_64_digit_commit_locked(
+    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+) -> None:
+    repo = make_repo(tmp_path, "sha256")
+    commit = repo.commit("first")
+    assert len(commit) == 64
+    repo.push()
+    repository = server.url("skills.git")
+    out = tmp_path / "pulled"
+    # Followed (ls-remote first, then the fetch) and pinned (the fetch of a commit id), each into a new cache.
+    for ref, cache in (("main", "followed"), (commit, "pinned")):
+        env = {**cache_env, "XDG_CACHE_HOME": str(tmp_path / cache)}
+        with serve_http([f"git+{repository}@{ref}#skills/team", "--no-watch"], env=env) as running:
+            assert healthz(running.url)["index"] == commit
+            pull(running.url, out / cache)
+        assert sources(out / cache) == {
+            "gamma": {"repository": repository, "commit": commit, "ref": ref, "path": "skills/team/gamma"}
+        }
 
 
 def test_a_folder_source_writes_no_source_and_the_lock_format_is_unchanged(

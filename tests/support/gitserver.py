@@ -42,15 +42,15 @@ def skill_md(name: str, description: str, body: str = "") -> str:
 class WorkRepo:
     """A working repository that commits and pushes to a bare one (the served repository)."""
 
-    def __init__(self, work: Path, bare: Path) -> None:
+    def __init__(self, work: Path, bare: Path, object_format: str = "sha1") -> None:
         self.work, self.bare = work, bare
         bare.mkdir(parents=True)
-        git(bare, "init", "--bare", "-q", "-b", "main")
+        git(bare, "init", "--bare", "-q", "-b", "main", f"--object-format={object_format}")
         git(bare, "config", "uploadpack.allowFilter", "true")
         git(bare, "config", "uploadpack.allowAnySHA1InWant", "true")
         git(bare, "config", "http.receivepack", "true")
         work.mkdir(parents=True)
-        git(work, "init", "-q", "-b", "main")
+        git(work, "init", "-q", "-b", "main", f"--object-format={object_format}")
         git(work, "remote", "add", "origin", str(bare))
 
     def write(self, rel: str, text: str) -> None:

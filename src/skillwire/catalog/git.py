@@ -239,14 +239,24 @@ class GitCache:
             finally:
                 fcntl.flock(handle, fcntl.LOCK_UN)
 
-    def _ensure_repo(self) -> None:
+    def _ensure_repo(self, object_format: str | None = None) -> None:
+        """The bare cache repository; with `object_format` (`sha1` or `sha256`, the remote's, known from a
+        commit id), one of that hash: git fetches nothing into a repository of the other one."""
         if (self.repo / "HEAD").exists():
-            return
+            if object_format is None or self._object_format() == object_format:
+                return
+            # Made before the remote's hash was known (`ls-remote` needs a repository): it holds nothing
+            # of this remote, so it is made again (the trees, in their own folder, are kept).
+            shutil.rmtree(self.repo)
         self.dir.mkdir(parents=True, exist_ok=True)
-        self._git("init", "--bare", "--quiet", check="cannot create the git cache")
+        chosen = [f"--object-format={object_format}"] if object_format is not None else []
+        self._git("init", "--bare", "--quiet", *chosen, check="cannot create the git cache")
         # A named remote, so a partial fetch records it as the promisor of the blobs it left out.
         self._git("remote", "add", "origin", self.source.url, check="cannot create the git cache")
         self._git("config", "gc.auto", "0")  # no background gc racing a reader of this cache
+
+    def _object_format(self) -> str:
+        return self._git("rev-parse", "--show-object-format", check="reading the git cache").decode().strip()
 
     # -- resolving and fetching ----------------------------------------------------------------------
 
@@ -290,9 +300,10 @@ class GitCache:
         """Make sure the resolved commit and its trees are in the cache; the commit fetched.
 
         Shallow; partial when SUBDIR is given. For a branch, the commit fetched may be newer than
-        the one `ls-remote` saw (a push in between): the fetched one is served, whole.
+        the one `ls-remote` saw (a push in between): the fetched one is served, whole. A SHA-256 repository
+        (a 64-digit commit id) is cached in a SHA-256 repository.
         """
-        self._ensure_repo()
+        self._ensure_repo("sha256" if len(resolved.commit) == 64 else "sha1")
         source = self.source
         if self.has_commit(resolved.commit):
             return resolved.commit
