@@ -2,7 +2,8 @@
 
 What it does, from the landscape update (`../shared/spec/landscape-2026-12-update.md`):
 
-- connects with the official `mcp` SDK's `Client` (`server/discover`), declaring `io.modelcontextprotocol/skills: {}`
+- connects with the official `mcp` SDK's `Client` and sends `server/discover` (falling back to `initialize` only
+  when the server refuses it), declaring `io.modelcontextprotocol/skills: {}`
   among its client capabilities, which a 2026-07-28 connection carries in every request's `_meta`;
 - refuses a connection below protocol 2026-07-28: no `skills/*` request is sent at all (`NativeRefused`), as
   "skills/list not sent: this connection is not known to use MCP protocol version 2026-07-28 or later";
@@ -33,6 +34,7 @@ import mcp_types
 from mcp.client import Client, advertise
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ConfigDict
 
@@ -40,6 +42,7 @@ EXTENSION = "io.modelcontextprotocol/skills"
 NATIVE_VERSION = "2026-07-28"  # the oldest protocol the native client sends skills/* on
 CAPABILITIES_META = "io.modelcontextprotocol/clientCapabilities"
 VERSION_META = "io.modelcontextprotocol/protocolVersion"
+DISCOVER_SECONDS = 60
 MAX_PAGES = 10_000  # a bound against a server whose cursors never end; far above any test catalog
 
 
@@ -242,12 +245,29 @@ async def native_client(
         from mcp.client.stdio import stdio_client
 
         inner = stdio_client(StdioServerParameters(command=command[0], args=list(command[1:]), env=env))
+    # Pinned to 2026-07-28 so that entering sends nothing; the `server/discover` is ours, with a deadline of
+    # DISCOVER_SECONDS: the SDK's own probe gives up after 10 s, which a spawned stdio server can take just to
+    # start on a loaded machine, and its fallback (`initialize`) is not what a native host sends.
     client = Client(
         _RecordingTransport(inner, sent),
+        mode=NATIVE_VERSION,
         extensions=[advertise(EXTENSION, {})],
         client_info=mcp_types.Implementation(name="native-test-client", version="2.1.332"),
         cache=None,  # every call reaches the server: the test holds the server's answers, not a cache's
         read_timeout_seconds=60,
     )
     async with client:
+        session = client.session
+        try:
+            discovered = await session.send_request(
+                mcp_types.DiscoverRequest(params=mcp_types.RequestParams()),
+                mcp_types.DiscoverResult,
+                request_read_timeout_seconds=DISCOVER_SECONDS,
+            )
+        except MCPError:
+            # A server of an older era: the connection is made the old way (a native host still uses its
+            # tools and resources), and `skills/*` is never sent on it.
+            await session.initialize()
+        else:
+            session.adopt(discovered)
         yield NativeClient(client, sent)
