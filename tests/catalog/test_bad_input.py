@@ -15,12 +15,10 @@ from collections.abc import AsyncIterator, Mapping
 from pathlib import Path
 from typing import Any
 
-import mcp_types
 import pytest
 from mcp.client import Client
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
-from pydantic import BaseModel, ConfigDict
 
 from skillwire.catalog import digests as digests_module
 from skillwire.catalog.catalog import SkillCatalog
@@ -28,36 +26,17 @@ from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.server.extension import SkillsExtension
+from support.calls import send, send_error
+from support.skills import skill_md, write_file, write_skill
 
 INVALID_PARAMS = -32602
 CANARY = "TOP-SECRET-CANARY-7f3a"
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
 
 
-def skill_md(name: str, description: str = "A skill for tests.") -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n"
-
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, str):
-        path.write_text(content, encoding="utf-8")
-    else:
-        path.write_bytes(content)
-    return path
-
-
-def make_skill(root: Path, rel: str, files: Mapping[str, str | bytes] | None = None) -> Path:
-    folder = root / rel
-    write(folder / "SKILL.md", skill_md(rel.rsplit("/", 1)[-1]))
-    for name, content in (files or {}).items():
-        write(folder / name, content)
-    return folder
-
-
 def root_with_good_skill(tmp_path: Path) -> Path:
     root = tmp_path / "skills"
-    make_skill(root, "good", {"ref.md": "good reference"})
+    write_skill(root, "good", {"ref.md": "good reference"})
     return root
 
 
@@ -107,14 +86,14 @@ def test_broken_skill_md_is_skipped_with_its_reason(
     tmp_path: Path, folder: str, content: str | bytes, reason: str
 ) -> None:
     root = root_with_good_skill(tmp_path)
-    write(root / folder / "SKILL.md", content)
-    write(root / folder / "extra.md", "never published")
+    write_file(root / folder / "SKILL.md", content)
+    write_file(root / folder / "extra.md", "never published")
     assert_only_bad_skipped(SkillCatalog([root]).snapshot, root, folder, reason)
 
 
 def test_description_of_exactly_1024_characters_is_served(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    write(root / "edge" / "SKILL.md", skill_md("edge", "x" * 1024))
+    write_file(root / "edge" / "SKILL.md", skill_md("edge", "x" * 1024))
     snapshot = SkillCatalog([root]).snapshot
     assert snapshot.skill_by_uri["skill://edge/SKILL.md"].entry.description == "x" * 1024
     assert snapshot.skipped == ()
@@ -125,8 +104,8 @@ def test_description_of_exactly_1024_characters_is_served(tmp_path: Path) -> Non
 
 def test_over_512_files_is_skipped(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    make_skill(root, "crowded", {f"f/{i:03}.md": "x" for i in range(512)})  # 513 with SKILL.md
-    make_skill(root, "full", {f"f/{i:03}.md": "x" for i in range(511)})  # exactly 512: allowed
+    write_skill(root, "crowded", {f"f/{i:03}.md": "x" for i in range(512)})  # 513 with SKILL.md
+    write_skill(root, "full", {f"f/{i:03}.md": "x" for i in range(511)})  # exactly 512: allowed
     snapshot = SkillCatalog([root]).snapshot
     assert len(snapshot.skill_by_uri["skill://full/SKILL.md"].entry.files) == 512
     assert_only_bad_skipped(snapshot, root, "crowded", "has 513 files; the limit is 512")
@@ -140,7 +119,7 @@ def _sparse(path: Path, size: int) -> None:
 
 def test_over_16_mib_total_is_skipped(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    heavy = make_skill(root, "heavy")
+    heavy = write_skill(root, "heavy")
     _sparse(heavy / "a.bin", 8 * 1024 * 1024)
     _sparse(heavy / "b.bin", 8 * 1024 * 1024)  # with SKILL.md: 16 MiB + a few bytes
     assert_only_bad_skipped(SkillCatalog([root]).snapshot, root, "heavy", "the limit is 16,777,216 bytes")
@@ -148,7 +127,7 @@ def test_over_16_mib_total_is_skipped(tmp_path: Path) -> None:
 
 def test_exactly_16_mib_total_is_served(tmp_path: Path) -> None:
     root = tmp_path / "skills"
-    edge = make_skill(root, "edge")
+    edge = write_skill(root, "edge")
     _sparse(edge / "fill.bin", 16 * 1024 * 1024 - (edge / "SKILL.md").stat().st_size)
     entry = SkillCatalog([root]).snapshot.skill_by_uri["skill://edge/SKILL.md"].entry
     assert entry.total_size == 16 * 1024 * 1024
@@ -156,7 +135,7 @@ def test_exactly_16_mib_total_is_served(tmp_path: Path) -> None:
 
 def test_limits_can_be_lifted(tmp_path: Path) -> None:
     root = tmp_path / "skills"
-    heavy = make_skill(root, "heavy")
+    heavy = write_skill(root, "heavy")
     _sparse(heavy / "a.bin", 16 * 1024 * 1024)
     snapshot = SkillCatalog([root], enforce_limits=False).snapshot
     entry = snapshot.skill_by_uri["skill://heavy/SKILL.md"].entry
@@ -175,7 +154,7 @@ def test_a_missing_root_is_reported_and_the_other_roots_are_served(tmp_path: Pat
 
 def test_a_300_mb_file_skips_its_skill_without_being_hashed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     root = root_with_good_skill(tmp_path)
-    huge = make_skill(root, "huge")
+    huge = write_skill(root, "huge")
     _sparse(huge / "dump.bin", 300 * 1024 * 1024)
     hashed: list[str] = []
     real_hash_file = digests_module.hash_file
@@ -202,9 +181,9 @@ def test_a_300_mb_file_skips_its_skill_without_being_hashed(tmp_path: Path, monk
 def test_symlink_to_a_file_outside_the_root_is_never_served_nor_read(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch, opened: list[str]
 ) -> None:
-    outside = write(tmp_path / "outside" / "secret.txt", CANARY)
+    outside = write_file(tmp_path / "outside" / "secret.txt", CANARY)
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "linker", {"ok.md": "ok"})
+    folder = write_skill(root, "linker", {"ok.md": "ok"})
     os.symlink(outside, folder / "leak.txt")
     os.symlink("../../outside/secret.txt", folder / "relative-leak.txt")
     hashed: list[str] = []
@@ -233,7 +212,7 @@ def test_symlink_to_a_file_outside_the_root_is_never_served_nor_read(
 
 def test_symlink_inside_the_root_to_a_file_inside_the_root_is_served(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "linker", {"shared/data.md": "shared data"})
+    folder = write_skill(root, "linker", {"shared/data.md": "shared data"})
     os.symlink("shared/data.md", folder / "alias.md")
     os.symlink(root / "good" / "ref.md", folder / "from-good.md")
     snapshot = SkillCatalog([root]).snapshot
@@ -246,7 +225,7 @@ def test_symlink_inside_the_root_to_a_file_inside_the_root_is_served(tmp_path: P
 
 def test_symlink_to_an_ignored_file_inside_the_root_is_not_served(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "linker", {".env": f"API_KEY={CANARY}", ".git/config": CANARY})
+    folder = write_skill(root, "linker", {".env": f"API_KEY={CANARY}", ".git/config": CANARY})
     os.symlink(".env", folder / "config.txt")
     os.symlink(".git/config", folder / "git.txt")
     snapshot = SkillCatalog([root]).snapshot
@@ -260,7 +239,7 @@ def test_symlink_to_an_ignored_file_inside_the_root_is_not_served(tmp_path: Path
 
 def test_symlinked_directory_and_dangling_symlink_are_reported(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "linker")
+    folder = write_skill(root, "linker")
     os.symlink(root / "good", folder / "dir-link")
     os.symlink(folder / "missing.md", folder / "dangling.md")
     snapshot = SkillCatalog([root]).snapshot
@@ -282,7 +261,7 @@ def _scan_with_timeout(catalog: SkillCatalog, seconds: float = 10.0) -> CatalogS
 
 def test_fifo_inside_a_skill_does_not_block_and_is_reported(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "piped", {"ok.md": "ok"})
+    folder = write_skill(root, "piped", {"ok.md": "ok"})
     os.mkfifo(folder / "pipe")
     os.symlink("pipe", folder / "pipe-link")
     snapshot = _scan_with_timeout(SkillCatalog([root]))
@@ -298,7 +277,7 @@ def test_fifo_inside_a_skill_does_not_block_and_is_reported(tmp_path: Path) -> N
 
 def test_fifo_named_skillignore_does_not_block_and_hides_its_folder(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "piped", {"secret.md": CANARY})
+    folder = write_skill(root, "piped", {"secret.md": CANARY})
     os.mkfifo(folder / ".skillignore")
     snapshot = _scan_with_timeout(SkillCatalog([root]))
     assert list(snapshot.skill_by_uri) == ["skill://good/SKILL.md"]
@@ -320,8 +299,8 @@ def test_unusable_skillignore_fails_closed_without_breaking_the_catalog(
     tmp_path: Path, content: str | bytes, reason: str
 ) -> None:
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "guarded", {".secrets.txt": CANARY})
-    write(folder / ".skillignore", content)
+    folder = write_skill(root, "guarded", {".secrets.txt": CANARY})
+    write_file(folder / ".skillignore", content)
     snapshot = SkillCatalog([root]).snapshot
     assert list(snapshot.skill_by_uri) == ["skill://good/SKILL.md"]  # the rest of the root is still served
     assert not any(uri.startswith("skill://guarded/") for uri in snapshot.files)
@@ -331,9 +310,9 @@ def test_unusable_skillignore_fails_closed_without_breaking_the_catalog(
 
 
 def test_skillignore_symlinked_out_of_the_root_is_not_followed(tmp_path: Path) -> None:
-    outside = write(tmp_path / "outside" / "ignore", "nothing\n")
+    outside = write_file(tmp_path / "outside" / "ignore", "nothing\n")
     root = root_with_good_skill(tmp_path)
-    folder = make_skill(root, "linked")
+    folder = write_skill(root, "linked")
     os.symlink(outside, folder / ".skillignore")
     snapshot = SkillCatalog([root]).snapshot
     assert "skill://linked/SKILL.md" not in snapshot.skill_by_uri
@@ -343,7 +322,7 @@ def test_skillignore_symlinked_out_of_the_root_is_not_followed(tmp_path: Path) -
 
 def test_skill_md_at_the_top_of_a_root_without_a_prefix(tmp_path: Path) -> None:
     root = root_with_good_skill(tmp_path)
-    write(root / "SKILL.md", skill_md("skills"))
+    write_file(root / "SKILL.md", skill_md("skills"))
     snapshot = SkillCatalog([root]).snapshot
     assert list(snapshot.skill_by_uri) == ["skill://good/SKILL.md"]
     assert snapshot.files["skill://good/ref.md"].read() == b"good reference"
@@ -376,7 +355,7 @@ def test_unreadable_subdirectory_is_reported_not_fatal(tmp_path: Path) -> None:
     if os.geteuid() == 0:
         pytest.skip("root reads every directory")
     root = root_with_good_skill(tmp_path)
-    locked = make_skill(root, "locked") / "private"
+    locked = write_skill(root, "locked") / "private"
     locked.mkdir()
     locked.chmod(0)
     try:
@@ -388,27 +367,6 @@ def test_unreadable_subdirectory_is_reported_not_fatal(tmp_path: Path) -> None:
 
 
 # -- hostile requests against an in-process server ---------------------------------------------------------
-
-
-class RawRequest(mcp_types.Request[dict[str, Any] | None, str]):
-    """Any request, sent as written (skills/*, resources/directory/read, hostile params)."""
-
-
-class RawResult(BaseModel):
-    """Any result, kept as the wire dict."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-async def call(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
-    return result.model_dump()
-
-
-async def error_of(client: Client, method: str, params: dict[str, Any]) -> mcp_types.ErrorData:
-    with pytest.raises(MCPError) as info:
-        await call(client, method, params)
-    return info.value.error
 
 
 def decoded(content: Mapping[str, Any]) -> bytes:
@@ -423,12 +381,12 @@ class Served:
     def __init__(self, base: Path) -> None:
         self.base = base
         self.root = base / "skills"
-        make_skill(self.root, "pdf-processing", {"notes.md": "Use pdftotext.", "assets/logo.png": PNG})
+        write_skill(self.root, "pdf-processing", {"notes.md": "Use pdftotext.", "assets/logo.png": PNG})
         for i in range(3):
-            make_skill(self.root, f"extra-{i}", {"more.md": f"extra {i}"})
-        write(base / "etc" / "passwd", CANARY)
-        write(base / "secret.txt", CANARY)
-        write(self.root / "pdf-processing" / ".env", CANARY)
+            write_skill(self.root, f"extra-{i}", {"more.md": f"extra {i}"})
+        write_file(base / "etc" / "passwd", CANARY)
+        write_file(base / "secret.txt", CANARY)
+        write_file(self.root / "pdf-processing" / ".env", CANARY)
         os.symlink(base / "secret.txt", self.root / "pdf-processing" / "leak.txt")
         self.catalog = SkillCatalog([self.root])
         self.extension = SkillsExtension(self.catalog, page_size=2, directory_page_size=1)
@@ -468,11 +426,11 @@ def opened(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 async def assert_healthy(client: Client) -> None:
-    listing = await call(client, "skills/list", {})
+    listing = await send(client, "skills/list", {})
     assert [s["uri"] for s in listing["skills"]] == ["skill://extra-0/SKILL.md", "skill://extra-1/SKILL.md"]
-    skill = (await call(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
+    skill = (await send(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
     digests = {r["uri"]: r["digest"] for r in skill["resources"]}
-    read = await call(client, "resources/read", {"uri": "skill://pdf-processing/notes.md"})
+    read = await send(client, "resources/read", {"uri": "skill://pdf-processing/notes.md"})
     [content] = read["contents"]
     assert content["text"] == "Use pdftotext."
     assert digests[content["uri"]] == "sha256:" + hashlib.sha256(b"Use pdftotext.").hexdigest()
@@ -510,7 +468,7 @@ HOSTILE_READ_URIS = [
 @pytest.mark.anyio
 @pytest.mark.parametrize("uri", HOSTILE_READ_URIS)
 async def test_hostile_resources_read_is_refused(client: Client, served: Served, opened: list[str], uri: str) -> None:
-    error = await error_of(client, "resources/read", {"uri": uri})
+    error = await send_error(client, "resources/read", {"uri": uri})
     assert error.code == INVALID_PARAMS
     assert isinstance(error.data, dict)
     assert error.data["uri"] == uri
@@ -524,7 +482,7 @@ async def test_hostile_resources_read_is_refused(client: Client, served: Served,
 
 @pytest.mark.anyio
 async def test_ignored_and_escaping_files_never_show_up(client: Client) -> None:
-    skill = (await call(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
+    skill = (await send(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
     assert {r["uri"] for r in skill["resources"]} == {
         "skill://pdf-processing/SKILL.md",
         "skill://pdf-processing/notes.md",
@@ -536,7 +494,7 @@ async def test_ignored_and_escaping_files_never_show_up(client: Client) -> None:
         params: dict[str, Any] = {"uri": "skill://pdf-processing"}
         if cursor is not None:
             params["cursor"] = cursor
-        page = await call(client, "resources/directory/read", params)
+        page = await send(client, "resources/directory/read", params)
         children += [item["uri"] for item in page["resources"]]
         cursor = page.get("nextCursor")
         if cursor is None:
@@ -550,11 +508,11 @@ async def test_ignored_and_escaping_files_never_show_up(client: Client) -> None:
 
 @pytest.mark.anyio
 async def test_forged_skills_list_cursors_are_refused(client: Client) -> None:
-    first = await call(client, "skills/list", {})
+    first = await send(client, "skills/list", {})
     real = first["nextCursor"]
     assert isinstance(real, str)
-    directory = await call(client, "resources/directory/read", {"uri": "skill://pdf-processing"})
-    resources = await call(client, "resources/list", {})
+    directory = await send(client, "resources/directory/read", {"uri": "skill://pdf-processing"})
+    resources = await send(client, "resources/list", {})
     body, mac = real.split(".")
     forged = [
         base64.urlsafe_b64encode(os.urandom(24)).decode(),
@@ -568,29 +526,31 @@ async def test_forged_skills_list_cursors_are_refused(client: Client) -> None:
         "💥." + mac,
     ]
     for cursor in forged:
-        error = await error_of(client, "skills/list", {"cursor": cursor})
+        error = await send_error(client, "skills/list", {"cursor": cursor})
         assert error.code == INVALID_PARAMS, cursor
         assert "cursor" in error.message
         await assert_healthy(client)
     # The genuine cursor still works.
-    second = await call(client, "skills/list", {"cursor": real})
+    second = await send(client, "skills/list", {"cursor": real})
     assert [s["uri"] for s in second["skills"]] == ["skill://extra-2/SKILL.md", "skill://pdf-processing/SKILL.md"]
 
 
 @pytest.mark.anyio
 async def test_forged_cursors_on_the_other_listings_are_refused(client: Client) -> None:
-    listing = await call(client, "skills/list", {})
+    listing = await send(client, "skills/list", {})
     for method, params in (
         ("resources/list", {"cursor": listing["nextCursor"]}),
         ("resources/list", {"cursor": "not-a-cursor"}),
         ("resources/directory/read", {"uri": "skill://pdf-processing", "cursor": listing["nextCursor"]}),
     ):
-        error = await error_of(client, method, params)
+        error = await send_error(client, method, params)
         assert error.code == INVALID_PARAMS
         await assert_healthy(client)
     # A directory cursor is bound to its directory.
-    page = await call(client, "resources/directory/read", {"uri": "skill://pdf-processing"})
-    error = await error_of(client, "resources/directory/read", {"uri": "skill://extra-0", "cursor": page["nextCursor"]})
+    page = await send(client, "resources/directory/read", {"uri": "skill://pdf-processing"})
+    error = await send_error(
+        client, "resources/directory/read", {"uri": "skill://extra-0", "cursor": page["nextCursor"]}
+    )
     assert error.code == INVALID_PARAMS
 
 
@@ -610,7 +570,7 @@ async def test_forged_cursors_on_the_other_listings_are_refused(client: Client) 
     ],
 )
 async def test_skills_get_on_what_is_not_a_served_skill(client: Client, uri: str, message: str) -> None:
-    error = await error_of(client, "skills/get", {"uri": uri})
+    error = await send_error(client, "skills/get", {"uri": uri})
     assert error.code == INVALID_PARAMS
     assert message in error.message
     assert isinstance(error.data, dict)
@@ -631,7 +591,7 @@ async def test_skills_get_on_what_is_not_a_served_skill(client: Client, uri: str
     ],
 )
 async def test_directory_read_on_what_is_not_a_directory(client: Client, uri: str, message: str) -> None:
-    error = await error_of(client, "resources/directory/read", {"uri": uri})
+    error = await send_error(client, "resources/directory/read", {"uri": uri})
     assert error.code == INVALID_PARAMS
     assert message in error.message
     assert isinstance(error.data, dict)
@@ -647,7 +607,7 @@ async def test_malformed_params_are_invalid_params(client: Client) -> None:
         ("resources/directory/read", {}),
         ("skills/list", {"cursor": 7}),
     ):
-        error = await error_of(client, method, params)
+        error = await send_error(client, method, params)
         assert error.code == INVALID_PARAMS, (method, params)
         await assert_healthy(client)
 
@@ -657,22 +617,22 @@ async def test_a_file_changed_after_the_snapshot_is_not_served_under_the_old_dig
     client: Client, served: Served
 ) -> None:
     uri = "skill://pdf-processing/notes.md"
-    old = (await call(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
+    old = (await send(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
     old_digest = {r["uri"]: r["digest"] for r in old["resources"]}[uri]
     notes = served.root / "pdf-processing" / "notes.md"
     notes.write_text("Use pdfminer.")  # same length, different bytes
 
     with pytest.raises(MCPError) as info:
-        await call(client, "resources/read", {"uri": uri})
+        await send(client, "resources/read", {"uri": uri})
     assert "changed" in info.value.error.message
     assert isinstance(info.value.error.data, dict)
     assert info.value.error.data["uri"] == uri
 
-    new = (await call(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
+    new = (await send(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
     new_digest = {r["uri"]: r["digest"] for r in new["resources"]}[uri]
     assert new_digest != old_digest
     assert new_digest == "sha256:" + hashlib.sha256(b"Use pdfminer.").hexdigest()
-    [content] = (await call(client, "resources/read", {"uri": uri}))["contents"]
+    [content] = (await send(client, "resources/read", {"uri": uri}))["contents"]
     assert decoded(content) == b"Use pdfminer."
 
 
@@ -681,18 +641,18 @@ async def test_a_file_deleted_or_grown_after_the_snapshot_is_not_served(client: 
     folder = served.root / "pdf-processing"
     (folder / "notes.md").unlink()
     with pytest.raises(MCPError):
-        await call(client, "resources/read", {"uri": "skill://pdf-processing/notes.md"})
-    skill = (await call(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
+        await send(client, "resources/read", {"uri": "skill://pdf-processing/notes.md"})
+    skill = (await send(client, "skills/get", {"uri": "skill://pdf-processing/SKILL.md"}))["skill"]
     assert "skill://pdf-processing/notes.md" not in {r["uri"] for r in skill["resources"]}
-    error = await error_of(client, "resources/read", {"uri": "skill://pdf-processing/notes.md"})
+    error = await send_error(client, "resources/read", {"uri": "skill://pdf-processing/notes.md"})
     assert error.code == INVALID_PARAMS  # no longer served at all
 
     logo = folder / "assets" / "logo.png"
     with open(logo, "ab") as handle:
         handle.write(b"appended")
     with pytest.raises(MCPError):
-        await call(client, "resources/read", {"uri": "skill://pdf-processing/assets/logo.png"})
-    [content] = (await call(client, "resources/read", {"uri": "skill://pdf-processing/assets/logo.png"}))["contents"]
+        await send(client, "resources/read", {"uri": "skill://pdf-processing/assets/logo.png"})
+    [content] = (await send(client, "resources/read", {"uri": "skill://pdf-processing/assets/logo.png"}))["contents"]
     assert decoded(content) == PNG + b"appended"
 
 
@@ -700,9 +660,9 @@ async def test_a_file_deleted_or_grown_after_the_snapshot_is_not_served(client: 
 async def test_a_skill_removed_from_disk_disappears_after_refresh(client: Client, served: Served) -> None:
     shutil.rmtree(served.root / "extra-0")
     served.catalog.refresh()
-    error = await error_of(client, "skills/get", {"uri": "skill://extra-0/SKILL.md"})
+    error = await send_error(client, "skills/get", {"uri": "skill://extra-0/SKILL.md"})
     assert error.code == INVALID_PARAMS
-    error = await error_of(client, "resources/read", {"uri": "skill://extra-0/more.md"})
+    error = await send_error(client, "resources/read", {"uri": "skill://extra-0/more.md"})
     assert error.code == INVALID_PARAMS
-    listing = await call(client, "skills/list", {})
+    listing = await send(client, "skills/list", {})
     assert "skill://extra-0/SKILL.md" not in [s["uri"] for s in listing["skills"]]

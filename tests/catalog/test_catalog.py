@@ -26,30 +26,9 @@ from skillwire.catalog.snapshot import (
 from skillwire.core.errors import InvalidCursor, InvalidSkillURI
 from skillwire.core.protocol import DIRECTORY_MIME_TYPE
 from skillwire.core.protocol import SPEC_META_PREFIX as META_PREFIX
+from support.skills import skill_md, write_file, write_skill
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
-
-
-def skill_md(name: str, description: str = "A skill for tests.", extra: str = "") -> str:
-    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n# {name}\n\nBody.\n"
-
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, str):
-        path.write_text(content, encoding="utf-8")
-    else:
-        path.write_bytes(content)
-    return path
-
-
-def make_skill(root: Path, rel: str, files: Mapping[str, str | bytes] | None = None, **kw: str) -> Path:
-    """A skill folder at `root/rel` whose name is the last segment of `rel`."""
-    folder = root / rel
-    write(folder / "SKILL.md", skill_md(rel.rsplit("/", 1)[-1], **kw))
-    for name, content in (files or {}).items():
-        write(folder / name, content)
-    return folder
 
 
 def age(root: Path, seconds: float = 3600) -> None:
@@ -78,13 +57,13 @@ def all_listed(snapshot: CatalogSnapshot, limit: int = 1000) -> list[str]:
 
 
 def test_discovery_at_any_depth(tmp_path: Path) -> None:
-    make_skill(tmp_path, "top")
-    make_skill(tmp_path, "a/b/mid")
-    make_skill(tmp_path, "a/b/c/d/e/deep")
-    write(tmp_path / "a" / "not-a-skill" / "README.md", "no SKILL.md here")
-    write(tmp_path / "a" / "b" / "c" / "skill.md", "lower-case name is not a skill")
-    make_skill(tmp_path, "node_modules/pkg")  # ignored folders are never searched
-    make_skill(tmp_path, "a/.git/hooks")
+    write_skill(tmp_path, "top")
+    write_skill(tmp_path, "a/b/mid")
+    write_skill(tmp_path, "a/b/c/d/e/deep")
+    write_file(tmp_path / "a" / "not-a-skill" / "README.md", "no SKILL.md here")
+    write_file(tmp_path / "a" / "b" / "c" / "skill.md", "lower-case name is not a skill")
+    write_skill(tmp_path, "node_modules/pkg")  # ignored folders are never searched
+    write_skill(tmp_path, "a/.git/hooks")
     snapshot = SkillCatalog([tmp_path]).snapshot
     assert sorted(snapshot.skill_by_uri) == [
         "skill://a/b/c/d/e/deep/SKILL.md",
@@ -98,9 +77,9 @@ def test_discovery_at_any_depth(tmp_path: Path) -> None:
 
 
 def test_nested_skills_are_published_flat_and_listed_by_the_enclosing_skill(tmp_path: Path) -> None:
-    make_skill(tmp_path, "outer", {"guide.md": "outer guide"})
-    make_skill(tmp_path, "outer/inner", {"ref.md": "inner ref", "deeper/x.txt": "x"})
-    make_skill(tmp_path, "outer/inner/innermost")
+    write_skill(tmp_path, "outer", {"guide.md": "outer guide"})
+    write_skill(tmp_path, "outer/inner", {"ref.md": "inner ref", "deeper/x.txt": "x"})
+    write_skill(tmp_path, "outer/inner/innermost")
     snapshot = SkillCatalog([tmp_path]).snapshot
     outer, inner, innermost = (
         "skill://outer/SKILL.md",
@@ -134,10 +113,10 @@ def test_nested_skills_are_published_flat_and_listed_by_the_enclosing_skill(tmp_
 
 
 def test_roots_with_prefixes_and_another_scheme(tmp_path: Path) -> None:
-    make_skill(tmp_path / "one", "alpha")
-    make_skill(tmp_path / "two", "beta", {"notes.md": "n"})
-    make_skill(tmp_path / "three", "gamma")
-    make_skill(tmp_path / "four", "delta")
+    write_skill(tmp_path / "one", "alpha")
+    write_skill(tmp_path / "two", "beta", {"notes.md": "n"})
+    write_skill(tmp_path / "three", "gamma")
+    write_skill(tmp_path / "four", "delta")
     catalog = SkillCatalog(
         [
             tmp_path / "one",
@@ -175,9 +154,9 @@ def test_skill_root_parse_forms(tmp_path: Path) -> None:
 
 
 def test_overlapping_sources_are_skipped_with_a_reason_never_merged(tmp_path: Path) -> None:
-    make_skill(tmp_path / "first", "same", {"a.md": "from first"}, description="First.")
-    make_skill(tmp_path / "second", "same", {"b.md": "from second"}, description="Second.")
-    make_skill(tmp_path / "second", "other")
+    write_skill(tmp_path / "first", "same", {"a.md": "from first"}, description="First.")
+    write_skill(tmp_path / "second", "same", {"b.md": "from second"}, description="Second.")
+    write_skill(tmp_path / "second", "other")
     snapshot = SkillCatalog([tmp_path / "first", tmp_path / "second"]).snapshot
     entry = snapshot.skill_by_uri["skill://same/SKILL.md"].entry
     assert entry.description == "First."
@@ -192,9 +171,9 @@ def test_overlapping_sources_are_skipped_with_a_reason_never_merged(tmp_path: Pa
 
 
 def test_overlap_of_a_skill_inside_another_sources_skill_both_orders(tmp_path: Path) -> None:
-    make_skill(tmp_path / "a", "billing")  # skill://acme/billing
-    make_skill(tmp_path / "b", "refunds")  # skill://acme/billing/refunds
-    make_skill(tmp_path / "c", "payroll")  # skill://acme/payroll: a sibling, fine
+    write_skill(tmp_path / "a", "billing")  # skill://acme/billing
+    write_skill(tmp_path / "b", "refunds")  # skill://acme/billing/refunds
+    write_skill(tmp_path / "c", "payroll")  # skill://acme/payroll: a sibling, fine
     outer = SkillRoot(tmp_path / "a", prefix=("acme",))
     inner = SkillRoot(tmp_path / "b", prefix=("acme", "billing"))
     sibling = SkillRoot(tmp_path / "c", prefix=("acme",))
@@ -218,7 +197,7 @@ def test_overlap_of_a_skill_inside_another_sources_skill_both_orders(tmp_path: P
 
 
 def test_code_skill_overlapping_a_folder_or_another_code_skill_is_skipped(tmp_path: Path) -> None:
-    make_skill(tmp_path, "shared", {"disk.md": "disk"})
+    write_skill(tmp_path, "shared", {"disk.md": "disk"})
     catalog = SkillCatalog([tmp_path])
     catalog.add_files("shared", {"SKILL.md": skill_md("shared"), "code.md": "code"})
     catalog.add_files("acme/x", {"SKILL.md": skill_md("x", "First."), "a.txt": "A"})
@@ -240,13 +219,13 @@ IGNORED_FILES = (".git/config", ".git/objects/ab/cdef", ".env", ".env.local", ".
 
 
 def test_ignore_list_is_never_in_a_manifest_nor_readable(tmp_path: Path) -> None:
-    folder = make_skill(tmp_path, "s", {"ok.md": "fine", "sub/ok.txt": "fine"})
+    folder = write_skill(tmp_path, "s", {"ok.md": "fine", "sub/ok.txt": "fine"})
     for name in IGNORED_FILES:
-        write(folder / name, "SECRET-VALUE")
-        write(folder / "sub" / name, "SECRET-VALUE")
+        write_file(folder / name, "SECRET-VALUE")
+        write_file(folder / "sub" / name, "SECRET-VALUE")
     # Enough junk in .git to break the 512-file limit if it counted.
     for i in range(600):
-        write(folder / ".git" / "objects" / f"{i:03}", "x")
+        write_file(folder / ".git" / "objects" / f"{i:03}", "x")
     snapshot = SkillCatalog([tmp_path]).snapshot
     assert snapshot.skipped == ()
     assert file_uris(snapshot, "skill://s/SKILL.md") == {
@@ -264,8 +243,8 @@ def test_ignore_list_is_never_in_a_manifest_nor_readable(tmp_path: Path) -> None
 
 
 def test_skillignore_has_gitignore_semantics(tmp_path: Path) -> None:
-    write(tmp_path / ".skillignore", "*.log\n!keep.log\nbuild/\n")
-    folder = make_skill(
+    write_file(tmp_path / ".skillignore", "*.log\n!keep.log\nbuild/\n")
+    folder = write_skill(
         tmp_path,
         "s",
         {
@@ -279,8 +258,8 @@ def test_skillignore_has_gitignore_semantics(tmp_path: Path) -> None:
             "nested/docs/draft.md": "an anchored pattern does not match deeper",
         },
     )
-    write(folder / ".skillignore", "secret.txt\n/docs/draft.md\n")
-    make_skill(tmp_path, "sibling", {"secret.txt": "the other skill's .skillignore does not apply here"})
+    write_file(folder / ".skillignore", "secret.txt\n/docs/draft.md\n")
+    write_skill(tmp_path, "sibling", {"secret.txt": "the other skill's .skillignore does not apply here"})
     snapshot = SkillCatalog([tmp_path]).snapshot
     assert file_uris(snapshot, "skill://s/SKILL.md") == {
         "skill://s/SKILL.md",
@@ -297,19 +276,19 @@ def test_skillignore_has_gitignore_semantics(tmp_path: Path) -> None:
 
 
 def test_a_deeper_skillignore_overrides_a_shallower_one(tmp_path: Path) -> None:
-    write(tmp_path / ".skillignore", "*.log\n")
-    folder = make_skill(tmp_path, "s", {"keep.log": "re-included", "other.log": "still ignored", "notes.md": "n"})
-    write(folder / ".skillignore", "!keep.log\nnotes.md\n")
-    make_skill(tmp_path, "t", {"keep.log": "the override applies only below s/"})
+    write_file(tmp_path / ".skillignore", "*.log\n")
+    folder = write_skill(tmp_path, "s", {"keep.log": "re-included", "other.log": "still ignored", "notes.md": "n"})
+    write_file(folder / ".skillignore", "!keep.log\nnotes.md\n")
+    write_skill(tmp_path, "t", {"keep.log": "the override applies only below s/"})
     snapshot = SkillCatalog([tmp_path]).snapshot
     assert file_uris(snapshot, "skill://s/SKILL.md") == {"skill://s/SKILL.md", "skill://s/keep.log"}
     assert file_uris(snapshot, "skill://t/SKILL.md") == {"skill://t/SKILL.md"}
 
 
 def test_skillignore_can_hide_a_whole_skill(tmp_path: Path) -> None:
-    write(tmp_path / ".skillignore", "drafts/\n")
-    make_skill(tmp_path, "drafts/wip")
-    make_skill(tmp_path, "ready")
+    write_file(tmp_path / ".skillignore", "drafts/\n")
+    write_skill(tmp_path, "drafts/wip")
+    write_skill(tmp_path, "ready")
     snapshot = SkillCatalog([tmp_path]).snapshot
     assert list(snapshot.skill_by_uri) == ["skill://ready/SKILL.md"]
 
@@ -320,7 +299,7 @@ def test_skillignore_can_hide_a_whole_skill(tmp_path: Path) -> None:
 def test_digests_and_sizes_equal_hashlib_over_the_file_bytes(tmp_path: Path) -> None:
     big_text = ("line of text é\n" * 120_000).encode()  # > 1 MiB: the chunked hashing path
     big_binary = os.urandom(1_500_000)
-    folder = make_skill(
+    folder = write_skill(
         tmp_path,
         "s",
         {"a.md": "hello", "empty.txt": "", "big.txt": big_text, "big.bin": big_binary, "logo.png": PNG},
@@ -340,7 +319,7 @@ def test_digests_and_sizes_equal_hashlib_over_the_file_bytes(tmp_path: Path) -> 
 
 
 def test_mime_types_and_text_versus_blob(tmp_path: Path) -> None:
-    make_skill(
+    write_skill(
         tmp_path,
         "s",
         {
@@ -374,8 +353,8 @@ def test_mime_types_and_text_versus_blob(tmp_path: Path) -> None:
 
 
 def test_hashing_never_reads_past_the_size_stat_reported(tmp_path: Path) -> None:
-    small = write(tmp_path / "small.txt", b"x" * 100)
-    big = write(tmp_path / "big.txt", b"y" * (3 * 1024 * 1024))
+    small = write_file(tmp_path / "small.txt", b"x" * 100)
+    big = write_file(tmp_path / "big.txt", b"y" * (3 * 1024 * 1024))
     # As if each file grew after it was stat-ed: one byte past the expected size is enough to tell.
     assert hash_file(str(small), 10)[1] == 11
     assert hash_file(str(big), 2 * 1024 * 1024)[1] == 2 * 1024 * 1024 + 1
@@ -393,7 +372,7 @@ def test_hashing_never_reads_past_the_size_stat_reported(tmp_path: Path) -> None
 
 def _tree(root: Path, skills: int = 5, files_per_skill: int = 3) -> int:
     for i in range(skills):
-        make_skill(root, f"skill-{i}", {f"f{j}.md": f"skill {i} file {j}" for j in range(files_per_skill)})
+        write_skill(root, f"skill-{i}", {f"f{j}.md": f"skill {i} file {j}" for j in range(files_per_skill)})
     return skills * (files_per_skill + 1)
 
 
@@ -504,7 +483,7 @@ def test_add_files_publishes_an_in_memory_skill(tmp_path: Path) -> None:
 
 
 def test_decorated_function_returning_a_folder(tmp_path: Path) -> None:
-    folder = make_skill(tmp_path, "src/refunds", {"examples/email.md": "Dear customer"})
+    folder = write_skill(tmp_path, "src/refunds", {"examples/email.md": "Dear customer"})
     catalog = SkillCatalog()
 
     @catalog.skill("acme/billing/refunds")
@@ -524,7 +503,7 @@ def test_decorated_function_returning_a_folder(tmp_path: Path) -> None:
 def test_every_way_of_adding_a_skill_in_python_drops_the_cached_snapshot_and_takes_a_scheme(tmp_path: Path) -> None:
     # The catalog's four adders are InlineSkills' own (one definition): `skill()` used to keep a stale
     # snapshot (the decorated skill missing until something else dropped it), and only it took `scheme=`.
-    folder = make_skill(tmp_path, "src/one", {})
+    folder = write_skill(tmp_path, "src/one", {})
     catalog = SkillCatalog()
     assert list(catalog.snapshot.skill_by_uri) == []
 
@@ -534,7 +513,7 @@ def test_every_way_of_adding_a_skill_in_python_drops_the_cached_snapshot_and_tak
 
     assert list(catalog.snapshot.skill_by_uri) == ["docs://acme/one/SKILL.md"]
     catalog.add_files("acme/two", {"SKILL.md": skill_md("two")}, scheme="docs")
-    catalog.add_folder("acme/three", make_skill(tmp_path, "src/three", {}), scheme="lib")
+    catalog.add_folder("acme/three", write_skill(tmp_path, "src/three", {}), scheme="lib")
     catalog.add_dynamic("acme/four", description="Generated", read=lambda path: None, scheme="gen")
     assert sorted(catalog.snapshot.skill_by_uri) == [
         "docs://acme/one/SKILL.md",
@@ -547,7 +526,7 @@ def test_every_way_of_adding_a_skill_in_python_drops_the_cached_snapshot_and_tak
 
 def test_decorated_function_returning_a_folder_without_skill_md_is_reported(tmp_path: Path) -> None:
     empty = tmp_path / "empty"
-    write(empty / "notes.md", "no SKILL.md")
+    write_file(empty / "notes.md", "no SKILL.md")
     catalog = SkillCatalog()
     catalog.add_folder("acme/nothing", empty)
     catalog.add_files("acme/fine", {"SKILL.md": skill_md("fine")})
@@ -559,7 +538,7 @@ def test_decorated_function_returning_a_folder_without_skill_md_is_reported(tmp_
 
 
 def test_decorated_folder_with_a_misnamed_skill_is_skipped(tmp_path: Path) -> None:
-    folder = make_skill(tmp_path, "refunds")
+    folder = write_skill(tmp_path, "refunds")
     catalog = SkillCatalog()
     catalog.add_folder("acme/billing/returns", folder)
     snapshot = catalog.snapshot
@@ -631,7 +610,7 @@ def test_invalid_code_skills_are_skipped_with_reasons() -> None:
 
 def test_keyset_paging_over_many_skills(tmp_path: Path) -> None:
     for i in range(250):
-        make_skill(tmp_path, f"skill-{i:03}")
+        write_skill(tmp_path, f"skill-{i:03}")
     catalog = SkillCatalog([tmp_path])
     snapshot = catalog.snapshot
     pages: list[list[str]] = []
@@ -666,7 +645,7 @@ def test_keyset_paging_over_many_skills(tmp_path: Path) -> None:
 
 def test_forged_list_cursors_are_refused(tmp_path: Path) -> None:
     for i in range(3):
-        make_skill(tmp_path, f"s{i}", {"x.md": "x"})
+        write_skill(tmp_path, f"s{i}", {"x.md": "x"})
     snapshot = SkillCatalog([tmp_path]).snapshot
     _, cursor = snapshot.list_page(None, 1)
     assert cursor is not None
@@ -687,14 +666,14 @@ def test_forged_list_cursors_are_refused(tmp_path: Path) -> None:
 
 
 def test_directory_pages_for_skill_root_subdirectory_and_prefix(tmp_path: Path) -> None:
-    make_skill(
+    write_skill(
         tmp_path,
         "acme/billing/refunds",
         {"examples/email.md": "e", "examples/letter.md": "l", "logo.png": PNG},
         extra="license: MIT\n",
     )
-    make_skill(tmp_path, "acme/payroll")
-    make_skill(tmp_path, "solo")
+    write_skill(tmp_path, "acme/payroll")
+    write_skill(tmp_path, "solo")
     snapshot = SkillCatalog([tmp_path]).snapshot
 
     def names(uri: str) -> list[tuple[str, str]]:
@@ -738,7 +717,7 @@ def test_directory_pages_for_skill_root_subdirectory_and_prefix(tmp_path: Path) 
 
 
 def test_directory_paging(tmp_path: Path) -> None:
-    make_skill(tmp_path, "s", {f"f{i:02}.md": str(i) for i in range(7)})
+    write_skill(tmp_path, "s", {f"f{i:02}.md": str(i) for i in range(7)})
     snapshot = SkillCatalog([tmp_path]).snapshot
     seen: list[str] = []
     cursor: str | None = None
@@ -757,7 +736,7 @@ def test_directory_paging(tmp_path: Path) -> None:
     first = snapshot.directory_page("skill://s", None, 3)
     assert first is not None
     assert first.next_cursor is not None
-    make_skill(tmp_path, "t")
+    write_skill(tmp_path, "t")
     snapshot2 = SkillCatalog([tmp_path]).snapshot
     with pytest.raises(InvalidCursor):
         snapshot2.directory_page("skill://t", first.next_cursor, 3)
@@ -828,15 +807,15 @@ def assert_directories_match_files(snapshot: CatalogSnapshot) -> dict[str, list[
 
 def test_directory_pages_match_a_brute_force_index_of_the_served_files(tmp_path: Path) -> None:
     one, two, three = tmp_path / "one", tmp_path / "two", tmp_path / "three"
-    make_skill(one, "acme/billing/refunds", {"examples/a b.md": "e", "examples/ünï.md": "u", "logo.png": PNG})
-    make_skill(one, "acme/billing/refunds/inner", {"notes.md": "n", "deep/er/x.md": "x"})
-    make_skill(one, "code-review", {"checklist.md": "c"})
-    make_skill(one, "code-review/security-audit", {"rules/owasp.md": "o"})
-    make_skill(one, "code-review/security-audit/rules/injection", {"cases/sql.md": "s"})
-    make_skill(one, "solo", {"my dir/x.md": "x"})
-    make_skill(two, "gamma", {"g.md": "g"})
-    make_skill(two, "tools/delta")
-    make_skill(three, "payroll", {"scripts/run.py": "print()"})
+    write_skill(one, "acme/billing/refunds", {"examples/a b.md": "e", "examples/ünï.md": "u", "logo.png": PNG})
+    write_skill(one, "acme/billing/refunds/inner", {"notes.md": "n", "deep/er/x.md": "x"})
+    write_skill(one, "code-review", {"checklist.md": "c"})
+    write_skill(one, "code-review/security-audit", {"rules/owasp.md": "o"})
+    write_skill(one, "code-review/security-audit/rules/injection", {"cases/sql.md": "s"})
+    write_skill(one, "solo", {"my dir/x.md": "x"})
+    write_skill(two, "gamma", {"g.md": "g"})
+    write_skill(two, "tools/delta")
+    write_skill(three, "payroll", {"scripts/run.py": "print()"})
     catalog = SkillCatalog(
         [one, SkillRoot(two, ("org", "repo"), "github"), SkillRoot(three, ("acme",))],
     )
@@ -917,8 +896,8 @@ def test_directory_pages_match_a_brute_force_index_of_the_served_files(tmp_path:
 
 
 def test_directory_index_is_built_on_demand_and_kept_on_the_skill(tmp_path: Path) -> None:
-    make_skill(tmp_path, "a", {"sub/x.md": "x"})
-    make_skill(tmp_path, "b", {"y.md": "y"})
+    write_skill(tmp_path, "a", {"sub/x.md": "x"})
+    write_skill(tmp_path, "b", {"y.md": "y"})
     snapshot = SkillCatalog([tmp_path]).snapshot
     a, b = snapshot.skill_by_uri["skill://a/SKILL.md"], snapshot.skill_by_uri["skill://b/SKILL.md"]
     assert "_directory_index" not in a.__dict__  # building a snapshot indexes no directory
@@ -936,8 +915,8 @@ def test_directory_index_is_built_on_demand_and_kept_on_the_skill(tmp_path: Path
 
 
 def test_refresh_swaps_atomically_and_leaves_the_old_snapshot_intact(tmp_path: Path) -> None:
-    make_skill(tmp_path, "keep", {"a.md": "one"})
-    make_skill(tmp_path, "gone")
+    write_skill(tmp_path, "keep", {"a.md": "one"})
+    write_skill(tmp_path, "gone")
     catalog = SkillCatalog([tmp_path])
     seen: list[tuple[CatalogSnapshot, CatalogSnapshot]] = []
     catalog.on_change(lambda old, new: seen.append((old, new)))
@@ -949,8 +928,8 @@ def test_refresh_swaps_atomically_and_leaves_the_old_snapshot_intact(tmp_path: P
     import shutil
 
     shutil.rmtree(tmp_path / "gone")
-    write(tmp_path / "keep" / "a.md", "two")
-    make_skill(tmp_path, "new")
+    write_file(tmp_path / "keep" / "a.md", "two")
+    write_skill(tmp_path, "new")
     new = catalog.refresh()
 
     assert new is not old
@@ -967,7 +946,7 @@ def test_refresh_swaps_atomically_and_leaves_the_old_snapshot_intact(tmp_path: P
 
 
 def test_listener_failure_does_not_break_refresh(tmp_path: Path) -> None:
-    make_skill(tmp_path, "a")
+    write_skill(tmp_path, "a")
     catalog = SkillCatalog([tmp_path])
     _ = catalog.snapshot
     calls: list[int] = []
@@ -978,6 +957,6 @@ def test_listener_failure_does_not_break_refresh(tmp_path: Path) -> None:
     ok: Callable[[CatalogSnapshot, CatalogSnapshot], None] = lambda old, new: calls.append(len(new))  # noqa: E731
     catalog.on_change(boom)
     catalog.on_change(ok)
-    make_skill(tmp_path, "b")
+    write_skill(tmp_path, "b")
     assert len(catalog.refresh()) == 2
     assert calls == [2]

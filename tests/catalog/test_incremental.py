@@ -11,16 +11,12 @@ import pytest
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.snapshot import CatalogSnapshot
-
-SKILL = "---\nname: {name}\ndescription: Skill {name}.\n---\nBody of {name}.\n"
+from support import skills
 
 
 def write_skill(folder: Path, extra: dict[str, str] | None = None) -> None:
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "SKILL.md").write_text(SKILL.format(name=folder.name))
-    for name, text in (extra or {}).items():
-        (folder / name).parent.mkdir(parents=True, exist_ok=True)
-        (folder / name).write_text(text)
+    name = folder.name
+    skills.write_skill(folder.parent, name, extra, description=f"Skill {name}.", body=f"Body of {name}.\n")
 
 
 def directory_listings(snapshot: CatalogSnapshot) -> dict[str, list[dict[str, object]]]:

@@ -29,17 +29,15 @@ from skillwire.core.manifest import sha256_digest
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache
 from skillwire.host.host import SkillHost
+from support import skills
 
 pytestmark = pytest.mark.skipif(not hasattr(os, "mkfifo"), reason="needs FIFOs and symlinks (POSIX)")
 CANARY = "OUTSIDE-THE-ROOT-4b1d"
 
 
 def skill(root: Path, name: str, body: str = "Body.\n") -> Path:
-    folder = root / name
-    (folder / "references").mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\n{body}")
-    (folder / "references" / "notes.md").write_text(f"notes of {name}\n")
-    return folder
+    files = {"references/notes.md": f"notes of {name}\n"}
+    return skills.write_skill(root, name, files, description=f"The {name} skill.", body=body)
 
 
 def release_fifo(path: Path) -> None:

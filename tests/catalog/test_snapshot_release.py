@@ -16,16 +16,15 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.persist import SnapshotStore
+from support import skills
 
 PAST = 1_600_000_000
 
 
 def make_skills(root: Path, count: int) -> None:
     for n in range(count):
-        folder = root / "team" / f"skill-{n}"
-        (folder / "references").mkdir(parents=True)
-        (folder / "SKILL.md").write_text(f"---\nname: skill-{n}\ndescription: Skill {n}, for release tests.\n---\n")
-        (folder / "references" / "notes.md").write_text(f"notes {n}\n")
+        files = {"references/notes.md": f"notes {n}\n"}
+        skills.write_skill(root / "team", f"skill-{n}", files, description=f"Skill {n}, for release tests.", body="")
     for path in [root, *root.rglob("*")]:
         os.utime(path, (PAST, PAST))
 

@@ -10,7 +10,6 @@ import json
 import os
 import threading
 import time
-from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
@@ -23,29 +22,9 @@ from skillwire.cli.lint import format_github_line, print_text
 from skillwire.cli.main import main
 from skillwire.cli.output import Output
 from skillwire.cli.serve import bundled_examples
+from support.skills import skill_md, write_file, write_skill
 
 CORPUS = Path(__file__).resolve().parents[2].parent / "shared" / "corpora" / "awesome-copilot" / "skills"
-
-
-def skill_md(name: str, description: str = "A skill for tests.", extra: str = "", body: str = "") -> str:
-    return f"---\nname: {name}\ndescription: {description}\n{extra}---\n# {name}\n{body}"
-
-
-def write(path: Path, content: str | bytes) -> Path:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, str):
-        path.write_text(content, encoding="utf-8")
-    else:
-        path.write_bytes(content)
-    return path
-
-
-def make_skill(root: Path, rel: str, files: Mapping[str, str | bytes] | None = None, **kw: str) -> Path:
-    folder = root / rel
-    write(folder / "SKILL.md", skill_md(rel.rsplit("/", 1)[-1], **kw))
-    for name, content in (files or {}).items():
-        write(folder / name, content)
-    return folder
 
 
 def sparse(path: Path, size: int) -> None:
@@ -100,9 +79,9 @@ SKILL_MD_DEFECTS: list[tuple[str, str | bytes, str, int]] = [
 def test_each_broken_skill_md_is_flagged_with_rule_file_and_line(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], folder: str, content: str | bytes, rule: str, line: int
 ) -> None:
-    make_skill(tmp_path, "good", {"ref.md": "good reference"})
-    write(tmp_path / folder / "SKILL.md", content)
-    write(tmp_path / folder / "extra.md", "never published")
+    write_skill(tmp_path, "good", {"ref.md": "good reference"})
+    write_file(tmp_path / folder / "SKILL.md", content)
+    write_file(tmp_path / folder / "extra.md", "never published")
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     skill_file = str(tmp_path / folder / "SKILL.md")
@@ -117,8 +96,8 @@ def test_each_broken_skill_md_is_flagged_with_rule_file_and_line(
 
 
 def test_yaml_errors_carry_the_parsers_line_and_message(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write(tmp_path / "tabbed" / "SKILL.md", "---\nname: tabbed\ndescription: d\nmetadata:\n\tversion: x\n---\n")
-    write(tmp_path / "colon" / "SKILL.md", "---\nname: colon\ndescription: a: b\n---\n")
+    write_file(tmp_path / "tabbed" / "SKILL.md", "---\nname: tabbed\ndescription: d\nmetadata:\n\tversion: x\n---\n")
+    write_file(tmp_path / "colon" / "SKILL.md", "---\nname: colon\ndescription: a: b\n---\n")
     _, findings = lint_json(capsys, str(tmp_path))
     by_file = {f["file"]: f for f in findings if f["rule"] == "yaml-syntax"}
     assert by_file[str(tmp_path / "tabbed" / "SKILL.md")]["line"] == 5
@@ -127,7 +106,7 @@ def test_yaml_errors_carry_the_parsers_line_and_message(tmp_path: Path, capsys: 
 
 
 def test_duplicate_key_names_the_key_and_first_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write(tmp_path / "dup" / "SKILL.md", "---\nname: dup\ndescription: a\nlicense: MIT\ndescription: b\n---\n")
+    write_file(tmp_path / "dup" / "SKILL.md", "---\nname: dup\ndescription: a\nlicense: MIT\ndescription: b\n---\n")
     _, findings = lint_json(capsys, str(tmp_path))
     [dup] = [f for f in findings if f["rule"] == "duplicate-key"]
     assert dup["line"] == 5
@@ -136,8 +115,8 @@ def test_duplicate_key_names_the_key_and_first_line(tmp_path: Path, capsys: pyte
 
 
 def test_over_512_files_is_an_error_and_512_is_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_skill(tmp_path, "crowded", {f"f/{i:03}.md": "x" for i in range(512)})  # 513 with SKILL.md
-    make_skill(tmp_path, "full", {f"f/{i:03}.md": "x" for i in range(511)})  # exactly 512
+    write_skill(tmp_path, "crowded", {f"f/{i:03}.md": "x" for i in range(512)})  # 513 with SKILL.md
+    write_skill(tmp_path, "full", {f"f/{i:03}.md": "x" for i in range(511)})  # exactly 512
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     assert triples(findings) == {("too-many-files", str(tmp_path / "crowded" / "SKILL.md"), None)}
@@ -145,22 +124,22 @@ def test_over_512_files_is_an_error_and_512_is_fine(tmp_path: Path, capsys: pyte
 
 
 def test_ignored_files_do_not_count_toward_the_limits(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "s", {"ok.md": "fine"})
+    folder = write_skill(tmp_path, "s", {"ok.md": "fine"})
     for i in range(600):
-        write(folder / ".git" / "objects" / f"{i:03}", "x")
-    write(folder / ".skillignore", "build/\n")
+        write_file(folder / ".git" / "objects" / f"{i:03}", "x")
+    write_file(folder / ".skillignore", "build/\n")
     for i in range(600):
-        write(folder / "build" / f"{i:03}.o", "x")
+        write_file(folder / "build" / f"{i:03}.o", "x")
     sparse(folder / "build" / "huge.bin", 32 * 1024 * 1024)
     code, findings = lint_json(capsys, str(tmp_path))
     assert (code, findings) == (0, [])
 
 
 def test_over_16_mib_is_an_error_and_exactly_16_mib_is_fine(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    heavy = make_skill(tmp_path, "heavy")
+    heavy = write_skill(tmp_path, "heavy")
     sparse(heavy / "a.bin", 8 * 1024 * 1024)
     sparse(heavy / "b.bin", 8 * 1024 * 1024)
-    edge = make_skill(tmp_path, "edge")
+    edge = write_skill(tmp_path, "edge")
     sparse(edge / "fill.bin", 16 * 1024 * 1024 - (edge / "SKILL.md").stat().st_size)
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
@@ -171,7 +150,7 @@ def test_over_16_mib_is_an_error_and_exactly_16_mib_is_fine(tmp_path: Path, caps
 def test_a_300_mb_sparse_file_is_flagged_without_being_opened(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    huge = make_skill(tmp_path, "huge")
+    huge = write_skill(tmp_path, "huge")
     sparse(huge / "dump.bin", 300 * 1024 * 1024)
     opened: list[str] = []
     real_os_open, real_open = os.open, builtins.open
@@ -202,14 +181,14 @@ def test_a_300_mb_sparse_file_is_flagged_without_being_opened(
 def test_symlinks_out_of_the_folder_are_warnings_and_never_read(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    outside = write(tmp_path / "outside" / "secret.txt", "TOP-SECRET")
+    outside = write_file(tmp_path / "outside" / "secret.txt", "TOP-SECRET")
     root = tmp_path / "skills"
-    folder = make_skill(root, "linker", {"ok.md": "ok", ".env": "KEY=1"})
+    folder = write_skill(root, "linker", {"ok.md": "ok", ".env": "KEY=1"})
     os.symlink(outside, folder / "leak.txt")
     os.symlink("../../outside/secret.txt", folder / "relative-leak.txt")
     os.symlink(".env", folder / "config.txt")
     os.symlink(root / "linker" / "ok.md", folder / "inside.md")  # inside the folder: served, fine
-    dirs = make_skill(root, "dirs")
+    dirs = write_skill(root, "dirs")
     os.symlink(root / "linker", dirs / "dir-link")
     os.symlink(dirs / "missing.md", dirs / "dangling.md")
     code, findings = lint_json(capsys, str(root))
@@ -237,7 +216,7 @@ def _lint_with_timeout(*args: str, seconds: float = 10.0) -> int:
 
 
 def test_fifos_are_warned_about_and_never_opened(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "piped", {"ok.md": "ok"})
+    folder = write_skill(tmp_path, "piped", {"ok.md": "ok"})
     os.mkfifo(folder / "pipe")
     os.symlink("pipe", folder / "pipe-link")
     assert _lint_with_timeout("--format", "json", str(tmp_path)) == 0
@@ -249,8 +228,8 @@ def test_fifos_are_warned_about_and_never_opened(tmp_path: Path, capsys: pytest.
 
 
 def test_a_fifo_skillignore_is_an_error_and_does_not_block(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "piped", {"secret.md": "x"})
-    make_skill(tmp_path, "good")
+    folder = write_skill(tmp_path, "piped", {"secret.md": "x"})
+    write_skill(tmp_path, "good")
     os.mkfifo(folder / ".skillignore")
     assert _lint_with_timeout("--format", "json", str(tmp_path)) == 1
     findings = json.loads(capsys.readouterr().out)
@@ -260,17 +239,17 @@ def test_a_fifo_skillignore_is_an_error_and_does_not_block(tmp_path: Path, capsy
 
 @pytest.mark.parametrize("content", ["!\n", "[z-a]\n", b"caf\xe9\n"], ids=["bare-negation", "bad-range", "not-utf8"])
 def test_unusable_skillignore_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str], content: str) -> None:
-    folder = make_skill(tmp_path, "guarded")
-    write(folder / ".skillignore", content)
+    folder = write_skill(tmp_path, "guarded")
+    write_file(folder / ".skillignore", content)
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     assert ("unusable-skillignore", str(folder / ".skillignore"), None) in triples(findings)
 
 
 def test_skillignore_symlinked_out_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    outside = write(tmp_path / "outside" / "ignore", "nothing\n")
+    outside = write_file(tmp_path / "outside" / "ignore", "nothing\n")
     root = tmp_path / "skills"
-    folder = make_skill(root, "linked")
+    folder = write_skill(root, "linked")
     os.symlink(outside, folder / ".skillignore")
     _, findings = lint_json(capsys, str(root))
     assert ("unusable-skillignore", str(folder / ".skillignore"), None) in triples(findings)
@@ -278,8 +257,8 @@ def test_skillignore_symlinked_out_is_an_error(tmp_path: Path, capsys: pytest.Ca
 
 def test_skill_md_at_the_top_without_a_prefix(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     root = tmp_path / "skills"
-    make_skill(root, "good", {"ref.md": "good reference"})
-    write(root / "SKILL.md", skill_md("skills"))
+    write_skill(root, "good", {"ref.md": "good reference"})
+    write_file(root / "SKILL.md", skill_md("skills"))
     code, findings = lint_json(capsys, str(root))
     assert code == 0
     assert triples(findings) == {
@@ -298,7 +277,7 @@ def test_skill_md_at_the_top_without_a_prefix(tmp_path: Path, capsys: pytest.Cap
 
 
 def test_a_skill_md_path_lints_its_folder(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "solo", {"ref.md": "r"})
+    folder = write_skill(tmp_path, "solo", {"ref.md": "r"})
     code, findings = lint_json(capsys, str(folder / "SKILL.md"))
     assert code == 0
     assert rules_of(findings) == ["skill-at-root"]
@@ -307,8 +286,8 @@ def test_a_skill_md_path_lints_its_folder(tmp_path: Path, capsys: pytest.Capture
 def test_unreadable_subdirectory_is_reported(
     tmp_path: Path, capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    locked = make_skill(tmp_path, "locked") / "private"
-    write(locked / "x.md", "x")
+    locked = write_skill(tmp_path, "locked") / "private"
+    write_file(locked / "x.md", "x")
     real_scandir = os.scandir
 
     def scandir(path: Any) -> Any:  # as if chmod 0 (which root would not notice)
@@ -325,7 +304,7 @@ def test_unreadable_subdirectory_is_reported(
 
 
 def test_unpublishable_file_names_are_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "names", {"bell\x07.md": "x", "back\\slash.md": "y", "fine name (1).md": "z"})
+    folder = write_skill(tmp_path, "names", {"bell\x07.md": "x", "back\\slash.md": "y", "fine name (1).md": "z"})
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     assert sorted(f["file"] for f in findings) == sorted([str(folder / "back\\slash.md"), str(folder / "bell\\x07.md")])
@@ -333,7 +312,7 @@ def test_unpublishable_file_names_are_errors(tmp_path: Path, capsys: pytest.Capt
 
 
 def test_undecodable_file_names_are_printable(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "bytes")
+    folder = write_skill(tmp_path, "bytes")
     with open(os.path.join(os.fsencode(folder), b"caf\xe9.md"), "wb") as handle:
         handle.write(b"x")
     code, out, _ = run(capsys, str(tmp_path))
@@ -354,7 +333,7 @@ def test_fields_beyond_name_and_description(tmp_path: Path, capsys: pytest.Captu
         "user-invocable: 'true'\n"
         "metadata:\n  io.modelcontextprotocol/owner: me\n  owner: me\n"
     )
-    folder = make_skill(tmp_path, "fields", extra=extra)
+    folder = write_skill(tmp_path, "fields", extra=extra)
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     file = str(folder / "SKILL.md")
@@ -386,13 +365,13 @@ def test_fields_beyond_name_and_description(tmp_path: Path, capsys: pytest.Captu
     ],
 )
 def test_field_types(tmp_path: Path, capsys: pytest.CaptureFixture[str], extra: str, rule: str, line: int) -> None:
-    folder = make_skill(tmp_path, "typed", extra=extra)
+    folder = write_skill(tmp_path, "typed", extra=extra)
     _, findings = lint_json(capsys, str(tmp_path))
     assert triples(findings) == {(rule, str(folder / "SKILL.md"), line)}
 
 
 def test_list_valued_metadata_is_an_error_as_serve_skips_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "keywords", extra="metadata:\n  trigger-keywords: [pdf, forms]\n  owner: me\n")
+    folder = write_skill(tmp_path, "keywords", extra="metadata:\n  trigger-keywords: [pdf, forms]\n  owner: me\n")
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     assert [(f["rule"], f["severity"], f["line"]) for f in findings] == [("metadata-not-string", "error", 5)]
@@ -403,7 +382,7 @@ def test_list_valued_metadata_is_an_error_as_serve_skips_it(tmp_path: Path, caps
 
 
 def test_interop_hazard_inside_a_list(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "listed", extra="allowed-tools:\n  - Read\n  - on\n")
+    folder = write_skill(tmp_path, "listed", extra="allowed-tools:\n  - Read\n  - on\n")
     _, findings = lint_json(capsys, str(tmp_path))
     file = str(folder / "SKILL.md")
     assert triples(findings) == {("allowed-tools-not-string", file, 4), ("yaml-bool", file, 6)}
@@ -413,10 +392,10 @@ def test_interop_hazard_inside_a_list(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_name_rules_ascii_and_unicode(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    cafe = make_skill(tmp_path, "café")
+    cafe = write_skill(tmp_path, "café")
     long_name = "a" * 65
-    longish = make_skill(tmp_path, long_name)
-    dashes = make_skill(tmp_path, "double--dash")
+    longish = write_skill(tmp_path, long_name)
+    dashes = write_skill(tmp_path, "double--dash")
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     assert triples(findings) == {
@@ -431,7 +410,7 @@ def test_name_rules_ascii_and_unicode(tmp_path: Path, capsys: pytest.CaptureFixt
 
 
 def test_a_unicode_name_fails_as_serve_skips_it(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "мой-навык")
+    folder = write_skill(tmp_path, "мой-навык")
     assert run(capsys, str(tmp_path))[0] == 1
     assert SkillCatalog([tmp_path]).snapshot.skipped[0].location == str(folder)
 
@@ -439,8 +418,8 @@ def test_a_unicode_name_fails_as_serve_skips_it(tmp_path: Path, capsys: pytest.C
 def test_nested_skills_are_info_and_their_files_count_in_the_parent(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    outer = make_skill(tmp_path, "outer", {f"o/{i:03}.md": "x" for i in range(300)})
-    inner = make_skill(tmp_path, "outer/inner", {f"i/{i:03}.md": "x" for i in range(300)})
+    outer = write_skill(tmp_path, "outer", {f"o/{i:03}.md": "x" for i in range(300)})
+    inner = write_skill(tmp_path, "outer/inner", {f"i/{i:03}.md": "x" for i in range(300)})
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     assert triples(findings) == {
@@ -454,9 +433,9 @@ def test_nested_skills_are_info_and_their_files_count_in_the_parent(
 
 
 def test_duplicate_names_and_lowercase_skill_md(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    a = make_skill(tmp_path, "a/tool")
-    b = make_skill(tmp_path, "b/tool")
-    write(tmp_path / "c" / "lower" / "skill.md", skill_md("lower"))
+    a = write_skill(tmp_path, "a/tool")
+    b = write_skill(tmp_path, "b/tool")
+    write_file(tmp_path / "c" / "lower" / "skill.md", skill_md("lower"))
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 0
     assert triples(findings) == {
@@ -467,16 +446,16 @@ def test_duplicate_names_and_lowercase_skill_md(tmp_path: Path, capsys: pytest.C
 
 
 def test_no_skills_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    write(tmp_path / "README.md", "nothing here")
+    write_file(tmp_path / "README.md", "nothing here")
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1
     assert triples(findings) == {("no-skills", str(tmp_path), None)}
 
 
 def test_long_skill_md_is_a_warning_at_line_501(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "long", body="line\n" * 495)  # 5 frontmatter/heading lines + 495 = 500
+    folder = write_skill(tmp_path, "long", body="# long\n" + "line\n" * 495)  # 5 frontmatter/heading lines + 495 = 500
     assert lint_json(capsys, str(tmp_path)) == (0, [])
-    write(folder / "SKILL.md", skill_md("long", body="line\n" * 496))
+    write_file(folder / "SKILL.md", skill_md("long", body="# long\n" + "line\n" * 496))
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 0
     assert triples(findings) == {("skill-md-too-long", str(folder / "SKILL.md"), 501)}
@@ -484,9 +463,9 @@ def test_long_skill_md_is_a_warning_at_line_501(tmp_path: Path, capsys: pytest.C
 
 
 def test_skills_ref_interop_bom_dashes_and_dots(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bom = write(tmp_path / "bom" / "SKILL.md", "\ufeff" + skill_md("bom"))
-    dashes = write(tmp_path / "dashes" / "SKILL.md", skill_md("dashes", "'before --- after'"))
-    dots = write(tmp_path / "dots" / "SKILL.md", "---\nname: dots\ndescription: d\n...\n# body\n")
+    bom = write_file(tmp_path / "bom" / "SKILL.md", "\ufeff" + skill_md("bom"))
+    dashes = write_file(tmp_path / "dashes" / "SKILL.md", skill_md("dashes", "'before --- after'"))
+    dots = write_file(tmp_path / "dots" / "SKILL.md", "---\nname: dots\ndescription: d\n...\n# body\n")
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 0
     assert triples(findings) == {
@@ -517,11 +496,11 @@ Hidden: [secret](.env) and [pipe](pipe).
 
 
 def test_relative_links_are_checked_against_what_is_served(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(
+    folder = write_skill(
         tmp_path,
         "linked",
         {"references/guide.md": "g", "assets/logo v2.png": b"\x89PNG", "scripts/run.sh": "#!/bin/sh\n", ".env": "K=1"},
-        body=LINKS_BODY,
+        body="# linked\n" + LINKS_BODY,
     )
     os.mkfifo(folder / "pipe")
     code, findings = lint_json(capsys, str(tmp_path))
@@ -550,8 +529,9 @@ def test_relative_links_are_checked_against_what_is_served(tmp_path: Path, capsy
 def test_a_nested_skill_resolves_links_against_its_own_folder(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    make_skill(tmp_path, "outer", {"guide.md": "g"}, body="[inner](inner/ref.md) [inner skill](inner/SKILL.md)\n")
-    inner = make_skill(tmp_path, "outer/inner", {"ref.md": "r"}, body="[ok](ref.md)\n[parent](../guide.md)\n")
+    links = "[inner](inner/ref.md) [inner skill](inner/SKILL.md)\n"
+    write_skill(tmp_path, "outer", {"guide.md": "g"}, body="# outer\n" + links)
+    inner = write_skill(tmp_path, "outer/inner", {"ref.md": "r"}, body="# inner\n[ok](ref.md)\n[parent](../guide.md)\n")
     _, findings = lint_json(capsys, str(tmp_path))
     assert triples(findings) == {
         ("nested-skill", str(inner / "SKILL.md"), None),
@@ -609,7 +589,7 @@ INTEROP_EXPECTED = [
 
 
 def test_each_interop_warning_is_flagged_on_its_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = write(tmp_path / "interop" / "SKILL.md", INTEROP).parent
+    folder = write_file(tmp_path / "interop" / "SKILL.md", INTEROP).parent
     code, findings = lint_json(capsys, str(tmp_path))
     assert code == 1  # non-string metadata values are errors
     file = str(folder / "SKILL.md")
@@ -626,7 +606,7 @@ def test_each_interop_warning_is_flagged_on_its_line(tmp_path: Path, capsys: pyt
 
 def test_interop_warnings_on_top_level_keys_and_key_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     text = "---\nname: top\ndescription: yes\nlicense: 2024-01-01\ncompatibility: on\n---\n"
-    write(tmp_path / "top" / "SKILL.md", text)
+    write_file(tmp_path / "top" / "SKILL.md", text)
     _, findings = lint_json(capsys, str(tmp_path))
     assert [(f["line"], f["rule"]) for f in findings] == [(3, "yaml-bool"), (4, "yaml-date"), (5, "yaml-bool")]
 
@@ -665,9 +645,9 @@ def test_check_skill_md_is_pure() -> None:
 
 
 def test_text_format_groups_by_skill(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_skill(tmp_path, "clean")
-    bad = make_skill(tmp_path, "bad", extra="reviewed: yes\n")
-    write(tmp_path / "worse" / "SKILL.md", skill_md("other"))
+    write_skill(tmp_path, "clean")
+    bad = write_skill(tmp_path, "bad", extra="reviewed: yes\n")
+    write_file(tmp_path / "worse" / "SKILL.md", skill_md("other"))
     code, out, _ = run(capsys, str(tmp_path))
     assert code == 1
     assert out.splitlines() == [
@@ -691,10 +671,10 @@ def test_text_format_groups_by_skill(tmp_path: Path, capsys: pytest.CaptureFixtu
 
 
 def test_quiet_prints_only_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_skill(tmp_path, "warned", extra="reviewed: yes\n")
+    write_skill(tmp_path, "warned", extra="reviewed: yes\n")
     code, out, err = run(capsys, "--quiet", str(tmp_path))
     assert (code, out, err) == (0, "", "")
-    write(tmp_path / "worse" / "SKILL.md", skill_md("other"))
+    write_file(tmp_path / "worse" / "SKILL.md", skill_md("other"))
     code, out, err = run(capsys, "-q", str(tmp_path))
     assert code == 1
     assert [line for line in out.splitlines() if ": warning " in line] == []
@@ -703,28 +683,28 @@ def test_quiet_prints_only_errors(tmp_path: Path, capsys: pytest.CaptureFixture[
 
 
 def test_clean_folder_exit_zero_and_summary(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_skill(tmp_path, "clean")
+    write_skill(tmp_path, "clean")
     code, out, _ = run(capsys, "--strict", str(tmp_path))
     assert code == 0
     assert out == "skillwire lint: 1 skill checked, 0 with problems: 0 errors, 0 warnings (ok, strict)\n"
 
 
 def test_strict_exit_codes(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    make_skill(tmp_path / "w", "warned", extra="reviewed: yes\n")
-    make_skill(tmp_path / "i", "outer")
-    make_skill(tmp_path / "i", "outer/inner")
+    write_skill(tmp_path / "w", "warned", extra="reviewed: yes\n")
+    write_skill(tmp_path / "i", "outer")
+    write_skill(tmp_path / "i", "outer/inner")
     assert run(capsys, str(tmp_path / "w"))[0] == 0
     assert run(capsys, "--strict", str(tmp_path / "w"))[0] == 1
     assert run(capsys, "--strict", str(tmp_path / "i"))[0] == 0  # info never fails
-    write(tmp_path / "e" / "broken" / "SKILL.md", "no frontmatter\n")
+    write_file(tmp_path / "e" / "broken" / "SKILL.md", "no frontmatter\n")
     assert run(capsys, str(tmp_path / "e"))[0] == 1
     assert run(capsys, str(tmp_path / "i"), str(tmp_path / "e"))[0] == 1  # several PATHs
 
 
 def test_github_format_exact_lines(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    bad = make_skill(tmp_path, "bad", extra="metadata:\n  version: 1.10\n")
-    write(tmp_path / "worse" / "SKILL.md", "---\nname: other\ndescription: 'a, b: c'\n---\n")
-    make_skill(tmp_path, "bad/inner")
+    bad = write_skill(tmp_path, "bad", extra="metadata:\n  version: 1.10\n")
+    write_file(tmp_path / "worse" / "SKILL.md", "---\nname: other\ndescription: 'a, b: c'\n---\n")
+    write_skill(tmp_path, "bad/inner")
     code, out, err = run(capsys, "--format", "github", str(tmp_path))
     assert code == 1
     assert out.splitlines() == [
@@ -754,7 +734,7 @@ def test_github_escaping() -> None:
 
 
 def test_json_format_and_json_alias(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    folder = make_skill(tmp_path, "bad", extra="reviewed: yes\n")
+    folder = write_skill(tmp_path, "bad", extra="reviewed: yes\n")
     code, out, err = run(capsys, "--json", str(tmp_path))
     assert code == 0
     data = json.loads(out)
@@ -776,7 +756,7 @@ def test_usage_errors_are_one_line_with_a_suggestion(tmp_path: Path, capsys: pyt
     code, out, err = run(capsys, str(tmp_path / "missing"))
     assert (code, out) == (2, "")
     assert err == f"skillwire: lint: {tmp_path / 'missing'}: no such file or folder\n"
-    write(tmp_path / "notes.txt", "x")
+    write_file(tmp_path / "notes.txt", "x")
     code, _, err = run(capsys, str(tmp_path / "notes.txt"))
     assert code == 2
     assert "give a skill folder, a folder of skills, or a SKILL.md" in err
@@ -829,7 +809,7 @@ class _Terminal(io.StringIO):
 def test_colour_only_on_a_terminal(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.delenv("NO_COLOR", raising=False)
     monkeypatch.setenv("TERM", "xterm-256color")
-    write(tmp_path / "worse" / "SKILL.md", skill_md("other"))
+    write_file(tmp_path / "worse" / "SKILL.md", skill_md("other"))
     report = lint_path(str(tmp_path))
     terminal = _Terminal()
     print_text(Output(stdout=terminal, stderr=io.StringIO()), [report], report.findings, strict=False)

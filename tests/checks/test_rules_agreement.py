@@ -37,6 +37,7 @@ from skillwire.core.fields import Rule
 from skillwire.core.skill_md import parse_skill_md
 from skillwire.host.host import SkillHost
 from skillwire.host.policy import ApproveAll
+from support import skills
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +45,7 @@ EXTENSION_ID = "io.modelcontextprotocol/skills"
 
 
 def skill_md(name: str, description: str, extra: str = "") -> str:
-    return f"---\nname: {name}\ndescription: {description}\n{extra}---\nBody.\n"
+    return skills.skill_md(name, description, extra, body="Body.\n")
 
 
 #: folder -> (files, the rule every consumer must apply)

@@ -27,19 +27,18 @@ from skillwire.server.extension import SkillsExtension
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 from bench.frontmatter_bench import SHAPES  # bench/ is not an installed package: from the checkout
 
+from support import skills
+
 # Escapes that name no Unicode code point: ruamel's chr() raised OverflowError / ValueError on them.
 BAD_ESCAPES = ['"\\UFFFFFFFF"', '"\\U00110000"', '"\\U7FFFFFFF"', '"ok \\U80000000 x"']
 
 
 def skill_md(name: str, description: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\nBody of {name}.\n"
+    return skills.skill_md(name, description, body=f"Body of {name}.\n")
 
 
 def write_skill(root: Path, name: str, description: str = "A good skill.") -> Path:
-    folder = root / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "SKILL.md").write_text(skill_md(name, description))
-    return folder / "SKILL.md"
+    return skills.write_skill(root, name, description=description, body=f"Body of {name}.\n") / "SKILL.md"
 
 
 @pytest.mark.parametrize("escape", BAD_ESCAPES)

@@ -27,6 +27,7 @@ from skillwire.host.policy import ApproveAll, DenyAll, Policy
 from skillwire.host.tool_listing import DESCRIPTION_LIMIT
 from skillwire.host.tool_schemas import LIST_SKILLS_OUTPUT_SCHEMA
 from skillwire.host.tools import SkillTools, ToolResult
+from support import skills
 from support.servers import RunningServer, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -46,12 +47,7 @@ VALIDATOR = Draft202012Validator(LIST_SKILLS_OUTPUT_SCHEMA)
 
 
 def write_skill(root: Path, path: str, name: str, description: str, files: dict[str, str] | None = None) -> None:
-    folder = root / path
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n")
-    for relative, text in (files or {}).items():
-        (folder / relative).parent.mkdir(parents=True, exist_ok=True)
-        (folder / relative).write_text(text)
+    skills.write_skill(root, path, files, name=name, description=description)
 
 
 def write_server(root: Path, label: str, seed: int) -> None:

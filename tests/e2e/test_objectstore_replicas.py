@@ -17,6 +17,7 @@ from typing import Any
 import pytest
 from mcp_types.jsonrpc import INVALID_PARAMS
 
+from support import skills
 from support.calls import call, call_error, list_uris, wait_for
 from support.calls import healthz as health_of
 from support.cli import run_cli
@@ -28,10 +29,8 @@ SECRET = "replica-test-" + secrets.token_hex(8)
 
 
 def make_skill(root: Path, name: str) -> None:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: Skill {name}.\n---\nBody of {name}.\n")
-    (folder / "notes.txt").write_text(f"notes for {name}\n")
+    files = {"notes.txt": f"notes for {name}\n"}
+    skills.write_skill(root, name, files, description=f"Skill {name}.", body=f"Body of {name}.\n")
 
 
 def publish(seaweedfs: SeaweedS3, source: Path, prefix: str) -> None:

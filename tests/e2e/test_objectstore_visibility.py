@@ -27,6 +27,7 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.server.app import build_server
 from skillwire.server.visibility import PerCallerSkills
+from support import skills
 from support.calls import RawRequest, RawResult, call, call_error, list_uris
 from support.cli import run_cli
 from support.seaweed import SeaweedS3
@@ -43,11 +44,7 @@ def sha256_hex(text: str) -> str:
 
 
 def make_skill(folder: Path, name: str, extra: dict[str, str] | None = None) -> None:
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\nBody.\n")
-    for path, text in (extra or {}).items():
-        (folder / path).parent.mkdir(parents=True, exist_ok=True)
-        (folder / path).write_text(text)
+    skills.write_skill(folder.parent, folder.name, extra, name=name, description=f"The {name} skill.", body="Body.\n")
 
 
 @pytest.fixture(scope="module")

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from support import inotify
+from support import inotify, skills
 from support.rawhttp import RawSession
 from support.servers import serve_http
 
@@ -34,12 +34,7 @@ pytestmark = pytest.mark.skipif(not inotify.available() or not hasattr(os, "mkfi
 
 
 def skill(root: Path, name: str, files: dict[str, str]) -> None:
-    folder = root / name
-    folder.mkdir(parents=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n")
-    for rel, text in files.items():
-        (folder / rel).parent.mkdir(parents=True, exist_ok=True)
-        (folder / rel).write_text(text)
+    skills.write_skill(root, name, files, description=f"The {name} skill.")
 
 
 @contextmanager

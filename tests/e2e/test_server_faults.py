@@ -27,6 +27,7 @@ from skillwire.core.errors import ApprovalStoreError
 from skillwire.core.manifest import ManifestFile, sha256_digest
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache
+from support import skills
 from support.rawhttp import RawSession
 from support.servers import serve_http
 
@@ -34,9 +35,8 @@ ROOT = os.geteuid() == 0 if hasattr(os, "geteuid") else False
 
 
 def skill(root: Path, name: str, body: str = "Body.\n") -> None:
-    (root / name / "references").mkdir(parents=True, exist_ok=True)
-    (root / name / "SKILL.md").write_text(f"---\nname: {name}\ndescription: The {name} skill.\n---\n{body}")
-    (root / name / "references" / "notes.md").write_text(f"notes of {name}\n" * 20)
+    files = {"references/notes.md": f"notes of {name}\n" * 20}
+    skills.write_skill(root, name, files, description=f"The {name} skill.", body=body)
 
 
 def can_mount() -> bool:

@@ -23,19 +23,19 @@ import pytest
 from mcp.client import Client
 
 from skillwire.client.requests import get_skill_request, list_skills_request, send_raw
+from support import skills
 from support.servers import RunningServer, serve_http
 
 pytestmark = pytest.mark.anyio
 
-SKILL_MD = "---\nname: {name}\ndescription: The {name} skill, served again after a restart.\n---\n\n# {name}\n"
 PAST = 1_600_000_000
 
 
 def make_skills(root: Path, names: list[str]) -> None:
     for name in names:
-        (root / name / "references").mkdir(parents=True)
-        (root / name / "SKILL.md").write_text(SKILL_MD.format(name=name))
-        (root / name / "references" / "guide.md").write_text(f"the guide to {name}\n")
+        files = {"references/guide.md": f"the guide to {name}\n"}
+        description = f"The {name} skill, served again after a restart."
+        skills.write_skill(root, name, files, description=description, body=f"\n# {name}\n")
     for path in [root, *root.rglob("*")]:
         os.utime(path, (PAST, PAST))
 

@@ -18,13 +18,14 @@ from mcp.server.lowlevel import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INVALID_PARAMS
-from pydantic import BaseModel, ConfigDict
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.core.json import JSONValue
 from skillwire.core.protocol import DIRECTORY_MIME_TYPE, EXTENSION_ID
 from skillwire.core.protocol import SPEC_META_PREFIX as META_PREFIX
 from skillwire.server.extension import SkillsExtension
+from support.calls import send, send_error
+from support.skills import skill_md, write_file
 
 PNG = b"\x89PNG\r\n\x1a\n\x00\x00\x00\rIHDR\x00\x00\x00\x01\x00\x00\x00\x01\x08\x06\x00\x00\x00\x1f\x15\xc4\x89"
 HOST_TEXT = "hello from the host"
@@ -46,27 +47,6 @@ MODES = ["auto", "legacy"]
 KINDS = ["mcpserver", "lowlevel"]
 
 
-class RawRequest(mcp_types.Request[dict[str, Any] | None, str]):
-    """Any request, sent as written: the SDK has no typed `skills/*` requests."""
-
-
-class RawResult(BaseModel):
-    """Any result, kept as the wire dict."""
-
-    model_config = ConfigDict(extra="allow")
-
-
-async def call(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
-    return result.model_dump()
-
-
-async def error_of(client: Client, method: str, params: dict[str, Any]) -> mcp_types.ErrorData:
-    with pytest.raises(MCPError) as info:
-        await call(client, method, params)
-    return info.value.error
-
-
 async def all_pages(client: Client, method: str, key: str, params: Mapping[str, Any] | None = None) -> list[Any]:
     pages: list[Any] = []
     cursor: str | None = None
@@ -75,7 +55,7 @@ async def all_pages(client: Client, method: str, key: str, params: Mapping[str, 
         request = dict(params or {})
         if cursor is not None:
             request["cursor"] = cursor
-        result = await call(client, method, request)
+        result = await send(client, method, request)
         pages.append(result)
         cursor = result.get("nextCursor")
         if cursor is None:
@@ -85,28 +65,16 @@ async def all_pages(client: Client, method: str, key: str, params: Mapping[str, 
         assert len(pages) < 50
 
 
-def write(path: Path, content: str | bytes) -> None:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    if isinstance(content, str):
-        path.write_text(content, encoding="utf-8")
-    else:
-        path.write_bytes(content)
-
-
-def skill_md(name: str, description: str) -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n# {name}\n"
-
-
 def build_catalog(root: Path) -> SkillCatalog:
-    write(root / "pdf-processing" / "SKILL.md", PDF_SKILL_MD)
-    write(root / "pdf-processing" / "references" / "FORMS.md", "# Forms\n\nFill them in.\n")
-    write(root / "pdf-processing" / "assets" / "logo.png", PNG)
-    write(root / "pdf-processing" / "scripts" / "extract.py", "print('extract')\n")
-    write(root / "acme" / "billing" / "refunds" / "SKILL.md", skill_md("refunds", "Process refunds."))
-    write(root / "acme" / "billing" / "refunds" / "examples" / "email.md", "Dear customer,\n")
-    write(root / "git-workflow" / "SKILL.md", skill_md("git-workflow", "Branch, commit, rebase."))
-    write(root / "code-review" / "SKILL.md", skill_md("code-review", "Review a change."))
-    write(root / "code-review" / "security-audit" / "SKILL.md", skill_md("security-audit", "Audit security."))
+    write_file(root / "pdf-processing" / "SKILL.md", PDF_SKILL_MD)
+    write_file(root / "pdf-processing" / "references" / "FORMS.md", "# Forms\n\nFill them in.\n")
+    write_file(root / "pdf-processing" / "assets" / "logo.png", PNG)
+    write_file(root / "pdf-processing" / "scripts" / "extract.py", "print('extract')\n")
+    write_file(root / "acme" / "billing" / "refunds" / "SKILL.md", skill_md("refunds", "Process refunds."))
+    write_file(root / "acme" / "billing" / "refunds" / "examples" / "email.md", "Dear customer,\n")
+    write_file(root / "git-workflow" / "SKILL.md", skill_md("git-workflow", "Branch, commit, rebase."))
+    write_file(root / "code-review" / "SKILL.md", skill_md("code-review", "Review a change."))
+    write_file(root / "code-review" / "security-audit" / "SKILL.md", skill_md("security-audit", "Audit security."))
     catalog = SkillCatalog([root])
     catalog.add_files("acme/hello", {"SKILL.md": skill_md("hello", "Say hello."), "data.bin": b"\x00\x01\xff"})
     catalog.add_files("internal", {"SKILL.md": skill_md("internal", "Unlisted.")}, listed=False)
@@ -214,9 +182,9 @@ async def test_without_directory_read_the_method_is_unknown(catalog: SkillCatalo
         capabilities = client.session.server_capabilities
         assert capabilities is not None
         assert capabilities.extensions == {EXTENSION_ID: {}}
-        error = await error_of(client, "resources/directory/read", {"uri": "skill://pdf-processing"})
+        error = await send_error(client, "resources/directory/read", {"uri": "skill://pdf-processing"})
         assert error.code == -32601
-        assert (await call(client, "skills/list", {}))["skills"]
+        assert (await send(client, "skills/list", {}))["skills"]
 
 
 # -- skills/list, skills/get --------------------------------------------------------------------------------
@@ -259,10 +227,10 @@ async def test_skills_list_pages_carry_the_configured_cache_fields(client: Clien
 @pytest.mark.parametrize("mode", MODES)
 async def test_default_cache_fields_are_private(catalog: SkillCatalog, mode: str) -> None:
     async with Client(make_server("mcpserver", SkillsExtension(catalog)), mode=mode) as client:
-        page = await call(client, "skills/list", {})
+        page = await send(client, "skills/list", {})
         assert (page["ttlMs"], page["cacheScope"]) == (60_000, "private")
         assert "nextCursor" not in page  # 6 skills fit the default page of 100
-        got = await call(client, "skills/get", {"uri": LISTED[0]})
+        got = await send(client, "skills/get", {"uri": LISTED[0]})
         assert (got["ttlMs"], got["cacheScope"]) == (60_000, "private")
 
 
@@ -270,17 +238,17 @@ async def test_default_cache_fields_are_private(catalog: SkillCatalog, mode: str
 async def test_skills_get_returns_the_listed_entry(client: Client) -> None:
     listed = {e["uri"]: e for page in await all_pages(client, "skills/list", "skills") for e in page["skills"]}
     for uri, entry in listed.items():
-        result = await call(client, "skills/get", {"uri": uri})
+        result = await send(client, "skills/get", {"uri": uri})
         assert result["resultType"] == "complete"
         assert result["skill"] == entry
         assert (result["ttlMs"], result["cacheScope"]) == (5, "public")
         assert "nextCursor" not in result
     # An unlisted skill is still answered; a non-canonical spelling names the same skill.
-    hidden = await call(client, "skills/get", {"uri": "skill://internal/SKILL.md"})
+    hidden = await send(client, "skills/get", {"uri": "skill://internal/SKILL.md"})
     assert hidden["skill"]["frontmatter"]["name"] == "internal"
-    encoded = await call(client, "skills/get", {"uri": "skill://git-workflow/SKILL%2Emd"})
+    encoded = await send(client, "skills/get", {"uri": "skill://git-workflow/SKILL%2Emd"})
     assert encoded["skill"]["uri"] == "skill://git-workflow/SKILL.md"
-    error = await error_of(client, "skills/get", {"uri": "skill://mcp-conformance-nonexistent-skill-9f3a2b/SKILL.md"})
+    error = await send_error(client, "skills/get", {"uri": "skill://mcp-conformance-nonexistent-skill-9f3a2b/SKILL.md"})
     assert error.code == INVALID_PARAMS
 
 
@@ -293,7 +261,7 @@ async def test_every_listed_file_reads_back_to_its_digest_and_size(client: Clien
     kinds: dict[str, str] = {}
     for entry in entries:
         for item in entry["resources"]:
-            result = await call(client, "resources/read", {"uri": item["uri"]})
+            result = await send(client, "resources/read", {"uri": item["uri"]})
             [content] = result["contents"]
             assert content["uri"] == item["uri"]
             data = decoded(content)
@@ -309,21 +277,21 @@ async def test_every_listed_file_reads_back_to_its_digest_and_size(client: Clien
 
 @pytest.mark.anyio
 async def test_skill_md_reads_back_verbatim(client: Client) -> None:
-    result = await call(client, "resources/read", {"uri": "skill://pdf-processing/SKILL.md"})
+    result = await send(client, "resources/read", {"uri": "skill://pdf-processing/SKILL.md"})
     [content] = result["contents"]
     assert content == {"uri": "skill://pdf-processing/SKILL.md", "mimeType": "text/markdown", "text": PDF_SKILL_MD}
 
 
 @pytest.mark.anyio
 async def test_host_resources_still_work(client: Client, kind: str) -> None:
-    [content] = (await call(client, "resources/read", {"uri": "test://hello"}))["contents"]
+    [content] = (await send(client, "resources/read", {"uri": "test://hello"}))["contents"]
     assert content["text"] == HOST_TEXT
     if kind == "mcpserver":
         # A skill:// URI the catalog does not serve falls through to the host's own handler.
-        [owned] = (await call(client, "resources/read", {"uri": "skill://host-owned/note"}))["contents"]
+        [owned] = (await send(client, "resources/read", {"uri": "skill://host-owned/note"}))["contents"]
         assert owned["text"] == "the host serves this skill:// URI itself"
     for uri in ("test://missing", "skill://pdf-processing/missing.md"):
-        error = await error_of(client, "resources/read", {"uri": uri})
+        error = await send_error(client, "resources/read", {"uri": uri})
         assert error.code == INVALID_PARAMS
         assert isinstance(error.data, dict)
         assert error.data["uri"] == uri
@@ -403,19 +371,19 @@ async def test_directory_read_over_the_wire(client: Client) -> None:
     }
     assert children["skill://pdf-processing/assets"]["mimeType"] == DIRECTORY_MIME_TYPE
     assert children["skill://pdf-processing/SKILL.md"]["mimeType"] == "text/markdown"
-    [logo] = (await call(client, "resources/directory/read", {"uri": "skill://pdf-processing/assets"}))["resources"]
+    [logo] = (await send(client, "resources/directory/read", {"uri": "skill://pdf-processing/assets"}))["resources"]
     assert logo == {
         "uri": "skill://pdf-processing/assets/logo.png",
         "name": "logo.png",
         "mimeType": "image/png",
         "size": len(PNG),
     }
-    prefix = await call(client, "resources/directory/read", {"uri": "skill://acme"})
+    prefix = await send(client, "resources/directory/read", {"uri": "skill://acme"})
     assert [(i["uri"], i["mimeType"]) for i in prefix["resources"]] == [
         ("skill://acme/billing", DIRECTORY_MIME_TYPE),
         ("skill://acme/hello", DIRECTORY_MIME_TYPE),
     ]
-    nested = await call(client, "resources/directory/read", {"uri": "skill://code-review"})
+    nested = await send(client, "resources/directory/read", {"uri": "skill://code-review"})
     assert [i["uri"] for i in nested["resources"]] == [
         "skill://code-review/SKILL.md",
         "skill://code-review/security-audit",
@@ -440,18 +408,18 @@ async def test_dynamic_skill_over_the_wire(tmp_path: Path, mode: str) -> None:
     catalog = SkillCatalog()
     catalog.add_dynamic("reports/daily", description="Today's report.", read=render)
     async with Client(make_server("mcpserver", SkillsExtension(catalog)), mode=mode) as client:
-        got = await call(client, "skills/get", {"uri": "skill://reports/daily/SKILL.md"})
+        got = await send(client, "skills/get", {"uri": "skill://reports/daily/SKILL.md"})
         assert got["skill"]["resources"] == "dynamic"
-        [md] = (await call(client, "resources/read", {"uri": "skill://reports/daily/SKILL.md"}))["contents"]
+        [md] = (await send(client, "resources/read", {"uri": "skill://reports/daily/SKILL.md"}))["contents"]
         assert (md["mimeType"], md["text"]) == ("text/markdown", state["skill_md"])
-        [csv] = (await call(client, "resources/read", {"uri": "skill://reports/daily/data/today.csv"}))["contents"]
+        [csv] = (await send(client, "resources/read", {"uri": "skill://reports/daily/data/today.csv"}))["contents"]
         assert (csv["mimeType"], decoded(csv)) == ("text/csv", b"a,b\n1,2\n")
-        error = await error_of(client, "resources/read", {"uri": "skill://reports/daily/nope.md"})
+        error = await send_error(client, "resources/read", {"uri": "skill://reports/daily/nope.md"})
         assert error.code == INVALID_PARAMS
         # Generated SKILL.md that no longer carries the declared frontmatter is refused, not served.
         state["skill_md"] = "---\nname: daily\ndescription: Something else.\n---\n"
         with pytest.raises(MCPError) as info:
-            await call(client, "resources/read", {"uri": "skill://reports/daily/SKILL.md"})
+            await send(client, "resources/read", {"uri": "skill://reports/daily/SKILL.md"})
         assert "frontmatter" in info.value.error.message
 
 
@@ -468,7 +436,7 @@ async def test_generated_skill_md_is_compared_with_json_equality(declared: JSONV
     catalog.add_dynamic("flagged", description="d", frontmatter={"flag": declared}, read=lambda path: skill_md)
     async with Client(make_server("mcpserver", SkillsExtension(catalog))) as client:
         with pytest.raises(MCPError) as info:
-            await call(client, "resources/read", {"uri": "skill://flagged/SKILL.md"})
+            await send(client, "resources/read", {"uri": "skill://flagged/SKILL.md"})
         assert (
             info.value.error.message
             == "generated skill://flagged/SKILL.md does not carry the frontmatter its entry declares"
@@ -488,8 +456,8 @@ async def test_attach_after_mcpserver_extensions_argument(catalog: SkillCatalog,
         capabilities = client.session.server_capabilities
         assert capabilities is not None
         assert capabilities.extensions == {EXTENSION_ID: {"directoryRead": True}}
-        assert [s["uri"] for s in (await call(client, "skills/list", {}))["skills"]] == LISTED
-        [content] = (await call(client, "resources/read", {"uri": "skill://git-workflow/SKILL.md"}))["contents"]
+        assert [s["uri"] for s in (await send(client, "skills/list", {}))["skills"]] == LISTED
+        [content] = (await send(client, "resources/read", {"uri": "skill://git-workflow/SKILL.md"}))["contents"]
         assert content["mimeType"] == "text/markdown"
 
 
@@ -500,7 +468,7 @@ async def test_attaching_twice_to_one_server_does_not_loop(catalog: SkillCatalog
     server = make_server("mcpserver", extension)
     extension.attach(server)
     async with Client(server, mode=mode) as client:
-        [content] = (await call(client, "resources/read", {"uri": "test://hello"}))["contents"]
+        [content] = (await send(client, "resources/read", {"uri": "test://hello"}))["contents"]
         assert content["text"] == HOST_TEXT
         items = [i["uri"] for p in await all_pages(client, "resources/list", "resources") for i in p["resources"]]
         assert items.count("test://hello") == 1
@@ -524,12 +492,12 @@ async def test_one_extension_on_two_servers_keeps_their_resources_apart(catalog:
     extension.attach(first)
     extension.attach(second)
     async with Client(first, mode=mode) as client:
-        [content] = (await call(client, "resources/read", {"uri": "test://first"}))["contents"]
+        [content] = (await send(client, "resources/read", {"uri": "test://first"}))["contents"]
         assert content["text"] == "first"
-        error = await error_of(client, "resources/read", {"uri": "test://second"})
+        error = await send_error(client, "resources/read", {"uri": "test://second"})
         assert error.code == INVALID_PARAMS
         listed = [i["uri"] for p in await all_pages(client, "resources/list", "resources") for i in p["resources"]]
         assert "test://first" in listed
         assert "test://second" not in listed
-        [skill] = (await call(client, "resources/read", {"uri": "skill://git-workflow/SKILL.md"}))["contents"]
+        [skill] = (await send(client, "resources/read", {"uri": "skill://git-workflow/SKILL.md"}))["contents"]
         assert skill["mimeType"] == "text/markdown"

@@ -33,7 +33,7 @@ from skillwire.core.manifest import sha256_digest
 from skillwire.core.signing import SIGNATURE_META_KEY, Signature, statement_digest
 from skillwire.server.app import build_server
 from skillwire.server.visibility import PerCallerSkills
-from support.calls import RawRequest, RawResult
+from support.calls import send
 
 INNER_NOTES = b"the inner notes: only the team may read this\n"
 INNER_MD = b"---\nname: inner\ndescription: The team's inner skill.\n---\nInner body.\n"
@@ -103,11 +103,6 @@ def serving(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFac
     return made
 
 
-async def call(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
-    return result.model_dump()
-
-
 async def with_client(skills: PerCallerSkills, body: Callable[[Client], Awaitable[Any]]) -> Any:
     async with Client(build_server(skills)) as client:
         return await body(client)
@@ -120,7 +115,7 @@ async def everything_reachable(client: Client) -> list[Any]:
     cursor = None
     entries = []
     while True:
-        page = await call(client, "skills/list", {"cursor": cursor} if cursor else None)
+        page = await send(client, "skills/list", {"cursor": cursor} if cursor else None)
         answers.append(page)
         entries += page["skills"]
         cursor = page.get("nextCursor")
@@ -128,12 +123,12 @@ async def everything_reachable(client: Client) -> list[Any]:
             break
     files: set[str] = set()
     for entry in entries:
-        got = await call(client, "skills/get", {"uri": entry["uri"]})
+        got = await send(client, "skills/get", {"uri": entry["uri"]})
         answers.append(got)
         files.update(r["uri"] for r in got["skill"]["resources"])
     directories = ["skill://pub", "skill://open"]
     while directories:
-        listing = await call(client, "resources/directory/read", {"uri": directories.pop()})
+        listing = await send(client, "resources/directory/read", {"uri": directories.pop()})
         answers.append(listing)
         for child in listing["resources"]:
             if child.get("mimeType") == "inode/directory":
@@ -141,14 +136,14 @@ async def everything_reachable(client: Client) -> list[Any]:
             else:
                 files.add(child["uri"])
     for uri in sorted(files):
-        answers.append(await call(client, "resources/read", {"uri": uri}))
-    answers.append(await call(client, "resources/list"))
+        answers.append(await send(client, "resources/read", {"uri": uri}))
+    answers.append(await send(client, "resources/list"))
     return answers
 
 
 async def error_of(client: Client, method: str, uri: str) -> tuple[int, str, Any]:
     try:
-        await call(client, method, {"uri": uri})
+        await send(client, method, {"uri": uri})
     except MCPError as exc:
         return exc.error.code, exc.error.message, exc.error.data
     raise AssertionError(f"{method} {uri} answered; it should be unknown to this caller")

@@ -25,37 +25,24 @@ from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from mcp.shared.subscriptions import ResourcesListChanged
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
-from pydantic import BaseModel, ConfigDict
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.core.protocol import EXTENSION_ID
 from skillwire.server import _sdk
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.resources import ROUTED_LIST, ROUTED_READ
+from support.calls import send
 
 MODES = ["auto", "legacy"]
 SKILL_MD = "---\nname: {name}\ndescription: The {name} skill.\n---\n# {name}\n"
 SKILLS = ["alpha", "beta", "gamma"]
 
 
-class RawRequest(mcp_types.Request[dict[str, Any] | None, str]):
-    """Any request, sent as written."""
-
-
-class RawResult(BaseModel):
-    model_config = ConfigDict(extra="allow")
-
-
-async def call(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
-    result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
-    return result.model_dump()
-
-
 async def listing(client: Client) -> list[str]:
     uris: list[str] = []
     cursor: str | None = None
     for _ in range(20):
-        page = await call(client, "resources/list", {"cursor": cursor} if cursor else {})
+        page = await send(client, "resources/list", {"cursor": cursor} if cursor else {})
         uris += [item["uri"] for item in page["resources"]]
         cursor = page.get("nextCursor")
         if cursor is None:
@@ -127,28 +114,28 @@ async def test_the_documented_constructor_composes_with_the_users_resources_and_
         uris = await listing(client)
         assert uris == ["test://hello", *[f"skill://{name}/SKILL.md" for name in SKILLS]]
 
-        [own] = (await call(client, "resources/read", {"uri": "test://hello"}))["contents"]
+        [own] = (await send(client, "resources/read", {"uri": "test://hello"}))["contents"]
         assert own == {"uri": "test://hello", "mimeType": "text/plain", "text": "hello from the user"}
-        [templated] = (await call(client, "resources/read", {"uri": "notes://x"}))["contents"]
+        [templated] = (await send(client, "resources/read", {"uri": "notes://x"}))["contents"]
         assert templated["text"] == "note x"
-        templates = (await call(client, "resources/templates/list", {}))["resourceTemplates"]
+        templates = (await send(client, "resources/templates/list", {}))["resourceTemplates"]
         assert [t["uriTemplate"] for t in templates] == ["notes://{name}"]  # no skill:// template of ours
 
-        [skill_md] = (await call(client, "resources/read", {"uri": "skill://alpha/SKILL.md"}))["contents"]
+        [skill_md] = (await send(client, "resources/read", {"uri": "skill://alpha/SKILL.md"}))["contents"]
         assert skill_md["mimeType"] == "text/markdown"
         assert skill_md["text"] == SKILL_MD.format(name="alpha")
-        [notes] = (await call(client, "resources/read", {"uri": "skill://alpha/notes.txt"}))["contents"]
+        [notes] = (await send(client, "resources/read", {"uri": "skill://alpha/notes.txt"}))["contents"]
         assert notes["text"] == "alpha notes\n"
         with pytest.raises(MCPError) as unknown:
-            await call(client, "resources/read", {"uri": "skill://nowhere/SKILL.md"})
+            await send(client, "resources/read", {"uri": "skill://nowhere/SKILL.md"})
         assert unknown.value.error.code == INVALID_PARAMS  # the server's own "not found", as before
 
-        tools = (await call(client, "tools/list", {}))["tools"]
+        tools = (await send(client, "tools/list", {}))["tools"]
         assert [t["name"] for t in tools] == ["add"]
-        result = await call(client, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
+        result = await send(client, "tools/call", {"name": "add", "arguments": {"a": 2, "b": 3}})
         assert result["content"][0]["text"] == "5"
 
-        listed = await call(client, "skills/list", {})
+        listed = await send(client, "skills/list", {})
         assert [s["uri"] for s in listed["skills"]] == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
 
 
@@ -162,7 +149,7 @@ async def test_a_user_resource_under_skill_scheme_not_in_the_catalog_stays_the_u
         return "the user's own skill:// resource"
 
     async with Client(server) as client:
-        [content] = (await call(client, "resources/read", {"uri": "skill://user-owned/readme"}))["contents"]
+        [content] = (await send(client, "resources/read", {"uri": "skill://user-owned/readme"}))["contents"]
         assert content["text"] == "the user's own skill:// resource"
         # ... and listed among the user's resources.
         assert "skill://user-owned/readme" in await listing(client)
@@ -174,7 +161,7 @@ async def test_the_internal_methods_cannot_be_called_directly(catalog: SkillCata
     server = users_server(SkillsExtension(catalog))
     async with Client(server) as client:
         with pytest.raises(MCPError) as info:
-            await call(client, method, {"uri": "skill://alpha/SKILL.md"})
+            await send(client, method, {"uri": "skill://alpha/SKILL.md"})
         assert info.value.error.code == METHOD_NOT_FOUND
 
 
@@ -185,8 +172,8 @@ async def test_without_its_middleware_the_extension_says_so(
     skills = SkillsExtension(catalog)
     server: MCPServer[Any] = MCPServer("forgot-middleware", extensions=[skills])
     async with Client(server) as client:
-        await call(client, "skills/list", {})
-        await call(client, "skills/list", {})
+        await send(client, "skills/list", {})
+        await send(client, "skills/list", {})
     warnings = [r.getMessage() for r in caplog.records if "without its middleware" in r.getMessage()]
     assert len(warnings) == 1  # once, not per request
     assert "middleware=skills.middleware()" in warnings[0]
@@ -299,5 +286,5 @@ async def test_the_readmes_own_server_snippet_runs_as_written(
     namespace: dict[str, Any] = {}
     exec(compile(snippet, "README.md", "exec"), namespace)  # the reader's copy-paste, as is
     async with Client(namespace["mcp"]) as client:
-        [content] = (await call(client, "resources/read", {"uri": "skill://alpha/SKILL.md"}))["contents"]
+        [content] = (await send(client, "resources/read", {"uri": "skill://alpha/SKILL.md"}))["contents"]
         assert content["text"] == SKILL_MD.format(name="alpha")

@@ -20,20 +20,15 @@ from mcp.client import Client
 from mcp.client.session import ClientRequestContext
 from mcp.client.stdio import StdioServerParameters
 
+from support import skills
+
 BRIDGE = [sys.executable, "-m", "skillwire.cli.main", "bridge"]
 SKILLWIRE = [sys.executable, "-m", "skillwire.cli.main"]
 
 
 def write_skill(root: Path, name: str, description: str, body: str = "", files: dict[str, str] | None = None) -> Path:
     """One skill folder `root/name` with SKILL.md and the given supporting files (relative path -> text)."""
-    folder = root / name
-    folder.mkdir(parents=True, exist_ok=True)
-    (folder / "SKILL.md").write_text(f"---\nname: {name}\ndescription: {description}\n---\n{body or 'Do the task.'}\n")
-    for relative, text in (files or {}).items():
-        path = folder / relative
-        path.parent.mkdir(parents=True, exist_ok=True)
-        path.write_text(text)
-    return folder
+    return skills.write_skill(root, name, files, description=description, body=f"{body or 'Do the task.'}\n")
 
 
 def generate_skills(root: Path, prefix: str, count: int) -> None:

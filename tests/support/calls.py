@@ -1,4 +1,6 @@
-"""Raw MCP requests to a server at a URL, one connection per call (as a stateless client would)."""
+"""Raw MCP requests: over an open client (`send`, `send_error`: in-process servers too), or to a server at
+a URL, one connection per call (as a stateless client would). The one place tests write a request the SDK
+has no typed model for (`skills/*`, directory reads, hostile params)."""
 
 from __future__ import annotations
 
@@ -27,6 +29,21 @@ class RawResult(BaseModel):
     model_config = ConfigDict(extra="allow")
 
 
+async def send(client: Client, method: str, params: dict[str, Any] | None = None) -> dict[str, Any]:
+    """One request, sent as written over an open client; its result as the wire dict."""
+    result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
+    return result.model_dump()
+
+
+async def send_error(client: Client, method: str, params: dict[str, Any] | None = None) -> mcp_types.ErrorData:
+    """The error a request sent as written must fail with (the test fails if it succeeds)."""
+    try:
+        await send(client, method, params)
+    except MCPError as exc:
+        return exc.error
+    raise AssertionError(f"{method} {params} succeeded; an error was expected")
+
+
 async def call_async(
     url: str, method: str, params: dict[str, Any] | None = None, token: str | None = None
 ) -> dict[str, Any]:
@@ -37,12 +54,12 @@ async def call_async(
         Client(streamable_http_client(url, http_client=http)) as client,
     ):
         try:
-            result = await client.session.send_request(RawRequest(method=method, params=params), RawResult)
+            result = await send(client, method, params)
         except MCPError as exc:  # re-raised outside the client's task group, which would wrap it in a group
             failure = exc
     if failure is not None:
         raise failure
-    return result.model_dump()
+    return result
 
 
 def call(url: str, method: str, params: dict[str, Any] | None = None, *, token: str | None = None) -> dict[str, Any]:

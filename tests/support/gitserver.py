@@ -16,6 +16,8 @@ from contextlib import contextmanager
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 
+from support import skills
+
 GIT_ENV = {
     "GIT_AUTHOR_NAME": "Test",
     "GIT_AUTHOR_EMAIL": "test@example.invalid",
@@ -36,7 +38,7 @@ def git(cwd: Path, *args: str) -> str:
 
 
 def skill_md(name: str, description: str, body: str = "") -> str:
-    return f"---\nname: {name}\ndescription: {description}\n---\n{body}\n"
+    return skills.skill_md(name, description, body=f"{body}\n")
 
 
 class WorkRepo:
