@@ -28,18 +28,24 @@ when `Registry.version` moves or a skill's body becomes known, so a repeated que
 from __future__ import annotations
 
 import dataclasses
+import hashlib
+import logging
 import re
 import sqlite3
 import threading
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 
 from skillwire.core.errors import HostError
 from skillwire.host.registry import RegisteredSkill, Registry
 
 # Words of a query: letters and digits of any script (what unicode61 keeps as token characters).
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
+logger = logging.getLogger(__name__)
+
 MAX_QUERY_WORDS = 32  # more words than this is a paragraph, not a query; the rest are ignored
+DEFAULT_LIMIT = 200  # skills `SkillSearch.ranked` hands back by default: four pages of list_skills
 BODY_CHARS = 6000  # of a SKILL.md body indexed: the purpose and first sections, not every reference table
 
 # The common English function words (the usual IR list) plus what people put around a task ("please
@@ -123,8 +129,6 @@ def _name_text(skill: RegisteredSkill) -> str:
 
 # -- what a skill says about itself ------------------------------------------------------------------------------
 
-_FENCE = re.compile(r"^(```|~~~).*?^\1[^\n]*$", re.MULTILINE | re.DOTALL)
-_HEADING = re.compile(r"^#{1,6}[ \t]+(.+?)[ \t#]*$", re.MULTILINE)
 _FRONTMATTER = re.compile(r"\A---[ \t]*\r?\n.*?^---[ \t]*$", re.MULTILINE | re.DOTALL)
 # "Product Requirements Document (PRD)": words, then an acronym in parentheses.
 _EXPANSION_THEN_ACRONYM = re.compile(r"((?:[A-Za-z][\w'-]*[ \t]+){1,8})\(([A-Z][A-Za-z0-9]{1,7}s?)\)")
@@ -132,7 +136,8 @@ _EXPANSION_THEN_ACRONYM = re.compile(r"((?:[A-Za-z][\w'-]*[ \t]+){1,8})\(([A-Z][
 _ACRONYM_THEN_EXPANSION = re.compile(
     r"\b([A-Z][A-Z0-9]{1,7}s?)[ \t]*(?:\(|[-–—:][ \t]+)([A-Za-z][\w' -]{3,80}?)(?:\)|[.,;\n])"
 )
-_ACRONYM = re.compile(r"\b[A-Z][A-Z0-9]")
+# Two capitals in a row: without one, no pattern below can match. No `\b`, which made the check twice as slow.
+_CAPITALS = re.compile(r"[A-Z][A-Z0-9]")
 _SLASH_ALIAS = re.compile(r"\b([A-Z][A-Z0-9]{1,7})[ \t]*/[ \t]*([A-Za-z][\w -]{2,40}?)(?=[,.;)\n]|$)")
 
 
@@ -160,7 +165,7 @@ def _initials_match(words: list[str], acronym: str) -> list[str] | None:
 def aliases_of(text: str) -> list[str]:
     """Acronym/expansion pairs a skill defines in `text`, each as "ACRONYM expansion words"."""
     found: dict[str, None] = {}
-    if _ACRONYM.search(text) is None:
+    if _CAPITALS.search(text) is None:
         return []  # most descriptions define nothing; the patterns below backtrack over every word
     for match in _EXPANSION_THEN_ACRONYM.finditer(text if "(" in text else ""):
         words = [w for w in _PARTS.split(match.group(1)) if w]
@@ -187,127 +192,375 @@ class BodyText:
     prose: str
 
 
+# A fence line opens with one of these; the fenced block ends at the next line opening with the same one.
+_FENCE_MARKS = ("```", "~~~")
+_HEADING_LINE = re.compile(r"#{1,6}[ \t]+(.+?)[ \t#]*")
+
+
+def _without_fences(text: str) -> str:
+    """`text` with each fenced block (opening line to closing line) replaced by one line holding a space.
+
+    Line by line, so it is linear: an unclosed fence keeps its text, as if it were prose.
+    """
+    lines = text.split("\n")
+    opening: dict[str, list[int]] = {mark: [] for mark in _FENCE_MARKS}
+    for number, line in enumerate(lines):
+        mark = line[:3]
+        if mark in opening:
+            opening[mark].append(number)
+    if not any(opening.values()):
+        return text
+    out: list[str] = []
+    next_of = {mark: 0 for mark in _FENCE_MARKS}  # index into opening[mark] of the first line not yet passed
+    number = 0
+    while number < len(lines):
+        line = lines[number]
+        mark = line[:3]
+        if mark in opening:
+            marks = opening[mark]
+            while next_of[mark] < len(marks) and marks[next_of[mark]] <= number:
+                next_of[mark] += 1
+            if next_of[mark] < len(marks):  # closed further down: the whole block becomes one blank line
+                out.append(" ")
+                number = marks[next_of[mark]] + 1
+                continue
+        out.append(line)
+        number += 1
+    return "\n".join(out)
+
+
 def split_body(skill_md: str, limit: int = BODY_CHARS) -> BodyText:
-    """A SKILL.md's body as indexed: frontmatter and fenced code left out, cut at `limit`, headings apart."""
-    text = _FRONTMATTER.sub("", skill_md, count=1)
-    text = _FENCE.sub(" ", text)[:limit]
-    headings = " ".join(m.group(1) for m in _HEADING.finditer(text))
-    prose = _HEADING.sub(" ", text)
-    return BodyText(headings, prose)
+    """A SKILL.md's body as indexed: frontmatter and fenced code left out, cut at `limit`, headings apart.
+
+    Line by line rather than with multi-line regular expressions: at 10,000 skills those were half a
+    second of the index build (Python's `re` tries every position of every body).
+    """
+    text = _FRONTMATTER.sub("", skill_md, count=1) if skill_md.startswith("---") else skill_md
+    if "```" in text or "~~~" in text:
+        text = _without_fences(text)
+    text = text[:limit]
+    if "#" not in text:
+        return BodyText("", text)
+    lines = text.split("\n")
+    headings = []
+    for number, line in enumerate(lines):
+        if line.startswith("#"):
+            heading = _HEADING_LINE.fullmatch(line)
+            if heading is not None:
+                headings.append(heading.group(1))
+                lines[number] = " "
+    return BodyText(" ".join(headings), "\n".join(lines))
+
+
+@dataclass(frozen=True)
+class SearchResult:
+    """The first skills of a ranking, best first, and how many matched in all (a long query's weak ones cut)."""
+
+    skills: list[RegisteredSkill]
+    total: int
+
+
+# What a stored row holds (columns, tokenizer, `split_body`, `aliases_of`): an index file of another format
+# is dropped and rebuilt, never read with the wrong meaning.
+INDEX_FORMAT = "skillwire-search-2"
+_Key = tuple[str, str]  # (origin label, uri)
+
+
+def _digest(skill: RegisteredSkill) -> str:
+    """What a skill's indexed row is made from: when it changes the row is made again, otherwise kept.
+
+    The listed SKILL.md digest stands for the body (the body is only indexed once verified against it), so
+    an unchanged skill's body is never read again, in this process or after a restart.
+    """
+    entry = skill.entry
+    listed = entry.file(skill.ref.uri)  # None for a dynamic skill
+    parts = (skill.ref.origin, skill.kind, entry.name, skill.display_name, entry.description)
+    text = "\x1f".join((*parts, listed.digest if listed is not None else ""))
+    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
 
 
 class SkillSearch:
-    """`search(registry, query)`: the registry's skills matching `query`, best first.
+    """`ranked(registry, query, limit=...)`: the registry's skills matching `query`, best first.
 
     `body_of`, when given, returns a skill's SKILL.md text if the host holds it verified (None when it
-    does not); `note_body_known(ref)` after a read makes the next query index it.
+    does not); `note_body_known(origin, uri)` after a read makes the next query index it.
+
+    The index follows the registry row by row: a query after a change re-indexes only the skills whose
+    name, description, label or listed SKILL.md digest changed (and those whose body became known), and
+    drops the ones that left. With `path` the index is an SQLite file that outlives the process, so a
+    restart over an unchanged catalog indexes nothing; without it, or when the file cannot be used, it
+    is in memory. Several processes may share one file: each query runs in one write transaction and a
+    process that sees another's commit (`PRAGMA data_version`) re-reads what the file holds first.
     """
 
-    def __init__(self, body_of: BodySource | None = None, *, ranking: Ranking = DEFAULT_RANKING) -> None:
+    def __init__(
+        self, body_of: BodySource | None = None, *, ranking: Ranking = DEFAULT_RANKING, path: Path | None = None
+    ) -> None:
         self._lock = threading.Lock()
+        self._path = path
         self._db: sqlite3.Connection | None = None
-        self._skills: list[RegisteredSkill] = []
+        self._on_disk = False
+        self._stored: dict[_Key, tuple[int, str, bool]] = {}  # what the index holds: (rowid, digest, with body)
+        self._current: dict[int, RegisteredSkill] = {}  # rowid -> the registry's skill it indexes
         self._by_name: dict[str, list[int]] = {}  # lowercased bare and qualified name -> rowids
-        self._indexed: tuple[int, int, int] | None = None  # (id(registry), registry.version, bodies) built
+        self._synced: tuple[int, int] | None = None  # (id(registry), registry.version) the index follows
+        self._data_version = -1
+        self._body_known: set[_Key] = set()  # read since indexed without a body: index again with it
+        self._digests: dict[_Key, tuple[RegisteredSkill, str]] = {}  # each skill's digest at the last sync
         self._body_of = body_of
-        self._bodies_generation = 0
-        self._with_body: set[tuple[str, str]] = set()
         self.ranking = ranking
+        self.indexed = 0  # rows made since creation (what tests and the benchmark watch)
 
     def close(self) -> None:
         with self._lock:
             if self._db is not None:
                 self._db.close()
                 self._db = None
-                self._indexed = None
+                self._synced = None
+                self._data_version = -1
 
     def note_body_known(self, origin: str, uri: str) -> None:
         """A skill's SKILL.md was just read and verified: index its body from the next query on."""
         with self._lock:
-            if self._body_of is not None and (origin, uri) not in self._with_body:
-                self._bodies_generation += 1
+            held = self._stored.get((origin, uri))
+            if self._body_of is not None and (held is None or not held[2]):
+                self._body_known.add((origin, uri))
 
-    def _row(self, skill: RegisteredSkill) -> tuple[str, str, str, str, str, str]:
+    # -- the index -------------------------------------------------------------------------------------------------
+
+    def _open(self) -> sqlite3.Connection:
+        if self._db is not None:
+            return self._db
+        if self._path is not None:
+            try:
+                self._db = self._open_file(self._path)
+                self._on_disk = True
+                return self._db
+            except sqlite3.OperationalError as exc:
+                if "fts5" in str(exc):
+                    raise self._no_fts5(exc) from exc
+                self._unusable(exc)
+            except (sqlite3.Error, OSError) as exc:
+                self._unusable(exc)
+        db = sqlite3.connect(":memory:", check_same_thread=False, isolation_level=None)
+        try:
+            self._create(db)
+        except sqlite3.OperationalError as exc:  # "no such module: fts5": an SQLite built without it
+            db.close()
+            raise self._no_fts5(exc) from exc
+        self._db, self._on_disk = db, False
+        return db
+
+    def _unusable(self, error: Exception) -> None:
+        # A derived index: a file that cannot be opened, or is corrupt, costs an in-memory index, never a query.
+        logger.warning(
+            "search index %s cannot be used (%s); indexing in memory instead",
+            self._path,
+            str(error).splitlines()[0] if str(error) else type(error).__name__,
+        )
+        self._path = None
+
+    @staticmethod
+    def _no_fts5(exc: Exception) -> HostError:
+        return HostError(
+            f"searching skills needs SQLite with FTS5, which this Python's sqlite3 ({sqlite3.sqlite_version}) "
+            f"lacks ({exc}); list_skills without a query still pages through every skill"
+        )
+
+    def _open_file(self, path: Path) -> sqlite3.Connection:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")  # readers of other processes do not wait on a writer
+            db.execute("PRAGMA synchronous=NORMAL")  # derived data: a lost last commit is re-indexed
+            db.execute("PRAGMA cache_size=-65536")  # up to 64 MB of pages (the default 2 MB rereads the index)
+            db.execute("BEGIN IMMEDIATE")
+            try:
+                stored = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()
+            except sqlite3.OperationalError:
+                stored = None  # a new file
+            if stored is not None and stored[0] != INDEX_FORMAT:
+                for table in ("skills", "names", "docs", "meta"):
+                    db.execute(f"DROP TABLE IF EXISTS {table}")
+            self._create(db)
+            db.execute("COMMIT")
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    @staticmethod
+    def _create(db: sqlite3.Connection) -> None:
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS skills USING fts5(name, description, aliases, headings, body, "
+            "origin, tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+        # The fused name ranking's own table: FTS5 computes a word's IDF over rows matching it in any
+        # column, so in `skills` a word common in bodies would weigh little in names too.
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS names USING fts5(name, description, aliases, origin, "
+            "tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, origin TEXT NOT NULL, uri TEXT NOT NULL, "
+            "digest TEXT NOT NULL, with_body INTEGER NOT NULL, UNIQUE (origin, uri))"
+        )
+        db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
+        db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)", (INDEX_FORMAT,))
+
+    def _row(self, skill: RegisteredSkill) -> tuple[tuple[str, str, str, str, str, str], bool]:
         body = self._body_of(skill) if self._body_of is not None else None
         headings = prose = ""
         own_text = skill.description
         if body:
-            self._with_body.add((skill.ref.origin, skill.ref.uri))
             split = split_body(body)
             headings, prose = split.headings, split.prose
             own_text = f"{own_text}\n{split.headings}\n{split.prose}"
         aliases = " ".join(aliases_of(own_text))
-        return (_name_text(skill), skill.description, aliases, headings, prose, skill.ref.origin)
+        return (_name_text(skill), skill.description, aliases, headings, prose, skill.ref.origin), bool(body)
 
-    def _build(self, registry: Registry) -> sqlite3.Connection:
-        key = (id(registry), registry.version, self._bodies_generation)
-        if self._db is not None and self._indexed == key:
-            return self._db
-        if self._db is not None:
-            self._db.close()
-        db = sqlite3.connect(":memory:", check_same_thread=False)
-        try:
-            db.execute(
-                "CREATE VIRTUAL TABLE skills USING fts5(name, description, aliases, headings, body, origin, "
-                "tokenize = 'porter unicode61 remove_diacritics 2')"
+    def _sync(self, db: sqlite3.Connection, registry: Registry) -> None:
+        """Make the index hold exactly the registry's skills (inside the caller's transaction)."""
+        data_version = int(db.execute("PRAGMA data_version").fetchone()[0])
+        following = (id(registry), registry.version)
+        if self._synced == following and not self._body_known and data_version == self._data_version:
+            return
+        if data_version != self._data_version:  # first use, or another process wrote: what the file holds counts
+            self._stored = {
+                (origin, uri): (int(rowid), digest, bool(with_body))
+                for rowid, origin, uri, digest, with_body in db.execute(
+                    "SELECT rowid, origin, uri, digest, with_body FROM docs"
+                )
+            }
+        wanted = {(skill.ref.origin, skill.ref.uri): skill for skill in registry}
+        stale = [held[0] for key, held in self._stored.items() if key not in wanted]
+        fresh: list[tuple[RegisteredSkill, str]] = []
+        current: dict[int, RegisteredSkill] = {}
+        remembered = self._digests
+        digests: dict[_Key, tuple[RegisteredSkill, str]] = {}
+        for key, skill in wanted.items():
+            known = remembered.get(key)
+            # The same registered skill object as at the last sync: its digest is known.
+            digest = known[1] if known is not None and known[0] is skill else _digest(skill)
+            digests[key] = (skill, digest)
+            held = self._stored.get(key)
+            if held is not None and held[1] == digest and (held[2] or key not in self._body_known):
+                current[held[0]] = skill
+                continue
+            if held is not None:
+                stale.append(held[0])
+            fresh.append((skill, digest))
+        self._digests = digests
+        # New rows in identity order, so a new index gives equal scores one stable order (rowid breaks ties).
+        fresh.sort(key=lambda item: (item[0].ref.origin, item[0].ref.uri))
+        if stale:
+            gone = set(stale)
+            for table in ("skills", "names", "docs"):
+                db.executemany(f"DELETE FROM {table} WHERE rowid = ?", ((rowid,) for rowid in stale))
+            self._stored = {key: held for key, held in self._stored.items() if held[0] not in gone}
+        if fresh:
+            top = db.execute("SELECT max(rowid) FROM docs").fetchone()[0]
+            next_rowid = int(top) + 1 if top is not None else 0
+            rows = []
+            for offset, (skill, digest) in enumerate(fresh):
+                columns, with_body = self._row(skill)
+                rowid = next_rowid + offset
+                rows.append((rowid, *columns))
+                self._stored[(skill.ref.origin, skill.ref.uri)] = (rowid, digest, with_body)
+                current[rowid] = skill
+                db.execute(
+                    "INSERT INTO docs (rowid, origin, uri, digest, with_body) VALUES (?, ?, ?, ?, ?)",
+                    (rowid, skill.ref.origin, skill.ref.uri, digest, int(with_body)),
+                )
+            db.executemany(
+                "INSERT INTO skills (rowid, name, description, aliases, headings, body, origin) "
+                "VALUES (?, ?, ?, ?, ?, ?, ?)",
+                rows,
             )
-            # The fused name ranking's own table: FTS5 computes a word's IDF over rows matching it in any
-            # column, so in `skills` a word common in bodies would weigh little in names too.
-            db.execute(
-                "CREATE VIRTUAL TABLE names USING fts5(name, description, aliases, origin, "
-                "tokenize = 'porter unicode61 remove_diacritics 2')"
+            db.executemany(
+                "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
+                ((row[0], row[1], row[2], row[3], row[6]) for row in rows),
             )
-        except sqlite3.OperationalError as exc:  # "no such module: fts5": an SQLite built without it
-            db.close()
-            raise HostError(
-                f"searching skills needs SQLite with FTS5, which this Python's sqlite3 ({sqlite3.sqlite_version}) "
-                f"lacks ({exc}); list_skills without a query still pages through every skill"
-            ) from exc
-        # Sorted by identity, so equal scores come back in one stable order (rowid breaks ties).
-        skills = sorted(registry, key=lambda s: (s.ref.origin, s.ref.uri))
-        self._with_body = set()
-        rows = [(i, *self._row(s)) for i, s in enumerate(skills)]
-        db.executemany(
-            "INSERT INTO skills (rowid, name, description, aliases, headings, body, origin) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            rows,
-        )
-        db.executemany(
-            "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
-            ((row[0], row[1], row[2], row[3], row[6]) for row in rows),
-        )
+            self.indexed += len(rows)
         by_name: dict[str, list[int]] = {}
-        for i, skill in enumerate(skills):
-            for name in {skill.name.lower(), skill.display_name.lower()}:
-                by_name.setdefault(name, []).append(i)
-        self._db, self._skills, self._indexed, self._by_name = db, skills, key, by_name
-        return db
+        for rowid, skill in current.items():
+            bare, qualified = skill.name.lower(), skill.display_name.lower()
+            by_name.setdefault(bare, []).append(rowid)
+            if qualified != bare:
+                by_name.setdefault(qualified, []).append(rowid)
+        for rowids in by_name.values():
+            if len(rowids) > 1:
+                rowids.sort()
+        self._current, self._by_name, self._synced = current, by_name, following
+        self._body_known = set()
+        self._data_version = data_version
+
+    # -- queries ---------------------------------------------------------------------------------------------------
 
     def search(self, registry: Registry, query: str) -> list[RegisteredSkill]:
-        """The skills matching `query`, best first (a long query's weak matches cut); [] when it has no words."""
+        """Every skill matching `query`, best first (a long query's weak matches cut); [] when it has no words."""
+        return self.ranked(registry, query, limit=None).skills
+
+    def ranked(self, registry: Registry, query: str, *, limit: int | None = DEFAULT_LIMIT) -> SearchResult:
+        """The first `limit` skills matching `query` (None: all), best first, and how many matched in all.
+
+        A query's work is bounded by `limit`, not by the catalog: SQLite scores the matching rows and
+        hands back only the best ones, and the total is a count, not a list.
+        """
         ranking = self.ranking
         words = content_words(query, stopwords=ranking.stopwords)
         if not words:
-            return []
-        weights = (ranking.name, ranking.description, ranking.aliases, ranking.headings, ranking.body, ranking.origin)
+            return SearchResult([], 0)
         with self._lock:
-            db = self._build(registry)
-            rows = self._ranked(db, weights, _match_expression(words, ranking), table="skills")
-            named: list[tuple[int, float]] = []
-            if ranking.fuse_name_ranking > 0 and len(words) <= ranking.fuse_max_words:
-                every = query_words(query)
-                loose = dataclasses.replace(ranking, prefix_max_words=MAX_QUERY_WORDS, prefix_min_chars=3)
-                named = self._ranked(
-                    db, _NAME_WEIGHTS, _match_expression(every, loose), table="names", limit=_FUSED_DEPTH
-                )
-            skills, by_name = self._skills, self._by_name
-        if len(words) >= ranking.cutoff_min_words and len(rows) > ranking.min_kept:
+            try:
+                return self._ranked_locked(registry, query, words, limit)
+            except sqlite3.DatabaseError as exc:
+                if not self._on_disk:
+                    raise
+                # A corrupt or vanished index file: drop to memory, index again, answer.
+                self._unusable(exc)
+                if self._db is not None:
+                    self._db.close()
+                self._db, self._synced, self._data_version, self._stored = None, None, -1, {}
+                return self._ranked_locked(registry, query, words, limit)
+
+    def _ranked_locked(self, registry: Registry, query: str, words: list[str], limit: int | None) -> SearchResult:
+        db = self._open()
+        db.execute("BEGIN IMMEDIATE" if self._on_disk else "BEGIN")
+        try:
+            self._sync(db, registry)
+            result = self._query(db, query, words, limit)
+            db.execute("COMMIT")
+        except BaseException:
+            if db.in_transaction:
+                db.execute("ROLLBACK")
+            self._synced, self._data_version = None, -1  # what is held in memory may be ahead of the file
+            raise
+        return result
+
+    def _query(self, db: sqlite3.Connection, query: str, words: list[str], limit: int | None) -> SearchResult:
+        ranking = self.ranking
+        weights = (ranking.name, ranking.description, ranking.aliases, ranking.headings, ranking.body, ranking.origin)
+        depth = -1 if limit is None else max(limit, _FUSED_DEPTH, ranking.min_kept)
+        expression = _match_expression(words, ranking)
+        rows = _scored(db, weights, expression, table="skills", limit=depth)
+        complete = depth < 0 or len(rows) < depth  # every match is in `rows`
+        matched = len(rows) if complete else _count(db, expression, table="skills")
+        total = matched
+        if len(words) >= ranking.cutoff_min_words and matched > ranking.min_kept:
             # bm25() is negative, lower is better: keep what scores at least a share of the best.
-            best = rows[0][1]
-            keep = max(ranking.min_kept, sum(1 for _, score in rows if score <= best * ranking.relative_cutoff))
-            rows = rows[:keep]
+            threshold = rows[0][1] * ranking.relative_cutoff
+            passing = sum(1 for _, score in rows if score <= threshold)
+            if passing == len(rows) and not complete:
+                passing = _count(db, expression, table="skills", weights=weights, at_most=threshold)
+            total = max(ranking.min_kept, passing)
+            rows = rows[: max(ranking.min_kept, passing)]
         order = [row[0] for row in rows]
-        if named:
+        extra: set[int] = set()  # ranked here but not a match of the full ranking (name-only hits)
+        if ranking.fuse_name_ranking > 0 and len(words) <= ranking.fuse_max_words:
+            every = query_words(query)
+            loose = dataclasses.replace(ranking, prefix_max_words=MAX_QUERY_WORDS, prefix_min_chars=3)
+            named = _scored(db, _NAME_WEIGHTS, _match_expression(every, loose), table="names", limit=_FUSED_DEPTH)
             fused: dict[int, float] = {}
             for weight, ranked in ((1.0, order[:_FUSED_DEPTH]), (ranking.fuse_name_ranking, [r[0] for r in named])):
                 for position, rowid in enumerate(ranked):
@@ -318,25 +571,78 @@ class SkillSearch:
             head = sorted(fused, key=lambda rowid: (-fused[rowid], place.get(rowid, len(place)), rowid))
             if len(rows) >= ranking.min_kept and len(words) >= ranking.cutoff_min_words:
                 head = head[: max(len(order[:_FUSED_DEPTH]), ranking.min_kept)]
+            outside = [rowid for rowid in head if rowid not in place]
+            if outside and not complete:  # beyond the rows fetched, or not a match of the full ranking at all
+                also_matching = _matching(db, expression, outside)
+                outside = [rowid for rowid in outside if rowid not in also_matching]
+            extra = set(outside)
+            total += len(extra)
             seen = set(head)
             order = head + [rowid for rowid in order if rowid not in seen]
         # An exact name (bare or qualified) is what the model meant: first, whatever BM25 says.
-        exact = [rowid for rowid in by_name.get(query.strip().lower(), ()) if rowid in set(order)]
-        if exact:
-            order = exact + [rowid for rowid in order if rowid not in exact]
-        return [skills[rowid] for rowid in order]
+        named_exactly = self._by_name.get(query.strip().lower(), [])
+        if named_exactly:
+            present = set(order)
+            missing = [r for r in named_exactly if r not in present]
+            beyond = _matching(db, expression, missing) if missing and not complete else set()
+            exact = [r for r in named_exactly if r in present or r in beyond]
+            if exact:
+                order = exact + [rowid for rowid in order if rowid not in exact]
+        kept = order if limit is None else order[:limit]
+        current = self._current
+        return SearchResult([current[rowid] for rowid in kept if rowid in current], total)
 
-    @staticmethod
-    def _ranked(
-        db: sqlite3.Connection, weights: tuple[float, ...], expression: str, *, table: str, limit: int = -1
-    ) -> list[tuple[int, float]]:
+
+def _scored(
+    db: sqlite3.Connection, weights: tuple[float, ...], expression: str, *, table: str, limit: int
+) -> list[tuple[int, float]]:
+    columns = ", ".join(str(w) for w in weights)
+    rows = db.execute(
+        f"SELECT rowid, bm25({table}, {columns}) AS score FROM {table} WHERE {table} MATCH ? "
+        "ORDER BY score, rowid LIMIT ?",
+        (expression, limit),
+    ).fetchall()
+    return [(int(rowid), float(score)) for rowid, score in rows]
+
+
+def _count(
+    db: sqlite3.Connection,
+    expression: str,
+    *,
+    table: str,
+    weights: tuple[float, ...] = (),
+    at_most: float | None = None,
+) -> int:
+    """How many rows match (scoring at most `at_most`, when given): a count, with no row handed to Python."""
+    if at_most is None:
+        found = db.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)).fetchone()
+    else:
         columns = ", ".join(str(w) for w in weights)
-        rows = db.execute(
-            f"SELECT rowid, bm25({table}, {columns}) AS score FROM {table} WHERE {table} MATCH ? "
-            "ORDER BY score, rowid LIMIT ?",
-            (expression, limit),
-        ).fetchall()
-        return [(int(rowid), float(score)) for rowid, score in rows]
+        found = db.execute(
+            f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND bm25({table}, {columns}) <= ?",
+            (expression, at_most),
+        ).fetchone()
+    return int(found[0])
+
+
+def _matching(db: sqlite3.Connection, expression: str, rowids: list[int]) -> set[int]:
+    """Which of `rowids` match `expression` in the full table.
+
+    A few are looked up one by one (FTS5 seeks a rowid in each doclist); more, by one pass over the
+    matches, with no scoring. Never `rowid IN (...)`: FTS5 then runs the whole match once per rowid.
+    """
+    if len(rowids) <= _LOOKUPS:
+        return {
+            rowid
+            for rowid in rowids
+            if db.execute("SELECT 1 FROM skills WHERE skills MATCH ? AND rowid = ?", (expression, rowid)).fetchone()
+        }
+    wanted = set(rowids)
+    found = db.execute("SELECT rowid FROM skills WHERE skills MATCH ?", (expression,))
+    return {int(rowid) for (rowid,) in found if rowid in wanted}
+
+
+_LOOKUPS = 8
 
 
 # The fused name ranking's bm25() weights and how deep each ranking is fused.
