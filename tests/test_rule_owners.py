@@ -30,6 +30,7 @@ HASHING = {
     "skillwire.catalog.index_receive": "an index is checked against its own address (SHA-256) as it streams in",
     "skillwire.catalog.persist": "the persisted snapshot's file names and section checksums (a cache file of our own)",
     "skillwire.catalog.git": "the git cache's folder names (a hash of the URL and of SUBDIR), not any file's bytes",
+    "skillwire.host.host": "the search index's file name (a hash of the origin labels), not any file's bytes",
     "skillwire.server.visibility": "`--tokens` keeps bearer tokens as their SHA-256 and compares them in constant time",
 }
 # module -> why it turns bytes into a digest with `sha256_digest`

@@ -19,6 +19,7 @@ fetch no file.
 from __future__ import annotations
 
 import contextlib
+import hashlib
 import logging
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -54,7 +55,7 @@ from skillwire.core.tracing import span
 from skillwire.core.verify import skill_md_mismatch
 from skillwire.host.active import ActiveSkill
 from skillwire.host.approvals import ApprovalStore
-from skillwire.host.cache import ContentCache
+from skillwire.host.cache import ContentCache, default_cache_root
 from skillwire.host.discovery import skills_discovery_paths
 from skillwire.host.framing import TaggedContent
 from skillwire.host.identity import SkillRef
@@ -296,6 +297,20 @@ class SkillHost:
 
     def origins(self) -> list[str]:
         return [*self._servers, *self._local]
+
+    def search_index_path(self) -> Path | None:
+        """Where the search index (`host/search.py`) keeps its rows between runs, or None (in memory).
+
+        Beside the default verified-content cache (`<user cache>/skillwire/search/`), one file per set of
+        origin labels, so hosts over different catalogs do not rewrite each other's rows (sharing one would
+        still be correct: rows are keyed by digest and synced in a transaction). None with `use_cache=False`
+        or a cache root of the caller's, whose directory is theirs, not a place for other files.
+        """
+        cache = self.reader.cache
+        if cache is None or cache.root != default_cache_root().resolve(strict=False):
+            return None
+        labels = "\x1f".join(sorted(self.origins())).encode("utf-8", "surrogatepass")
+        return cache.root.parent / "search" / f"{hashlib.blake2b(labels, digest_size=8).hexdigest()}.sqlite"
 
     def _local_files(self, label: str) -> dict[str, CatalogFile] | None:
         local = self._local.get(label)

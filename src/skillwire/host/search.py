@@ -21,14 +21,17 @@ a relevance cut-off (`RELATIVE_CUTOFF` of the best score), so the model is told 
 matched, not "273 of 302". The weights and the cut-off were chosen on `bench/search_items/tune.txt`
 (`python -m bench.search_eval`); FTS5's bm25() fixes k1=1.2 and b=0.75.
 
-The index lives in an in-memory SQLite database (the stdlib module ships FTS5) and is rebuilt only
-when `Registry.version` moves or a skill's body becomes known, so a repeated query costs one lookup.
+The index follows the registry row by row, keyed by what a row is made from (name,
+description, label, listed SKILL.md digest): a change re-indexes only the skills it touched, and with
+a file (`SkillHost.search_index_path`, beside the default content cache) a restart over an unchanged
+catalog re-indexes nothing and reads no body. A query hands back only the rows it was asked for
+(`ranked(..., limit=)`) and counts the rest; SQLite still scores every matching row, which is the floor
+(FTS5 has no top-k pruning).
 """
 
 from __future__ import annotations
 
 import dataclasses
-import hashlib
 import logging
 import re
 import sqlite3
@@ -262,21 +265,21 @@ class SearchResult:
 
 # What a stored row holds (columns, tokenizer, `split_body`, `aliases_of`): an index file of another format
 # is dropped and rebuilt, never read with the wrong meaning.
-INDEX_FORMAT = "skillwire-search-2"
+INDEX_FORMAT = "skillwire-search-1"
 _Key = tuple[str, str]  # (origin label, uri)
 
 
-def _digest(skill: RegisteredSkill) -> str:
+def _made_of(skill: RegisteredSkill) -> str:
     """What a skill's indexed row is made from: when it changes the row is made again, otherwise kept.
 
     The listed SKILL.md digest stands for the body (the body is only indexed once verified against it), so
-    an unchanged skill's body is never read again, in this process or after a restart.
+    an unchanged skill's body is never read again, in this process or after a restart. Kept as the text
+    itself, not hashed: it is short, and equal text is the only test.
     """
     entry = skill.entry
     listed = entry.file(skill.ref.uri)  # None for a dynamic skill
     parts = (skill.ref.origin, skill.kind, entry.name, skill.display_name, entry.description)
-    text = "\x1f".join((*parts, listed.digest if listed is not None else ""))
-    return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=16).hexdigest()
+    return "\x1f".join((*parts, listed.digest if listed is not None else ""))
 
 
 class SkillSearch:
@@ -287,26 +290,34 @@ class SkillSearch:
 
     The index follows the registry row by row: a query after a change re-indexes only the skills whose
     name, description, label or listed SKILL.md digest changed (and those whose body became known), and
-    drops the ones that left. With `path` the index is an SQLite file that outlives the process, so a
-    restart over an unchanged catalog indexes nothing; without it, or when the file cannot be used, it
-    is in memory. Several processes may share one file: each query runs in one write transaction and a
-    process that sees another's commit (`PRAGMA data_version`) re-reads what the file holds first.
+    drops the ones that left. With `path` (or a callable giving it, asked once at the first query) the
+    index is an SQLite file that outlives the process, so a restart over an unchanged catalog indexes
+    nothing; without it, or when the file cannot be used, it is in memory. Several processes may share
+    one file: each query runs in one write transaction, and a process that sees another's commit
+    (`PRAGMA data_version`) re-reads what the file holds first.
     """
 
     def __init__(
-        self, body_of: BodySource | None = None, *, ranking: Ranking = DEFAULT_RANKING, path: Path | None = None
+        self,
+        body_of: BodySource | None = None,
+        *,
+        ranking: Ranking = DEFAULT_RANKING,
+        path: Path | Callable[[], Path | None] | None = None,
     ) -> None:
         self._lock = threading.Lock()
-        self._path = path
+        self._path_of = path  # a callable is asked at the first query (a host knows its origins by then)
+        self._path: Path | None = None
         self._db: sqlite3.Connection | None = None
         self._on_disk = False
-        self._stored: dict[_Key, tuple[int, str, bool]] = {}  # what the index holds: (rowid, digest, with body)
+        self._stored: dict[_Key, tuple[int, str, bool]] = {}  # what the index holds: (rowid, made of, with body)
         self._current: dict[int, RegisteredSkill] = {}  # rowid -> the registry's skill it indexes
         self._by_name: dict[str, list[int]] = {}  # lowercased bare and qualified name -> rowids
         self._synced: tuple[int, int] | None = None  # (id(registry), registry.version) the index follows
         self._data_version = -1
         self._body_known: set[_Key] = set()  # read since indexed without a body: index again with it
-        self._digests: dict[_Key, tuple[RegisteredSkill, str]] = {}  # each skill's digest at the last sync
+        self._last_made: dict[
+            _Key, tuple[RegisteredSkill, str]
+        ] = {}  # what each skill's row was made of at the last sync
         self._body_of = body_of
         self.ranking = ranking
         self.indexed = 0  # rows made since creation (what tests and the benchmark watch)
@@ -331,6 +342,9 @@ class SkillSearch:
     def _open(self) -> sqlite3.Connection:
         if self._db is not None:
             return self._db
+        if self._path_of is not None:
+            self._path = self._path_of() if callable(self._path_of) else self._path_of
+            self._path_of = None  # chosen once: a file that failed is not tried again
         if self._path is not None:
             try:
                 self._db = self._open_file(self._path)
@@ -368,7 +382,7 @@ class SkillSearch:
         )
 
     def _open_file(self, path: Path) -> sqlite3.Connection:
-        path.parent.mkdir(parents=True, exist_ok=True)
+        path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # it holds skill bodies, as the cache does
         db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
         try:
             db.execute("PRAGMA journal_mode=WAL")  # readers of other processes do not wait on a writer
@@ -403,7 +417,7 @@ class SkillSearch:
         )
         db.execute(
             "CREATE TABLE IF NOT EXISTS docs (rowid INTEGER PRIMARY KEY, origin TEXT NOT NULL, uri TEXT NOT NULL, "
-            "digest TEXT NOT NULL, with_body INTEGER NOT NULL, UNIQUE (origin, uri))"
+            "made_of TEXT NOT NULL, with_body INTEGER NOT NULL, UNIQUE (origin, uri))"
         )
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)", (INDEX_FORMAT,))
@@ -427,30 +441,30 @@ class SkillSearch:
             return
         if data_version != self._data_version:  # first use, or another process wrote: what the file holds counts
             self._stored = {
-                (origin, uri): (int(rowid), digest, bool(with_body))
-                for rowid, origin, uri, digest, with_body in db.execute(
-                    "SELECT rowid, origin, uri, digest, with_body FROM docs"
+                (origin, uri): (int(rowid), made_of, bool(with_body))
+                for rowid, origin, uri, made_of, with_body in db.execute(
+                    "SELECT rowid, origin, uri, made_of, with_body FROM docs"
                 )
             }
         wanted = {(skill.ref.origin, skill.ref.uri): skill for skill in registry}
         stale = [held[0] for key, held in self._stored.items() if key not in wanted]
         fresh: list[tuple[RegisteredSkill, str]] = []
         current: dict[int, RegisteredSkill] = {}
-        remembered = self._digests
-        digests: dict[_Key, tuple[RegisteredSkill, str]] = {}
+        remembered = self._last_made
+        made: dict[_Key, tuple[RegisteredSkill, str]] = {}
         for key, skill in wanted.items():
             known = remembered.get(key)
-            # The same registered skill object as at the last sync: its digest is known.
-            digest = known[1] if known is not None and known[0] is skill else _digest(skill)
-            digests[key] = (skill, digest)
+            # The same registered skill object as at the last sync: what its row is made of is known.
+            made_of = known[1] if known is not None and known[0] is skill else _made_of(skill)
+            made[key] = (skill, made_of)
             held = self._stored.get(key)
-            if held is not None and held[1] == digest and (held[2] or key not in self._body_known):
+            if held is not None and held[1] == made_of and (held[2] or key not in self._body_known):
                 current[held[0]] = skill
                 continue
             if held is not None:
                 stale.append(held[0])
-            fresh.append((skill, digest))
-        self._digests = digests
+            fresh.append((skill, made_of))
+        self._last_made = made
         # New rows in identity order, so a new index gives equal scores one stable order (rowid breaks ties).
         fresh.sort(key=lambda item: (item[0].ref.origin, item[0].ref.uri))
         if stale:
@@ -462,15 +476,15 @@ class SkillSearch:
             top = db.execute("SELECT max(rowid) FROM docs").fetchone()[0]
             next_rowid = int(top) + 1 if top is not None else 0
             rows = []
-            for offset, (skill, digest) in enumerate(fresh):
+            for offset, (skill, made_of) in enumerate(fresh):
                 columns, with_body = self._row(skill)
                 rowid = next_rowid + offset
                 rows.append((rowid, *columns))
-                self._stored[(skill.ref.origin, skill.ref.uri)] = (rowid, digest, with_body)
+                self._stored[(skill.ref.origin, skill.ref.uri)] = (rowid, made_of, with_body)
                 current[rowid] = skill
                 db.execute(
-                    "INSERT INTO docs (rowid, origin, uri, digest, with_body) VALUES (?, ?, ?, ?, ?)",
-                    (rowid, skill.ref.origin, skill.ref.uri, digest, int(with_body)),
+                    "INSERT INTO docs (rowid, origin, uri, made_of, with_body) VALUES (?, ?, ?, ?, ?)",
+                    (rowid, skill.ref.origin, skill.ref.uri, made_of, int(with_body)),
                 )
             db.executemany(
                 "INSERT INTO skills (rowid, name, description, aliases, headings, body, origin) "

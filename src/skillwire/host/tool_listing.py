@@ -193,13 +193,14 @@ class SkillListing:
                     f"ranking changed too. Call list_skills with query {query!r} and no cursor to search again."
                 )
             offset = payload["at"]
-        ranked = self._search.search(self.host.registry, query)
-        page = ranked[offset : offset + self.page_size]
-        more = offset + len(page) < len(ranked)
+        # Only the rows up to this page are ranked out of SQLite; the total is a count.
+        ranked = self._search.ranked(self.host.registry, query, limit=offset + self.page_size)
+        page = ranked.skills[offset : offset + self.page_size]
+        more = offset + len(page) < ranked.total
         next_cursor = (
             _encode_cursor({"k": "query", "q": query, "at": offset + len(page), "cat": token}) if more else None
         )
-        return self._render_page(page, offset, len(ranked), next_cursor, query, notes)
+        return self._render_page(page, offset, ranked.total, next_cursor, query, notes)
 
     def _render_page(
         self,

@@ -79,8 +79,9 @@ class SkillTools:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.host = host
-        # Bodies the host already holds verified are indexed; a skill read later is indexed from then on.
-        search = SkillSearch(host.indexable_body)
+        # Bodies the host already holds verified are indexed; a skill read later is indexed from then on. The
+        # index file is chosen at the first query, when the host's origins are known.
+        search = SkillSearch(host.indexable_body, path=host.search_index_path)
         self._listing = SkillListing(host, search, page_size)
         self._reads = SkillReads(host, search, self._listing.refresh)
 
