@@ -31,6 +31,7 @@ from pathlib import Path
 import anyio
 from mcp.client import Client
 
+from bench.machine import python_env
 from skillwire.client.requests import list_skills_request, send_raw
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
@@ -178,7 +179,7 @@ class Started:
 
 def launch(peer: str, argv: list[str], log_path: Path) -> Server:
     log_path.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ, PYTHONUNBUFFERED="1", FASTMCP_LOG_LEVEL="WARNING")
+    env = dict(python_env(), PYTHONUNBUFFERED="1", FASTMCP_LOG_LEVEL="WARNING")
     pythonpath = [str(REPO_ROOT), *filter(None, [env.get("PYTHONPATH")])]
     env["PYTHONPATH"] = os.pathsep.join(pythonpath)
     with open(log_path, "wb") as log:

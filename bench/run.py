@@ -1216,6 +1216,7 @@ async def run_all(args: argparse.Namespace, settings: Settings, argv: list[str])
     log("measuring hashlib SHA-256 throughput")
     results["sha256_MBps"] = machine.sha256_throughput(64 * 1024 * 1024 if args.quick else 256 * 1024 * 1024)
     log("measuring interpreter start and import times")
+    log(f"compiled the bytecode of {machine.compile_bytecode()} modules the Python servers import")
     results["imports_s"] = machine.import_times(runs=1 if args.quick else 3, parallel=args.quick)
     for name in [c.strip() for c in args.catalogs.split(",") if c.strip()]:
         began = time.perf_counter()

@@ -435,6 +435,23 @@ def test_the_cache_file_keeps_one_row_per_path_across_edits(tmp_path: Path) -> N
     assert fresh.hashed == 0
 
 
+def test_a_restart_after_an_edit_still_keeps_one_row_per_path(tmp_path: Path) -> None:
+    # A cold start's flush skips deleting older rows (its file had none); a restart's file has them, so
+    # an edit made while the server was down must still replace the path's row, not add one.
+    root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
+    total = _tree(root, skills=2, files_per_skill=2)
+    age(root)
+    SkillCatalog([root], digest_cache=DigestCache(db)).refresh()
+    (root / "skill-1" / "f0.md").write_text("edited while down")
+    age(root)
+    SkillCatalog([root], digest_cache=DigestCache(db)).refresh()
+    with sqlite3.connect(db) as conn:
+        rows = conn.execute("SELECT path, digest FROM digests").fetchall()
+    assert len(rows) == total
+    assert len({path for path, _ in rows}) == total
+    assert ("sha256:" + hashlib.sha256(b"edited while down").hexdigest()) in {digest for _, digest in rows}
+
+
 def test_recently_modified_files_are_not_persisted(tmp_path: Path) -> None:
     root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
     total = _tree(root, skills=2, files_per_skill=1)

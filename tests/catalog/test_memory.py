@@ -236,3 +236,27 @@ def test_hashed_files_waiting_for_the_cache_file_cost_a_path_each(tmp_path: Path
     assert rows == len(files)
     again = DigestCache(tmp_path / "digests.sqlite")
     assert all(again.cached(path, stat) is not None for path, stat in files)
+
+
+def test_the_cache_file_stores_each_row_once(tmp_path: Path) -> None:
+    """The digest table is keyed by its primary key alone (WITHOUT ROWID): a rowid table stored every
+    path twice, in the table and in its key's index (26 MB instead of 17 MB for 100,000 files, and a
+    third more of a cold start's flush)."""
+    past = 1_600_000_000
+    files = []
+    for n in range(3000):
+        path = tmp_path / "skills" / f"team{n % 30:02d}" / f"skill-{n:06d}" / "references" / f"file-{n % 10}.md"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f"file {n}\n")
+        os.utime(path, (past, past))
+        files.append((str(path), pack_stat(path.stat())))
+    cache = DigestCache(tmp_path / "digests.sqlite")
+    for name, stat in files:
+        cache.digest(name, stat)
+    cache.flush()
+    # A row is its path, its "sha256:" digest (71 characters) and five integers (about 24 bytes).
+    payload = sum(len(name) + 71 + 24 for name, _ in files)
+    size = (tmp_path / "digests.sqlite").stat().st_size
+    assert size < 1.5 * payload, f"{size:,} bytes for {payload:,} bytes of rows"  # a rowid table: 2.0×
+    again = DigestCache(tmp_path / "digests.sqlite")
+    assert all(again.cached(name, stat) is not None for name, stat in files)
