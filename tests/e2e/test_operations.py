@@ -197,6 +197,21 @@ def test_ctrl_c_with_workers_is_one_line_and_130(tmp_path: Path) -> None:
     assert after == ["skillwire: interrupted; stopping the workers"], after
 
 
+def test_no_metrics_serves_no_scrape_and_still_logs_requests(tmp_path: Path) -> None:
+    log = tmp_path / "serve.log"
+    args = ["--no-metrics", "--log-requests", "--log-format", "json", "--no-snapshot-cache", str(EXAMPLES)]
+    process, base = start_serve(args, log)
+    try:
+        assert list_uris(base + "/mcp")
+        assert http_get(base + "/metrics")[0] == 404
+        assert http_get(base + "/healthz")[0] == 200
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip()]
+    assert any(e["event"] == "request" and e["method"] == "skills/list" for e in entries), entries
+
+
 # -- logs -------------------------------------------------------------------------------------------------
 
 

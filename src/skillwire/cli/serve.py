@@ -140,6 +140,11 @@ def add_parser(commands: Any) -> None:
     ops = p.add_argument_group("operating it (logs, metrics at /metrics, drain on SIGTERM)")
     add_log_arguments(ops)
     ops.add_argument(
+        "--no-metrics",
+        action="store_true",
+        help="serve no /metrics and count nothing per request (for a server nobody scrapes)",
+    )
+    ops.add_argument(
         "--drain-seconds",
         type=float,
         default=0.0,
@@ -334,6 +339,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         tokens=args.tokens,
         audiences=tuple(args.audience),
         signature_files=tuple(args.signatures),
+        metrics=not args.no_metrics,
     )
 
 
@@ -504,6 +510,7 @@ def serve(
             drain_seconds=args.drain_seconds,
             grace_seconds=args.grace_seconds,
             metrics_token_check=metrics_audiences if verifier is not None else None,
+            metrics=served.metrics,
         ),
         backend_options=event_loop_options(),  # uvloop: the HTTP stack's event loop (server/app.py)
     )

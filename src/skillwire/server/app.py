@@ -34,7 +34,7 @@ from skillwire._version import __version__
 from skillwire.core.errors import BindError
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import Readiness, health_route, liveness_route
-from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route
+from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route, request_log
 
 __all__ = [
     "BindError",
@@ -58,13 +58,16 @@ def build_server(
     token_verifier: TokenVerifier | None = None,
     auth: AuthSettings | None = None,
     log_requests: bool = False,
+    metrics: bool = True,
 ) -> MCPServer:
     """An MCP server that publishes `skills` (and nothing else until you add tools or resources).
 
     With `token_verifier` and `auth` (the SDK's own bearer-token support) every request to `/mcp`
     must carry a valid token (401 otherwise); see `server.visibility` for per-caller catalogs.
-    Every request is counted and timed for `/metrics` (`server.observe`); `log_requests` logs one
-    line per request too."""
+    Every request is counted and timed for `/metrics` (`server.observe`) unless `metrics` is False;
+    `log_requests` logs one line per request (the observer then only logs)."""
+    observe = metrics or log_requests or request_log.isEnabledFor(logging.DEBUG)
+    observer = [RequestObserver(log_requests=log_requests, count=metrics)] if observe else []
     return MCPServer(
         name,
         version=__version__,
@@ -73,7 +76,7 @@ def build_server(
         auth=auth,
         # The SDK's public extension points, as any user would write them (see SkillsExtension).
         extensions=[skills],
-        middleware=[RequestObserver(log_requests=log_requests), *skills.middleware()],
+        middleware=[*observer, *skills.middleware()],
         subscriptions=skills.subscriptions,
     )
 
@@ -236,6 +239,7 @@ async def serve_http(
     drain_seconds: float = 0.0,
     grace_seconds: float | None = 30.0,
     metrics_token_check: Callable[[str], Awaitable[frozenset[str] | None]] | None = None,
+    metrics: bool = True,
 ) -> None:
     """Serve over Streamable HTTP until cancelled or interrupted. `sock` is a socket already bound to
     host:port (`bind_http_socket`); without one it is bound here, and a failure raises `BindError`.
@@ -248,7 +252,8 @@ async def serve_http(
     `drain_seconds` (set it above the load balancer's health-check interval), then no new connection
     is accepted and in-flight requests get `grace_seconds` to finish. `/metrics` is the Prometheus
     scrape; with per-caller views it needs a token with the `metrics` audience, checked by
-    `metrics_token_check` (see `server.observe`)."""
+    `metrics_token_check` (see `server.observe`); `metrics` False serves no `/metrics` and counts no
+    response bytes (build the server with `metrics=False` too)."""
     if sock is None:
         sock = bind_http_socket(host, port)
     readiness = Readiness()
@@ -257,8 +262,9 @@ async def serve_http(
     routes = [
         health_route(skills.catalog, per_caller=skills.per_caller, readiness=readiness),
         liveness_route(),
-        metrics_route(audiences_of_token=metrics_token_check, protected=skills.per_caller),
     ]
+    if metrics:
+        routes.append(metrics_route(audiences_of_token=metrics_token_check, protected=skills.per_caller))
     app = http_app(
         server,
         host=host,
@@ -267,7 +273,8 @@ async def serve_http(
         stateless=not legacy_sessions,
         routes=routes,
     )
-    config = uvicorn_config(CountResponseBytes(app), host=host, port=port, grace_seconds=grace_seconds)
+    served = CountResponseBytes(app) if metrics else app
+    config = uvicorn_config(served, host=host, port=port, grace_seconds=grace_seconds)
     http = DrainingServer(config, readiness=readiness, drain_seconds=drain_seconds)
 
     # The watcher waits for changes in a worker thread that cancellation cannot interrupt; it returns

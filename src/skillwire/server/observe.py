@@ -40,8 +40,9 @@ request_log = logging.getLogger("skillwire.requests")
 class RequestObserver:
     """Counts, times and (with `log_requests`, or the `skillwire.requests` logger at DEBUG) logs each request."""
 
-    def __init__(self, *, log_requests: bool = False) -> None:
+    def __init__(self, *, log_requests: bool = False, count: bool = True) -> None:
         self.log_requests = log_requests
+        self.count = count  # False: log only (`--no-metrics`), nothing recorded for /metrics
         m = metrics()
         self._requests = m.requests
         self._seconds = m.request_seconds
@@ -66,8 +67,9 @@ class RequestObserver:
         finally:
             seconds = time.perf_counter() - started
             outcome = "error" if code else "ok"
-            self._requests.labels(method, outcome, code).inc()
-            self._seconds.labels(method).observe(seconds)
+            if self.count:
+                self._requests.labels(method, outcome, code).inc()
+                self._seconds.labels(method).observe(seconds)
             if self.log_requests or request_log.isEnabledFor(logging.DEBUG):
                 request_log.log(
                     logging.INFO if self.log_requests else logging.DEBUG,

@@ -48,12 +48,18 @@ class ServedSkills:
     extension: SkillsExtension
     token_verifier: TokenVerifier | None = None
     auth: AuthSettings | None = None
+    metrics: bool = True  # ServeOptions.metrics: pass it on to `serve_http` too (the /metrics route)
 
     def server(self, name: str = "skillwire", *, log_requests: bool = False) -> MCPServer:
         from skillwire.server.app import build_server
 
         return build_server(
-            self.extension, name=name, token_verifier=self.token_verifier, auth=self.auth, log_requests=log_requests
+            self.extension,
+            name=name,
+            token_verifier=self.token_verifier,
+            auth=self.auth,
+            log_requests=log_requests,
+            metrics=self.metrics,
         )
 
 
@@ -72,6 +78,8 @@ class ServeOptions:
     `audiences`: `PREFIX=AUD[,AUD]` rules; with tokens or rules (or rules a published index declares)
     each caller is answered from its own view (`server.visibility`).
     `signature_files`: publisher signatures besides each root's own `SIGNATURES_FILE`.
+    `metrics`: False serves no `/metrics` and counts no request (no request middleware, no byte count):
+    for an operator who scrapes nothing (`--no-metrics`); request logging still works.
     """
 
     directory_read: bool = True
@@ -88,6 +96,7 @@ class ServeOptions:
     tokens: Path | None = None
     audiences: Sequence[str] = ()
     signature_files: Sequence[Path] = ()
+    metrics: bool = True
 
     def secret(self) -> bytes:
         if self.cursor_secret is not None:
@@ -162,16 +171,16 @@ class ServeOptions:
         options = self.extension_options(signatures)
         rules = audience_rules(parse_audience_rule(rule) for rule in self.audiences)
         if not (self.tokens or rules or getattr(catalog.snapshot, "audience_rules", ())):
-            return ServedSkills(SkillsExtension(catalog, **options))
+            return ServedSkills(SkillsExtension(catalog, **options), metrics=self.metrics)
         from skillwire.server.visibility import PerCallerSkills, StaticTokens
 
         skills = PerCallerSkills(catalog, rules=rules or None, **options)
         if self.tokens is None:
-            return ServedSkills(skills)
+            return ServedSkills(skills, metrics=self.metrics)
         if base_url is None:
             raise ValueError("bearer tokens need HTTP: a stdio server has no bearer tokens")
         # A resource server only: tokens are verified here, issued elsewhere (or listed in the file).
         auth = AuthSettings.model_validate(
             {"issuer_url": base_url, "resource_server_url": f"{base_url}/mcp", "validate_token_resource": False}
         )
-        return ServedSkills(skills, StaticTokens.from_file(self.tokens), auth)
+        return ServedSkills(skills, StaticTokens.from_file(self.tokens), auth, metrics=self.metrics)
