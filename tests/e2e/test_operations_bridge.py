@@ -8,6 +8,7 @@ upstream, a dead one, and the live one once it stops. The scrape names no URI, s
 
 from __future__ import annotations
 
+import json
 import secrets
 import urllib.request
 from collections.abc import Iterator
@@ -136,3 +137,48 @@ async def test_bridge_metrics_count_tool_calls_approvals_and_upstream_health(
         wait_for(lambda: value(scrape(base)[1], up, upstream="web") == 0, 10, "the stopped upstream to read down")
         _, final = scrape(base)
         assert value(final, calls, tool="list_skills", outcome="ok") == 2
+
+
+async def test_bridge_json_logs_parse_line_by_line_and_never_carry_a_header_secret(
+    upstream: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    server, _ = upstream
+    port = free_port()
+    secret = "hdr-" + secrets.token_hex(16)
+    argv = [
+        *BRIDGE,
+        "--http",
+        f"127.0.0.1:{port}",
+        "--log-format",
+        "json",
+        "--log-requests",
+        "--server",
+        f"web={server.url}",
+        "--header",
+        f"web:X-Api-Key: {secret}",
+        "--header",
+        f"web:Authorization: Bearer {secret}-bearer",
+        "--server",
+        f"dead=http://127.0.0.1:{free_port()}/mcp",
+        "--approvals",
+        str(tmp_path / "approvals.sqlite"),
+    ]
+    log = tmp_path / "bridge.log"
+    with running_http_server(argv, port, log):
+        async with Client(f"http://127.0.0.1:{port}/mcp", elicitation_callback=Elicitor()) as client:
+            listing = await client.call_tool("list_skills", {})
+            assert not listing.is_error, text_of(listing)
+            loaded = await client.call_tool("read_skill", {"server": "web", "uri": "skill://granted-skill/SKILL.md"})
+            assert not loaded.is_error, text_of(loaded)
+        wait_for(lambda: "upstream_unavailable" in log.read_text(), 30, "the dead upstream's line")
+    text = log.read_text()
+    entries = [json.loads(line) for line in text.splitlines() if line.strip()]
+    events = [entry["event"] for entry in entries]
+    assert {"serving", "listening", "upstream_unavailable", "request"} <= set(events), events
+    (dead,) = [e for e in entries if e["event"] == "upstream_unavailable"]
+    assert "'dead'" in dead["message"]
+    assert dead["level"] == "warning"
+    requests = [e for e in entries if e["event"] == "request"]
+    assert any(e["method"] == "tools/call" and e["outcome"] == "ok" for e in requests), requests
+    assert all({"method", "outcome", "duration_ms"} <= set(e) for e in requests)
+    assert secret not in text

@@ -340,7 +340,7 @@ class Bridge:
 
     # -- the MCP server ------------------------------------------------------------------------------------------
 
-    def build_server(self) -> MCPServer:
+    def build_server(self, *, log_requests: bool = False) -> MCPServer:
         bridge = self
 
         async def preflight_load(server: str, uri: str) -> LoadPreflight:
@@ -408,7 +408,8 @@ class Bridge:
             instructions=INSTRUCTIONS,
             tools=tools,
             log_level="WARNING",
-            middleware=[RequestObserver()],  # requests by method and outcome on /metrics, as `serve` counts them
+            # Requests by method and outcome on /metrics, as `serve` counts them.
+            middleware=[RequestObserver(log_requests=log_requests)],
         )
 
 
@@ -444,10 +445,11 @@ def _stderr_line(line: str) -> None:
     print(line, file=sys.stderr, flush=True)
 
 
-async def serve_stdio(bridge: Bridge, *, check: bool = True) -> None:
+async def serve_stdio(bridge: Bridge, *, check: bool = True, report: Callable[[str], Any] = _stderr_line) -> None:
+    """`report` writes each start-up line about an upstream (stderr; a JSON log line with --log-format json)."""
     async with bridge, anyio.create_task_group() as group:
         if check:
-            group.start_soon(report_upstreams, bridge, _stderr_line)
+            group.start_soon(report_upstreams, bridge, report)
         await bridge.build_server().run_stdio_async()
         group.cancel_scope.cancel()
 
@@ -459,10 +461,13 @@ async def serve_http(
     port: int = 8766,
     allowed_hosts: Sequence[str] = (),
     on_ready: Callable[[str], Any] | None = None,
+    report: Callable[[str], Any] = _stderr_line,
+    log_requests: bool = False,
 ) -> None:
-    """Streamable HTTP, with the same DNS-rebinding protection as `skillwire serve`."""
+    """Streamable HTTP, with the same DNS-rebinding protection as `skillwire serve`; `report` as in
+    `serve_stdio`, `log_requests` one log line per request."""
     async with bridge:
-        server = bridge.build_server()
+        server = bridge.build_server(log_requests=log_requests)
         app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
         # The scrape, open: a bridge serves one host's person, and its series name only the configured
         # upstream labels and its own tools (no catalog a caller could be denied, unlike `serve`'s views).
@@ -480,7 +485,7 @@ async def serve_http(
                 group.cancel_scope.cancel()
 
             group.start_soon(run_http)
-            group.start_soon(report_upstreams, bridge, _stderr_line)
+            group.start_soon(report_upstreams, bridge, report)
             if on_ready is not None:
                 while not http.started:  # noqa: ASYNC110 (uvicorn exposes readiness only as a flag)
                     await anyio.sleep(0.01)

@@ -10,8 +10,15 @@ from typing import Any
 import anyio
 
 from skillwire.bridge.config import default_config_path
-from skillwire.cli.args import UsageError, add_allow_host_argument, add_output_arguments, trust_from_args
+from skillwire.cli.args import (
+    UsageError,
+    add_allow_host_argument,
+    add_log_arguments,
+    add_output_arguments,
+    trust_from_args,
+)
 from skillwire.cli.upstreams import add_upstream_arguments, config_from_args
+from skillwire.core.logs import configure_logging, register_secret
 
 EPILOG = """\
 examples:
@@ -54,12 +61,35 @@ def add_parser(commands: Any) -> None:
         help="connect to and list every upstream once, print one line each, and exit (1 if any fails)",
     )
     add_output_arguments(p, json=False)
+    add_log_arguments(p)
     p.set_defaults(run=run)
 
 
+status = logging.getLogger("skillwire.bridge.status")  # the command's own lines, as JSON events
+
+
 def run(args: argparse.Namespace) -> int:
-    logging.basicConfig(level=logging.DEBUG if args.debug else logging.WARNING, stream=sys.stderr)
+    # The program's one log format (core/logs.py). skillwire's loggers stay at warnings, as the bridge always
+    # logged: over stdio its stderr is a host's MCP log. Its own lines and --log-requests' are the exception.
+    json_lines = configure_logging(args.log_format, debug=args.debug, quiet=True) == "json"
+    status.setLevel(logging.DEBUG if args.debug else logging.INFO)
+    if args.log_requests:
+        logging.getLogger("skillwire.requests").setLevel(logging.INFO)
     config = config_from_args(args)
+    for origin in config.servers:
+        for _, value in origin.headers:  # an upstream's API key or token never reaches a log line
+            register_secret(value)
+
+    def say(event: str, message: str, **fields: str) -> None:
+        if json_lines:
+            status.log(
+                logging.WARNING if event == "upstream_unavailable" else logging.INFO,
+                message,
+                extra={"event": event, **fields},
+            )
+        else:
+            print(message, file=sys.stderr, flush=True)
+
     if args.page_size < 1:
         raise UsageError(f"--page-size must be at least 1, got {args.page_size}")
     from skillwire.bridge.server import Bridge, serve_http, serve_stdio
@@ -72,14 +102,17 @@ def run(args: argparse.Namespace) -> int:
     if args.check:
         return anyio.run(_check, bridge, args.quiet)
     if not args.quiet:
-        print(
+        say(
+            "serving",
             f"skillwire bridge: {len(config.labels())} upstream(s): {', '.join(config.labels())}; "
             f"approvals in {config.approvals}",
-            file=sys.stderr,
-            flush=True,
         )
+
+    def report(line: str) -> None:
+        say("upstream_unavailable", line)
+
     if args.http is None:
-        anyio.run(serve_stdio, bridge)
+        anyio.run(lambda: serve_stdio(bridge, report=report))
         return 0
     host, sep, port_text = args.http.rpartition(":")
     if not sep or not port_text.isdigit():
@@ -88,9 +121,19 @@ def run(args: argparse.Namespace) -> int:
 
     def ready(url: str) -> None:
         if not args.quiet:
-            print(f"skillwire bridge: listening on {url}", file=sys.stderr, flush=True)
+            say("listening", f"skillwire bridge: listening on {url}", url=url)
 
-    anyio.run(lambda: serve_http(bridge, host=host, port=port, allowed_hosts=args.allow_host, on_ready=ready))
+    anyio.run(
+        lambda: serve_http(
+            bridge,
+            host=host,
+            port=port,
+            allowed_hosts=args.allow_host,
+            on_ready=ready,
+            report=report,
+            log_requests=args.log_requests,
+        )
+    )
     return 0
 
 
