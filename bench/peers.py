@@ -25,6 +25,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -68,10 +69,16 @@ def listening_port(log_path: Path) -> int | None:
 
 
 def skillwire_argv(
-    root: Path, port: int = 0, *, watch: bool = True, digest_cache: Path | None = None, page_size: int = 100
+    root: Path,
+    port: int = 0,
+    *,
+    watch: bool = True,
+    digest_cache: Path | None = None,
+    page_size: int = 100,
+    extra: Sequence[str] = (),
 ) -> list[str]:
     argv = [sys.executable, "-m", "skillwire.cli.main", "serve", str(root), "--http", f"127.0.0.1:{port}"]
-    argv += ["--page-size", str(page_size)]
+    argv += ["--page-size", str(page_size), *extra]
     argv += ["--digest-cache", str(digest_cache)] if digest_cache is not None else ["--no-digest-cache"]
     if not watch:
         argv.append("--no-watch")

@@ -1,7 +1,7 @@
 """The benchmark suite: skillwire vs FastMCP 4.2 and the TypeScript SDK 2.4.0, over Streamable HTTP on 127.0.0.1.
 
     .venv/bin/python -m bench.run [--catalogs corpus,300,1000,10000,limits]
-                                  [--peers skillwire,fastmcp,typescript,floor]
+                                  [--peers skillwire,fastmcp,typescript,floor | obs-off,obs-metrics,obs-logs]
                                   [--quick] [--workdir DIR] [--json FILE] [--png FILE]
 
 For every catalog, in one run, on the same files:
@@ -391,7 +391,15 @@ class Live:
 
 # Peers whose listing, page, skills/get and resources/read latencies are measured side by side (`side_by_side`).
 # FastMCP is measured on its own: its time budgets would stall every other peer's rounds.
-SIDE_BY_SIDE = ("skillwire", "typescript", "floor")
+# What metrics and request logging cost (issue 23): three skillwire servers differing only in those, measured
+# side by side as server-only peers (`--peers obs-off,obs-metrics,obs-logs`): nothing counted nor logged
+# (`--no-metrics`), the default (metrics on, no request log), and metrics with a JSON log line per request.
+OVERHEAD_PEERS: dict[str, list[str]] = {
+    "obs-off": ["--no-metrics"],
+    "obs-metrics": [],
+    "obs-logs": ["--log-requests", "--log-format", "json"],
+}
+SIDE_BY_SIDE = ("skillwire", "typescript", "floor", *OVERHEAD_PEERS)
 LATENCY_KEYS = [
     "list_all_s",
     "page_p50_ms",
@@ -815,7 +823,7 @@ async def run_server_only(
     why = {
         "typescript": "the TypeScript SDK has no host library, digest cache or watcher here (reload() is on demand)",
         "floor": "the floor is a transport, not a skills implementation",
-    }[peer]
+    }.get(peer, "an overhead variant of skillwire: measured as a server only")
     for key in HOST_ONLY:
         run.metrics[key] = status("n/a", why)
     missing = typescript_missing() if peer == "typescript" else None
@@ -823,7 +831,10 @@ async def run_server_only(
         log(f"  [{catalog}] {peer}: skipped: {missing}")
         run.skip_rest(missing)
         return run, workload
-    argv = typescript_argv(root, page_size=PAGE_SIZE) if peer == "typescript" else floor_argv(root)
+    if peer in OVERHEAD_PEERS:
+        argv = skillwire_argv(root, page_size=PAGE_SIZE, extra=OVERHEAD_PEERS[peer])
+    else:
+        argv = typescript_argv(root, page_size=PAGE_SIZE) if peer == "typescript" else floor_argv(root)
     budget = settings.skillwire_start_budget
     try:
         machine.warm_page_cache(root)
@@ -857,6 +868,32 @@ async def run_server_only(
 
 
 # -- ratios, targets, table -------------------------------------------------------------------------------------------
+
+
+def observability_overhead(
+    peer_results: dict[str, dict[str, Value | None]], extras: dict[str, dict[str, Any]]
+) -> dict[str, dict[str, float]]:
+    """Per variant (obs-metrics, obs-logs), percent over obs-off in the same side-by-side rounds: server CPU
+    per skills/get and per whole listing (what load barely moves), and skills/get p50 and listing time."""
+    if "obs-off" not in peer_results:
+        return {}
+    base_cpu = extras.get("obs-off", {}).get("server_cpu_ms", {})
+    out: dict[str, dict[str, float]] = {}
+    for variant in ("obs-metrics", "obs-logs"):
+        if variant not in peer_results:
+            continue
+        cpu = extras.get(variant, {}).get("server_cpu_ms", {})
+        row: dict[str, float] = {}
+        for key, ours, theirs in (
+            ("get_cpu_pct", cpu.get("get"), base_cpu.get("get")),
+            ("list_cpu_pct", cpu.get("list"), base_cpu.get("list")),
+            ("get_p50_pct", peer_results[variant].get("get_p50_ms"), peer_results["obs-off"].get("get_p50_ms")),
+            ("list_all_pct", peer_results[variant].get("list_all_s"), peer_results["obs-off"].get("list_all_s")),
+        ):
+            if is_number(ours) and is_number(theirs) and theirs > 0:
+                row[key] = (ours / theirs - 1) * 100
+        out[variant] = row
+    return out
 
 
 def advantage(key: str, ours: Value | None, theirs: Value | None) -> Value | None:
@@ -1129,6 +1166,18 @@ def table(results: dict[str, Any]) -> str:
             if any(is_number(cell) for cell in cells):
                 row = f"   {'server CPU per ' + label + ' (ms)':<48}"
                 lines.append(row + "".join(f"{fmt(cell) if is_number(cell) else '—':>14}" for cell in cells))
+        for variant, row in catalog.get("observability_overhead", {}).items():
+            shown = ", ".join(
+                f"{label} {row[key]:+.1f}%"
+                for key, label in (
+                    ("get_cpu_pct", "server CPU per skills/get"),
+                    ("list_cpu_pct", "per whole listing"),
+                    ("get_p50_pct", "skills/get p50"),
+                    ("list_all_pct", "whole listing"),
+                )
+                if key in row
+            )
+            lines.append(f"   {variant} over obs-off (no metrics, no request log): {shown}")
     lines.append("")
     lines.append("targets (skillwire)")
     for t in results["targets"]:
@@ -1193,8 +1242,8 @@ async def run_all(args: argparse.Namespace, settings: Settings, argv: list[str])
     workdir.mkdir(parents=True, exist_ok=True)
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     for peer in peers:
-        if peer not in PEERS:
-            raise SystemExit(f"unknown peer {peer!r}: use {', '.join(PEERS)}")
+        if peer not in PEERS and peer not in OVERHEAD_PEERS:
+            raise SystemExit(f"unknown peer {peer!r}: use {', '.join([*PEERS, *OVERHEAD_PEERS])}")
     results: dict[str, Any] = {
         "meta": {
             "date": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
@@ -1290,6 +1339,9 @@ async def run_all(args: argparse.Namespace, settings: Settings, argv: list[str])
             }
             if "fastmcp" in entry["advantage_over"]:
                 entry["advantage"] = entry["advantage_over"]["fastmcp"]
+        overhead = observability_overhead(peer_results, extras)
+        if overhead:
+            entry["observability_overhead"] = overhead
         entry["seconds"] = time.perf_counter() - began
         results["catalogs"][name] = entry
         log(f"catalog {name}: done in {entry['seconds']:.0f} s")

@@ -47,6 +47,7 @@ MULTIPROC_ENV = "PROMETHEUS_MULTIPROC_DIR"  # prometheus_client's own variable
 KNOWN_METHODS = frozenset(
     {
         "initialize",
+        "server/discover",  # 2026-07-28's first request (and the bridge's liveness probe)
         "ping",
         METHOD_LIST,
         METHOD_GET,
