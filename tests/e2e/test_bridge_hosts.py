@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from skillwire.host.tool_schemas import tool_definitions
-from support.bridge import Elicitor, bridge_client, text_of, write_skill
+from support.bridge import Elicitor, bridge_client, generate_skills, text_of, write_skill
 from support.servers import RunningServer, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -74,6 +74,26 @@ async def test_a_full_uri_of_a_local_skill_before_it_is_loaded(tmp_path: Path) -
         assert "local skill folders" in text_of(missing)
         relative = await client.call_tool("read_resource", {"server": "local", "uri": "refs/a.md"})
         assert not relative.is_error, text_of(relative)
+
+
+async def test_a_new_bridge_per_call_continues_a_listing_from_the_cursor_of_the_last(tmp_path: Path) -> None:
+    """langchain-mcp-adapters' default `get_tools()` brings page 1's cursor to a new bridge, which has listed
+    nothing yet: it must list and continue, not answer "no skills" (the model would think the catalog ended)."""
+    generate_skills(tmp_path / "served", "many", 120)
+    seen: list[str] = []
+    with serve_http([str(tmp_path / "served"), "--no-digest-cache", "--no-watch"]) as server:
+        args = ["--server", f"b={server.url}", "--approvals", str(tmp_path / "a.sqlite")]
+        cursor: str | None = None
+        for _ in range(10):
+            async with bridge_client(args) as client:  # one bridge process per call
+                page = await client.call_tool("list_skills", {"cursor": cursor} if cursor else {})
+            assert not page.is_error, text_of(page)
+            assert page.structured_content is not None
+            seen += [s["uri"] for s in page.structured_content["skills"]]
+            cursor = page.structured_content.get("nextCursor")
+            if cursor is None:
+                break
+    assert len(seen) == len(set(seen)) == 120, f"{len(seen)} listed"
 
 
 async def test_a_search_for_skill_finds_every_bridge_tool(tmp_path: Path) -> None:

@@ -110,6 +110,7 @@ class SkillListing:
         # from 0 too) must not pass for current.
         self._instance = secrets.token_hex(4)
         self._sorted: tuple[int, list[RegisteredSkill]] | None = None
+        self._listed = False  # whether this instance has listed its origins once (see list_skills)
 
     def _browse_order(self) -> list[RegisteredSkill]:
         registry = self.host.registry
@@ -124,6 +125,7 @@ class SkillListing:
         """Relist every origin (cached listings are reused by the client); notes on what could not be listed."""
         try:
             await self.host.list_skills()
+            self._listed = True
         except SkillwireError as exc:
             return [f"The listing could not be refreshed ({exc}); showing the skills known before."]
         except Exception as exc:  # one unreachable server: show what is known instead of failing the listing
@@ -152,8 +154,10 @@ class SkillListing:
             cursor = None
         payload = _decode_cursor(cursor) if cursor is not None else None
         # A first page relists (the client reuses a listing within the server's ttlMs); a cursor continues
-        # from what is known, so paging costs no server round trip.
-        notes = await self.refresh() if payload is None else []
+        # from what is known, so paging costs no server round trip. Unless nothing is known yet: a host that
+        # starts a new bridge per call (langchain-mcp-adapters' default) brings page 1's cursor to a bridge
+        # that has listed nothing, which would otherwise answer "no skills" and end the browse there.
+        notes = await self.refresh() if payload is None or not self._listed else []
         if payload is not None and payload["k"] == "query":
             if query is not None and query != payload["q"]:
                 raise _Refusal(
