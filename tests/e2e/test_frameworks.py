@@ -26,8 +26,8 @@ from typing import Any
 
 import pytest
 
-from support.bridge import BRIDGE, SKILLWIRE, generate_skills, write_skill
 from servers import free_port, running_http_server
+from support.bridge import BRIDGE, SKILLWIRE, generate_skills, write_skill
 from support.servers import REPO_ROOT, RunningServer, serve_http
 
 DRIVER = Path(__file__).resolve().parents[1] / "support" / "framework_driver.py"
@@ -162,7 +162,7 @@ def check(
     # Item 5: where the framework hands the model structuredContent, the untrusted-content notice is in it.
     for page in pages:
         if page["source"] == "structured":
-            assert page["notice"] and "untrusted" in page["notice"]
+            assert "untrusted" in (page["notice"] or "")
 
     assert not report["query"]["error"]
     assert report["query"]["items"][0] == ["b", PDF], report["query"]["items"][:3]

@@ -174,9 +174,11 @@ async def run_openai_agents(plan: dict[str, Any], recorder: Recorder) -> dict[st
         async def call(name: str, arguments: dict[str, Any]) -> Outcome:
             result = await server.call_tool(name, arguments)
             structured = getattr(result, "structured_content", None) or getattr(result, "structuredContent", None)
-            return bool(result.is_error if hasattr(result, "is_error") else result.isError), text_blocks(
-                result.content
-            ), structured
+            return (
+                bool(result.is_error if hasattr(result, "is_error") else result.isError),
+                text_blocks(result.content),
+                structured,
+            )
 
         return await walk(plan, tools, call)
 
