@@ -466,6 +466,17 @@ class SkillCatalog:
 _WARM_SETTLE_S = 1.0
 
 
+async def wait_or_stop(seconds: float, stop_event: anyio.Event | None) -> bool:
+    """Wait `seconds`, or until `stop_event` is set: True when it was (the poller returns). The one wait of
+    every catalog that polls its source (a git branch, an object store's pointer)."""
+    with anyio.move_on_after(seconds):
+        if stop_event is not None:
+            await stop_event.wait()
+            return True
+        await anyio.sleep_forever()
+    return False
+
+
 def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
     """Whether two snapshots publish the same files (by digest) and the same skills, listed alike.
 

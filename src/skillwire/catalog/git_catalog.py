@@ -29,7 +29,7 @@ from typing import Any
 
 import anyio
 
-from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.catalog import SkillCatalog, wait_or_stop
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords
 from skillwire.catalog.git import (
     PROVENANCE_META_KEY,
@@ -249,11 +249,8 @@ class GitCatalog(SkillCatalog):
 
     async def _poll_loop(self, stop_event: anyio.Event | None) -> None:
         while stop_event is None or not stop_event.is_set():
-            with anyio.move_on_after(self.poll_seconds):
-                if stop_event is not None:
-                    await stop_event.wait()
-                    return
-                await anyio.sleep_forever()
+            if await wait_or_stop(self.poll_seconds, stop_event):
+                return
             failing = self.status.failures > 0
             try:
                 differs = await anyio.to_thread.run_sync(self.poll)

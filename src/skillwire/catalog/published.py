@@ -45,7 +45,7 @@ import anyio
 import obstore
 
 from skillwire.catalog.audiences import AudienceRules, audience_rules
-from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.catalog import SkillCatalog, wait_or_stop
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.index_fields import RecordLoader, field_error
@@ -633,11 +633,8 @@ class PublishedCatalog(SkillCatalog):
         if self.poll_seconds <= 0:
             return
         while stop_event is None or not stop_event.is_set():
-            with anyio.move_on_after(self.poll_seconds):
-                if stop_event is not None:
-                    await stop_event.wait()
-                    return
-                await anyio.sleep_forever()
+            if await wait_or_stop(self.poll_seconds, stop_event):
+                return
             before, failing = self.status.index_id, self.status.failures > 0
             try:
                 _, differs = await anyio.to_thread.run_sync(self._refresh, None)
