@@ -25,7 +25,15 @@ from typing import Any
 
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SigningError
-from skillwire.core.signing import NAMESPACE, SIGNATURE_META_KEY, Signature, manifest_statement, statement_digest
+from skillwire.core.signing import (
+    NAMESPACE,
+    SIGNATURE_META_KEY,
+    Signature,
+    first_changed_file,
+    manifest_statement,
+    signed_files,
+    statement_digest,
+)
 
 SIGNATURES_FILE = ".skillwire-signatures.json"
 _VERSION = 1
@@ -55,20 +63,26 @@ def sign_statement(statement: bytes, key: Path) -> str:
     return done.stdout.decode("ascii")
 
 
-def sign_entries(entries: Iterable[SkillEntry], key: Path) -> dict[str, dict[str, str]]:
-    """`{uri: {"statement": digest, "signature": armored}}` for every non-dynamic entry."""
-    signed: dict[str, dict[str, str]] = {}
+SignedRecord = dict[str, str | dict[str, str]]
+
+
+def sign_entries(entries: Iterable[SkillEntry], key: Path) -> dict[str, SignedRecord]:
+    """`{uri: {"statement": digest, "signature": armored, "files": {path: digest}}}` for every non-dynamic
+    entry. `files` is what was signed, file by file, so `skillwire lint` can name the first file edited
+    since; the statement digest and the signature alone decide whether a signature covers an entry."""
+    signed: dict[str, SignedRecord] = {}
     for entry in entries:
         if entry.is_dynamic:
             continue
         signed[entry.uri] = {
             "statement": statement_digest(entry),
             "signature": sign_statement(manifest_statement(entry), key),
+            "files": signed_files(entry),
         }
     return signed
 
 
-def write_signatures(root: Path, signed: Mapping[str, Mapping[str, str]], *, path: Path | None = None) -> Path:
+def write_signatures(root: Path, signed: Mapping[str, Mapping[str, object]], *, path: Path | None = None) -> Path:
     """Write (atomically) the signatures file of `root`, or `path` (for `serve --signatures FILE`)."""
     path = path if path is not None else root / SIGNATURES_FILE
     body = {"version": _VERSION, "namespace": NAMESPACE, "signatures": dict(sorted(signed.items()))}
@@ -83,6 +97,8 @@ class SignatureBook:
     """The signatures a server annotates its entries with: `{uri: (statement digest, Signature)}`."""
 
     records: dict[str, tuple[str, Signature]] = field(default_factory=dict)
+    # {uri: {path: digest}} as signed, for the signatures files that record them (older ones do not).
+    files: dict[str, dict[str, str]] = field(default_factory=dict)
 
     def __len__(self) -> int:
         return len(self.records)
@@ -114,6 +130,12 @@ class SignatureBook:
             if not ok:
                 raise SigningError(f"{path}: the record for {uri!r} needs 'statement' and 'signature' strings")
             self.records[uri] = (record["statement"], Signature(record["signature"]))
+            files = record.get("files")
+            if files is None:
+                continue  # written before signed files were recorded: still a valid signature
+            if not (isinstance(files, dict) and all(isinstance(v, str) for v in files.values())):
+                raise SigningError(f"{path}: the record for {uri!r} has 'files' that is not an object of digests")
+            self.files[uri] = files
 
     def signature_for(self, entry: SkillEntry) -> Signature | None:
         """The signature recorded for this exact entry, or None (unsigned, or changed since signing)."""
@@ -137,3 +159,10 @@ class SignatureBook:
         """URIs with a recorded signature that no longer matches what is served (edited since signing)."""
         by_uri = {entry.uri: entry for entry in entries}
         return sorted(uri for uri in self.records if uri in by_uri and self.signature_for(by_uri[uri]) is None)
+
+    def first_difference(self, entry: SkillEntry) -> tuple[str, str] | None:
+        """For a stale signature, the first file that differs from what was signed: `(path below the skill
+        root, "changed" | "added" | "removed")`; None when the signatures file does not record the signed
+        files, or none differs (the frontmatter alone cannot change: it is SKILL.md's)."""
+        recorded = self.files.get(entry.uri)
+        return first_changed_file(recorded, entry) if recorded is not None else None

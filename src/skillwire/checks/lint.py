@@ -8,7 +8,9 @@ Three layers, each usable on its own:
   skill-relative path is.
 * `lint_path` walks a folder with the server's own discovery and ignore rules
   (`skillwire.catalog.filesystem.walk_root`), so limits, nesting and "not served" findings describe
-  exactly what `skillwire serve` would publish. It opens nothing but `.skillignore` and SKILL.md files.
+  exactly what `skillwire serve` would publish. It opens nothing but `.skillignore` and SKILL.md files,
+  except in a folder that `skillwire sign` signed: there it hashes the files as `serve` does, to say which
+  signed skill no longer matches its signature (`signature-stale`).
 
 Every finding has a stable rule id (see `RULES`), a file, a 1-based line when one applies (the line
 of the offending frontmatter key, link or byte), a severity and a suggestion. The field rules are
@@ -24,12 +26,14 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, walk_root
+from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, scan_root, walk_root
 from skillwire.catalog.safe_open import read_regular
+from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, printable
 from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, quote_advice, scan_frontmatter
 from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
-from skillwire.core.errors import FrontmatterError, InvalidSkillURI, LintPathError, NotASkill
+from skillwire.core.errors import FrontmatterError, InvalidSkillURI, LintPathError, NotASkill, SigningError
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems, is_publishable_name
 from skillwire.core.fields import RULES as FIELD_WEIGHTS
 from skillwire.core.fields import Rule as FieldRule
@@ -144,6 +148,9 @@ RULES = RuleSet(
         "nested-skill": Rule("info", "a skill inside another skill (published separately; its files count in both)"),
         "skill-at-root": Rule("info", "PATH is itself a skill (serve its parent, or PATH=<name>)"),
         "duplicate-name": Rule("warning", "two skills under one PATH share a name"),
+        "signature-stale": Rule(
+            "warning", "a signed skill whose files no longer match its signature (skillwire serve sends it unsigned)"
+        ),
         "no-skills": Rule("error", "no SKILL.md under PATH"),
     },
     record=("file", "line", "severity", "rule", "message", "suggestion", "skill"),
@@ -517,6 +524,48 @@ def _rel_of(shown: str, display_root: str, real_root: str) -> RelPath | None:
     return None
 
 
+def _stale_signatures(spec: str, root: SkillRoot, report: LintReport) -> list[Finding]:
+    """`signature-stale` for each skill `ROOT/.skillwire-signatures.json` signed whose files changed since.
+
+    Only a folder `skillwire sign` wrote that file into pays for it: the files are hashed with `serve`'s own
+    scan, so "stale" means exactly what `serve` would decide (it then sends the skill unsigned)."""
+    signatures_path = root.path / SIGNATURES_FILE
+    if not signatures_path.is_file():
+        return []
+    shown_file = printable(os.path.normpath(str(signatures_path)))
+    try:
+        book = SignatureBook.load([signatures_path])
+    except SigningError as exc:
+        return [_finding("unreadable", shown_file, None, f"{exc}", "sign the folder again: skillwire sign", None)]
+    scanned = scan_root(root, DigestCache())
+    by_uri = {linted.uri: linted for linted in report.skills if linted.uri is not None}
+    found: list[Finding] = []
+    for skill in scanned.skills:
+        entry = skill.entry
+        linted = by_uri.get(entry.uri)
+        if linted is None or entry.uri not in book.records or book.signature_for(entry) is not None:
+            continue
+        difference = book.first_difference(entry)
+        where, what = linted.skill_md, "its files changed (this signatures file does not record which)"
+        if difference is not None:
+            path, how = difference
+            what = f"{path} {'was added' if how == 'added' else how} since signing"
+            if how != "removed":
+                where = printable(os.path.join(linted.folder, *path.split("/")))
+        found.append(
+            _finding(
+                "signature-stale",
+                where,
+                None,
+                f"{printable(entry.uri)} no longer matches its publisher signature: {printable(what)}; "
+                "skillwire serve sends it unsigned",
+                f"re-sign it: skillwire sign {printable(spec)} --key KEY",
+                linted.folder,
+            )
+        )
+    return found
+
+
 def lint_path(spec: str) -> LintReport:
     """Lint every skill under `spec` (a folder, a folder of skills at any depth, or a SKILL.md);
     `PATH=PREFIX` and `PATH=SCHEME://PREFIX` work as in `skillwire serve`."""
@@ -717,6 +766,8 @@ def lint_path(spec: str) -> LintReport:
                         holder.folder,
                     )
                 )
+
+    report.findings.extend(_stale_signatures(spec, SkillRoot(Path(display_root), root.prefix, root.scheme), report))
 
     # Outside every skill: only what hides skills (or would have been one) matters.
     for shown_path, why, kind in ignored_by_owner.get(None, []):

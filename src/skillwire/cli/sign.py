@@ -15,7 +15,7 @@ from typing import Any
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.signatures import sign_entries, write_signatures
+from skillwire.catalog.signatures import SignedRecord, sign_entries, write_signatures
 from skillwire.cli.args import UsageError
 from skillwire.cli.roots import git_catalog, has_git_root, parse_root_specs, parse_roots
 
@@ -58,7 +58,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         roots = parse_roots(args.paths)
     total = 0
-    everything: dict[str, dict[str, str]] = {}
+    everything: dict[str, SignedRecord] = {}
     for root in roots:
         snapshot = SkillCatalog([root], digest_cache=DigestCache(), enforce_limits=not args.no_limits).snapshot
         for skipped in snapshot.skipped:

@@ -59,8 +59,20 @@ def manifest_statement(entry: SkillEntry) -> bytes:
         raise ValueError(f"{entry.uri}: a dynamic skill has no manifest to sign")
     if canonical_uri(entry.uri) != entry.uri:
         raise ValueError(f"the skill URI is not in canonical form ({canonical_uri(entry.uri)})")
+    statement = {
+        "namespace": NAMESPACE,
+        "skill": entry.path.scheme + ":" + "/".join(entry.path.segments),
+        "frontmatter": entry.frontmatter,
+        "files": sorted(_statement_files(entry)),
+    }
+    return json.dumps(statement, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+
+
+def _statement_files(entry: SkillEntry) -> list[list[str | int]]:
+    """Each file of the statement as [path below the skill root, digest, size] (raises `ValueError` as
+    `manifest_statement` does)."""
     root = entry.path.root
-    files = []
+    files: list[list[str | int]] = []
     for item in entry.files:
         parsed = parse_uri(item.uri)
         below = parsed.relative_to(root)
@@ -69,13 +81,33 @@ def manifest_statement(entry: SkillEntry) -> bytes:
         if not below:
             raise ValueError(f"the file URI {item.uri!r} is not inside the skill")
         files.append(["/".join(encode_segment(segment) for segment in below), item.digest, item.size])
-    statement = {
-        "namespace": NAMESPACE,
-        "skill": entry.path.scheme + ":" + "/".join(entry.path.segments),
-        "frontmatter": entry.frontmatter,
-        "files": sorted(files),
-    }
-    return json.dumps(statement, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False).encode()
+    return files
+
+
+def signed_files(entry: SkillEntry) -> dict[str, str]:
+    """`{path below the skill root: digest}` of the files `entry`'s statement names (what a signatures
+    file records beside the signature, so a later check can say which file changed)."""
+    return {str(path): str(digest) for path, digest, _ in _statement_files(entry)}
+
+
+def first_changed_file(recorded: Mapping[str, str], entry: SkillEntry) -> tuple[str, str] | None:
+    """The first file, in path order, that differs between a signed file list (`signed_files` at signing
+    time) and `entry`: `(path, "changed" | "added" | "removed")`, or None when the files all match.
+
+    A diagnosis for people (`skillwire lint`), never a verification: whether a signature covers an entry
+    is decided by the statement's digest and the signature alone."""
+    try:
+        current = signed_files(entry)
+    except ValueError:
+        return None
+    for path in sorted(set(recorded) | set(current)):
+        if path not in current:
+            return path, "removed"
+        if path not in recorded:
+            return path, "added"
+        if recorded[path] != current[path]:
+            return path, "changed"
+    return None
 
 
 def statement_digest(entry: SkillEntry) -> str:
