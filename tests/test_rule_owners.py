@@ -32,6 +32,7 @@ HASHING = {
     "skillwire.catalog.git": "the git cache's folder names (a hash of the URL and of SUBDIR), not any file's bytes",
     "skillwire.host.host": "the search index's file name (a hash of the origin labels), not any file's bytes",
     "skillwire.server.visibility": "`--tokens` keeps bearer tokens as their SHA-256 and compares them in constant time",
+    "skillwire.server.options": "a replica's state file is named by a hash of the catalog's location, not any file",
 }
 # module -> why it turns bytes into a digest with `sha256_digest`
 DIGEST_MAKERS = {

@@ -243,7 +243,11 @@ def test_an_old_format_index_is_served_then_a_republish_moves_it_to_format_2(
     old_body = encode_format_1(build_index(source))
     old_id = hashlib.sha256(old_body).hexdigest()
     obstore.put(store, f"indexes/{old_id}.jsonl", old_body)
-    obstore.put(store, POINTER_KEY, json.dumps({**pointer, "id": old_id, "index": f"indexes/{old_id}.jsonl"}).encode())
+    # The pointer an older skillwire wrote: no sequence (its indexes are unnumbered).
+    unnumbered = {key: value for key, value in pointer.items() if key != "sequence"}
+    obstore.put(
+        store, POINTER_KEY, json.dumps({**unnumbered, "id": old_id, "index": f"indexes/{old_id}.jsonl"}).encode()
+    )
     catalog = PublishedCatalog(str(location), poll_seconds=0)
     changes: list[tuple[CatalogSnapshot, CatalogSnapshot]] = []
     catalog.on_change(lambda before, after: changes.append((before, after)))

@@ -22,7 +22,17 @@ files, against 0.4 s and 80 MB), so replicas of this version can roll out before
 republished; `publish` writes format 2 only.
 
 The pointer is `{"format": "skillwire-pointer/1", "id": "<hex>", "index": "indexes/<hex>.jsonl",
-"skills": N, "files": N}`.
+"skills": N, "files": N, "sequence": N}`.
+
+Every publish that changes the catalog numbers its index above the index the pointer named: the time
+in seconds, or one more than the pointer's number if that is higher. The number is `sequence` in the
+index's header (covered by the index's address) and in the pointer (so a replica can refuse without
+downloading; the header must agree). A replica remembers the highest sequence it accepted in a small
+state file (`replica_state`) and refuses a pointer switched back to an older index with one line
+naming both numbers, keeping the last good snapshot; after a restart it serves the index it accepted
+last rather than the older one. This stops a bucket writer replaying an older index object (every
+index ever published stays in the bucket); it does not stop one who writes a new index with a
+higher number, which only a signature over the index could (docs/signing.md says what is covered).
 
 A server streams the index named by the pointer (no hashing of files, no listing of the bucket),
 checks that its bytes hash to the id the pointer names, and serves an `IndexedSnapshot`: the
@@ -36,9 +46,11 @@ import gc
 import hashlib
 import json
 import logging
+import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, cast
 
 import anyio
@@ -224,9 +236,23 @@ async def publish(
     """Upload what is missing, write the index, then switch the pointer (see the module docstring)."""
     if store is None:
         store = open_store(location, create=True)
+    try:
+        current, current_sequence = await _read_pointer(store)
+    except StoreError:
+        raise
+    except Exception as exc:
+        raise StoreError(f"publishing to {location} failed: {describe(exc)}") from None
     index = build_index(snapshot, audiences, signatures)
+    # The same catalog under the same number is the same index (nothing to switch); any change is one higher.
+    index["sequence"] = current_sequence
     body = encode_index(index)
     index_id = hashlib.sha256(body).hexdigest()
+    if index_id != current:
+        # Above the pointer's number and at least the time in seconds: a pointer a bucket writer rolled back
+        # to an old, low number cannot make the next real publish number below what replicas accepted.
+        index["sequence"] = max(current_sequence + 1, int(time.time()))
+        body = encode_index(index)
+        index_id = hashlib.sha256(body).hexdigest()
     unique: dict[str, CatalogFile] = {}
     for skill in snapshot.skill_by_uri.values():
         for item in skill.entry.files:
@@ -246,8 +272,8 @@ async def publish(
             "index": index_key,
             "skills": len(index["skills"]),
             "files": len(snapshot.files),
+            "sequence": index["sequence"],
         }
-        current = await _read_pointer_id(store)
         switched = current != index_id
         if switched:
             await obstore.put_async(store, POINTER_KEY, canonical_json(pointer))
@@ -286,16 +312,22 @@ async def _exists(store: ObjectStore, key: str) -> bool:
     return True
 
 
-async def _read_pointer_id(store: ObjectStore) -> str | None:
+async def _read_pointer(store: ObjectStore) -> tuple[str | None, int]:
+    """The id and sequence of the index the pointer names ((None, 0) when there is none or it is unreadable:
+    an unreadable pointer is replaced, and numbering starts again from what replicas will then refuse)."""
     try:
         result = await obstore.get_async(store, POINTER_KEY)
         data = json.loads(bytes(await result.bytes_async()))
     except FileNotFoundError:
-        return None
+        return None, 0
     except ValueError:
-        return None  # an unreadable pointer is replaced
-    value = data.get("id") if isinstance(data, dict) else None
-    return value if isinstance(value, str) else None
+        return None, 0
+    if not isinstance(data, dict):
+        return None, 0
+    value, sequence = data.get("id"), data.get("sequence", 0)
+    if type(sequence) is not int or sequence < 0:
+        sequence = 0
+    return (value if isinstance(value, str) else None), sequence
 
 
 async def _upload(store: ObjectStore, files: list[CatalogFile]) -> int:
@@ -339,6 +371,15 @@ class Pointer:
     id: str
     index: str
     etag: str | None
+    sequence: int = 0  # the publisher's number of that index (0: published before indexes were numbered)
+
+
+def _sequence_of(value: object, where: str) -> int:
+    if value is None:
+        return 0
+    if type(value) is not int or value < 0:
+        raise InvalidIndex(f"{where}: 'sequence' must be a whole number of at least 0, not {value!r:.40}")
+    return value
 
 
 def parse_pointer(data: bytes, etag: str | None) -> Pointer:
@@ -351,7 +392,7 @@ def parse_pointer(data: bytes, etag: str | None) -> Pointer:
     index_id, key = value.get("id"), value.get("index")
     if not isinstance(index_id, str) or len(index_id) != 64 or key != f"{INDEX_PREFIX}{index_id}.jsonl":
         raise InvalidIndex(f"{POINTER_KEY} names no index of the form {INDEX_PREFIX}<sha256>.jsonl")
-    return Pointer(index_id, key, etag)
+    return Pointer(index_id, key, etag, _sequence_of(value.get("sequence"), POINTER_KEY))
 
 
 def snapshot_from_index(
@@ -369,11 +410,13 @@ def load_index(
     *,
     cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
     max_bytes: int = DEFAULT_MAX_INDEX_BYTES,
+    sequence: int | None = None,
 ) -> CatalogSnapshot:
     """The snapshot of an index streamed in `chunks` (`size` bytes): an `IndexedSnapshot` for format 2,
     a snapshot built whole for format 1. An index over `max_bytes` is refused before anything is
     allocated for it (the size is the store's word, so it bounds the buffer, not the stream: `receive`
-    refuses a stream longer than announced)."""
+    refuses a stream longer than announced). With `sequence` (the pointer's), the header must carry
+    the same number: the pointer's is what a replica checks first, the header's is the verified one."""
     if type(size) is not int or size < 0 or size > max_bytes:
         raise InvalidIndex(
             f"{INDEX_PREFIX}{index_id}.jsonl is {size!r} bytes, over the {max_bytes:,} this replica accepts "
@@ -389,6 +432,12 @@ def load_index(
     form = index.get("format") if isinstance(index, dict) else None
     if form not in (INDEX_FORMAT_1, INDEX_FORMAT_2):
         raise InvalidIndex(f"index {index_id[:12]} is not a {INDEX_FORMAT_2} (or {INDEX_FORMAT_1}) document")
+    numbered = _sequence_of(index.get("sequence"), f"index {index_id[:12]}")
+    if sequence is not None and numbered != sequence:
+        raise InvalidIndex(
+            f"index {index_id[:12]} carries sequence {numbered}, but {POINTER_KEY} says {sequence} (the pointer was "
+            "edited, or the index was not written by skillwire publish)"
+        )
     skipped = [_skipped(i, s) for i, s in enumerate(_list_of(index, "skipped"))]
     ignored = [_ignored(i, s) for i, s in enumerate(_list_of(index, "ignored"))]
     try:
@@ -491,6 +540,57 @@ class StoreStatus:
     failures: int = 0  # consecutive failed polls
 
 
+REPLICA_STATE_FORMAT = "skillwire-replica/1"
+
+
+@dataclass(frozen=True)
+class Accepted:
+    """The newest index a replica accepted: its sequence and id (what `replica_state` holds)."""
+
+    sequence: int
+    index_id: str
+
+
+def read_replica_state(path: Path, location: StoreLocation) -> Accepted | None:
+    """The accepted index recorded in `path` (None when there is no file yet); `StoreError` for a file
+    that is not one, or that belongs to another location: refusing is safer than forgetting the number."""
+    try:
+        raw = path.read_bytes()
+    except FileNotFoundError:
+        return None
+    except OSError as exc:
+        raise StoreError(f"{path}: the replica's state cannot be read ({exc.strerror or exc})") from None
+    fix = "delete it to start again from the index the pointer names"
+    try:
+        value = json.loads(raw) if len(raw) <= 64 * 1024 else None
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or value.get("format") != REPLICA_STATE_FORMAT:
+        raise StoreError(f"{path} is not a {REPLICA_STATE_FORMAT} replica state file; {fix}")
+    if value.get("location") != str(location):
+        raise StoreError(
+            f"{path} is the state of a replica of {value.get('location')!r:.200}, not of {location}; {fix}"
+        )
+    sequence, index_id = value.get("sequence"), value.get("index")
+    if type(sequence) is not int or sequence < 0 or not isinstance(index_id, str) or len(index_id) != 64:
+        raise StoreError(f"{path} holds no usable sequence and index; {fix}")
+    return Accepted(sequence, index_id)
+
+
+def write_replica_state(path: Path, location: StoreLocation, accepted: Accepted) -> None:
+    """Record `accepted` (a temporary file renamed over the old one, so a crash leaves one whole file)."""
+    path.parent.mkdir(parents=True, exist_ok=True)
+    body = {
+        "format": REPLICA_STATE_FORMAT,
+        "location": str(location),
+        "sequence": accepted.sequence,
+        "index": accepted.index_id,
+    }
+    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
+    temporary.write_bytes(canonical_json(body) + b"\n")
+    os.replace(temporary, path)
+
+
 class PublishedCatalog(SkillCatalog):
     """A `SkillCatalog` whose snapshot comes from a published index instead of folders on disk.
 
@@ -498,6 +598,11 @@ class PublishedCatalog(SkillCatalog):
     names another index; any failure raises and leaves the current snapshot in place. `watch()` polls
     every `poll_seconds` and logs failures, so a server keeps serving its last good snapshot while the
     store is down or a broken index is published, and picks up the next good one when it can.
+
+    With `replica_state` (a file), the highest index sequence accepted is remembered there, and a
+    pointer naming an older index is refused (one line with both numbers; `/healthz` stale), also
+    after a restart, which then serves the index accepted last. `accept_older=True` takes the
+    pointer's index whatever its number (a deliberate roll back) and records it as the new highest.
     """
 
     def __init__(
@@ -509,9 +614,13 @@ class PublishedCatalog(SkillCatalog):
         cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
         store: ObjectStore | None = None,
         max_index_bytes: int = DEFAULT_MAX_INDEX_BYTES,
+        replica_state: Path | None = None,
+        accept_older: bool = False,
     ) -> None:
         super().__init__((), cursor_secret=cursor_secret)
         self.max_index_bytes = max_index_bytes
+        self.replica_state = replica_state
+        self.accept_older = accept_older
         # The last index refused, and why: a pointer left on it is not downloaded again every poll.
         self._refused: tuple[str, InvalidIndex] | None = None
         self.location = parse_location(location) if isinstance(location, str) else location
@@ -520,6 +629,8 @@ class PublishedCatalog(SkillCatalog):
         self.poll_seconds = poll_seconds
         self.status = StoreStatus()
         self._pointer: Pointer | None = None
+        self.accepted = read_replica_state(replica_state, self.location) if replica_state is not None else None
+        self._state_warned = False
 
     def watch_paths(self) -> list[str]:
         return []
@@ -562,6 +673,7 @@ class PublishedCatalog(SkillCatalog):
                         self.blobs,
                         cursor_secret=self.cursor_secret,
                         max_bytes=self.max_index_bytes,
+                        sequence=pointer.sequence,
                     )
                 except InvalidIndex as exc:
                     self._refused = (pointer.id, exc)
@@ -589,16 +701,57 @@ class PublishedCatalog(SkillCatalog):
             return False  # a change of index format: notify rather than build every record to compare
         return super()._publishes_same(old, new)
 
+    def _older_than_accepted(self, pointer: Pointer) -> InvalidIndex | None:
+        """The refusal of a pointer naming an index numbered below the one this replica accepted last."""
+        accepted = self.accepted
+        if accepted is None or self.accept_older or pointer.sequence >= accepted.sequence:
+            return None
+        return InvalidIndex(
+            f"{POINTER_KEY} names index {pointer.id[:12]} with sequence {pointer.sequence}, older than sequence "
+            f"{accepted.sequence} (index {accepted.index_id[:12]}) this replica already accepted: refusing to go "
+            "back (serve --accept-older-index to roll back on purpose)"
+        )
+
+    def _remember(self, pointer: Pointer) -> None:
+        """Record the accepted index as the newest (a failure to write is one warning: serving goes on)."""
+        accepted = self.accepted
+        if not self.accept_older and accepted is not None and pointer.sequence < accepted.sequence:
+            return
+        self.accepted = Accepted(pointer.sequence, pointer.id)
+        if self.replica_state is None or accepted == self.accepted:
+            return
+        try:
+            write_replica_state(self.replica_state, self.location, self.accepted)
+        except OSError as exc:
+            if not self._state_warned:
+                logger.warning(
+                    "%s: cannot record the accepted index sequence (%s); a restart will not remember it",
+                    self.replica_state,
+                    exc.strerror or exc,
+                )
+                self._state_warned = True
+
     def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
         started = time.perf_counter()
         m = metrics()
         with self._refresh_lock:
             old = self._snapshot
+            held_back: InvalidIndex | None = None  # a roll back refused at start: the accepted index is served
             try:
                 # The location is the operator's (s3://bucket/prefix, no credentials); the index id a hash.
                 with span("skillwire.store.fetch", **{"skillwire.store": str(self.location)}) as current:
                     pointer = self._fetch_pointer()
                     if pointer is not None and (old is None or self._pointer is None or pointer.id != self._pointer.id):
+                        older = self._older_than_accepted(pointer)
+                        if older is not None and (old is not None or self.accepted is None):
+                            raise older
+                        if older is not None and self.accepted is not None:
+                            # A restart onto a rolled-back pointer: the index accepted last is still in the
+                            # bucket (indexes are never deleted) and is checked like any other.
+                            held_back = older
+                            accepted = self.accepted
+                            key = f"{INDEX_PREFIX}{accepted.index_id}.jsonl"
+                            pointer = Pointer(accepted.index_id, key, None, accepted.sequence)
                         new = self._load_index(pointer)
                     else:
                         new = None
@@ -611,17 +764,21 @@ class PublishedCatalog(SkillCatalog):
                 raise
             now = time.time()
             self.status.checked_at = now
-            self.status.last_error = None
-            self.status.failures = 0
+            self.status.last_error = None if held_back is None else str(held_back)
+            self.status.failures = 0 if held_back is None else 1
             m.index_checked.set(now)
+            if held_back is not None and pointer is not None:
+                logger.warning("%s; serving index %s, accepted last, instead", held_back, pointer.id[:12])
             if pointer is not None:
                 self._pointer = pointer  # a new ETag for the same index is remembered too
             if new is None:
                 assert old is not None  # the first look always loads
                 record_reload("unchanged", time.perf_counter() - started)
                 return old, False
+            assert pointer is not None
+            self._remember(pointer)
             self._snapshot = new
-            self.status.index_id = pointer.id if pointer is not None else None
+            self.status.index_id = pointer.id
             self.status.loaded_at = now
         observe_snapshot(len(new.skill_by_uri), len(new.files), len(new.skipped), loaded_at=now)
         differs = True if old is None else self._announce(old, new)

@@ -137,6 +137,18 @@ def add_parser(commands: Any) -> None:
         ),
     )
     store.add_argument("--blob-cache-mb", type=int, default=64, metavar="MB", help="memory for cached file bytes")
+    store.add_argument(
+        "--replica-state",
+        type=Path,
+        metavar="FILE",
+        help="where to remember the highest index sequence accepted (default: one file per catalog in the user "
+        "state directory); an index numbered lower is refused, also after a restart",
+    )
+    store.add_argument(
+        "--accept-older-index",
+        action="store_true",
+        help="serve the index the pointer names even if it is numbered below one already accepted (a roll back)",
+    )
     ops = p.add_argument_group("operating it (logs, metrics at /metrics, drain on SIGTERM)")
     add_log_arguments(ops)
     ops.add_argument(
@@ -340,6 +352,8 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         audiences=tuple(args.audience),
         signature_files=tuple(args.signatures),
         metrics=not args.no_metrics,
+        replica_state=args.replica_state,
+        accept_older_index=args.accept_older_index,
     )
 
 

@@ -80,6 +80,9 @@ class ServeOptions:
     `signature_files`: publisher signatures besides each root's own `SIGNATURES_FILE`.
     `metrics`: False serves no `/metrics` and counts no request (no request middleware, no byte count):
     for an operator who scrapes nothing (`--no-metrics`); request logging still works.
+    `replica_state`: where a replica of a published catalog remembers the highest index sequence it
+    accepted (None: a file per location under the user state directory); `accept_older_index` takes
+    the pointer's index even when it is numbered below that (a deliberate roll back).
     """
 
     directory_read: bool = True
@@ -97,6 +100,8 @@ class ServeOptions:
     audiences: Sequence[str] = ()
     signature_files: Sequence[Path] = ()
     metrics: bool = True
+    replica_state: Path | None = None
+    accept_older_index: bool = False
 
     def secret(self) -> bytes:
         if self.cursor_secret is not None:
@@ -137,12 +142,30 @@ class ServeOptions:
         """A published catalog (`s3://BUCKET/PREFIX` or `file://DIR`), its first index loaded: without
         it there is nothing to serve, so a store that cannot be read fails here."""
         from skillwire.catalog.published import PublishedCatalog
+        from skillwire.catalog.store import parse_location
 
         catalog = PublishedCatalog(
-            location, poll_seconds=self.poll_seconds, cache_bytes=self.blob_cache_bytes, cursor_secret=self.secret()
+            location,
+            poll_seconds=self.poll_seconds,
+            cache_bytes=self.blob_cache_bytes,
+            cursor_secret=self.secret(),
+            replica_state=self.replica_state_file(str(parse_location(location))),
+            accept_older=self.accept_older_index,
         )
         catalog.refresh()
         return catalog
+
+    def replica_state_file(self, location: str) -> Path:
+        """The replica's state file for `location`: the one given, or one per location (named by a hash of
+        it) under the user state directory, so every replica of one catalog on this machine shares it."""
+        if self.replica_state is not None:
+            return self.replica_state
+        import hashlib
+
+        import platformdirs
+
+        name = hashlib.sha256(location.encode()).hexdigest()[:24]
+        return platformdirs.user_state_path("skillwire") / "replicas" / f"{name}.json"
 
     def signature_book(self, roots: Sequence[SkillRoot] = ()) -> SignatureBook:
         """Each root's `SIGNATURES_FILE` (when present) and `signature_files`; raises `SigningError`."""
