@@ -17,6 +17,7 @@ elicit gets a refusal naming the `skillwire approve` command that approves the s
 
 import logging
 import sys
+import weakref
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -51,10 +52,10 @@ from skillwire.core.errors import ApprovalStoreError, UpstreamUnavailable
 from skillwire.core.metrics import record_approval, record_tool_call
 from skillwire.core.tracing import span
 from skillwire.host.approvals import ApprovalStore
+from skillwire.host.gate import cross_origin_read
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
 from skillwire.host.load import Ask, plan_load
-from skillwire.host.policy import CrossOriginRead
 from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
 from skillwire.host.trust import TrustPolicy
 from skillwire.server.app import transport_security
@@ -125,7 +126,11 @@ class Bridge:
         self.policy = BridgePolicy()
         self.approvals = ApprovalStore(config.approvals)
         self.host = SkillHost(policy=self.policy, approvals=self.approvals, trust=trust)
+        # The host's own conversation: stdio's one client, and every HTTP call that carries no MCP session.
         self.tools = SkillTools(self.host, page_size=page_size)
+        # Each HTTP MCP session's own loaded skills (`SkillHost.session()`), kept while the SDK keeps the
+        # session: one session's load must never open or close another's cross-origin gate (host/gate.py).
+        self._conversations: weakref.WeakKeyDictionary[object, SkillTools] = weakref.WeakKeyDictionary()
         self.upstream_timeout = upstream_timeout
         self.upstreams = Upstreams(self.host, config.servers, timeout=upstream_timeout)
 
@@ -148,6 +153,30 @@ class Bridge:
         finally:
             await self.host.__aexit__(exc_type, exc, tb)
             self.approvals.close()
+
+    def conversation(self, ctx: Context[Any, Any] | None) -> SkillTools:
+        """The tools over the loaded skills of the conversation `ctx` belongs to.
+
+        An MCP session over HTTP (`Mcp-Session-Id`, 2025-11-25) is a conversation of its own, keyed by the
+        SDK's session object and forgotten with it. Over stdio the process is the one conversation. A call
+        without a session (2026-07-28 over HTTP is sessionless) cannot be told from another client's, so
+        such calls share the host's own conversation: the gate then sees every sessionless load, which only
+        adds questions (a loaded skill of another origin makes a read ask), never removes one.
+        """
+        if ctx is None:
+            return self.tools
+        try:
+            headers = ctx.headers
+            session: object = ctx.session
+        except ValueError:  # outside a request (no context): the host's own conversation
+            return self.tools
+        if not headers or not headers.get("mcp-session-id"):
+            return self.tools
+        tools = self._conversations.get(session)
+        if tools is None:
+            tools = self.tools.for_session(self.host.session())
+            self._conversations[session] = tools
+        return tools
 
     # -- pre-flight (side-effect free: nothing is revoked, approved or fetched beyond the entry) ------------------
 
@@ -195,19 +224,15 @@ class Bridge:
         approved = plan.previous.files if plan.previous is not None else None
         return LoadPreflight(question=load_question(ref, entry, approved, bound=plan.bound, signature=plan.signature))
 
-    async def preflight_read(self, server: str, uri: str) -> ReadPreflight:
+    async def preflight_read(self, server: str, uri: str, tools: SkillTools | None = None) -> ReadPreflight:
         _, error = await self._upstream(server)
         if error is not None:
             return ReadPreflight(error=error)
-        acting = next((s for s in reversed(self.host.active) if s.active), None)
-        if acting is None or acting.ref.origin == server or "://" not in uri:
-            return ReadPreflight()
-        bare = uri.rstrip("/")
-        for skill in self.host.active:
-            inside = bare == skill.root_uri or skill.path.file_path_of(bare) is not None
-            if skill.active and skill.ref.origin == server and inside:
-                return ReadPreflight()  # inside a loaded skill of that server: not a cross-origin read
-        return ReadPreflight(question=read_question(CrossOriginRead(acting.ref, server, uri)))
+        if "://" not in uri:
+            return ReadPreflight()  # a relative path resolves inside a loaded skill of that server, or not at all
+        # The host's own rule on this conversation's loaded skills: what the host will ask, asked first.
+        request = cross_origin_read((tools or self.tools).session.active, server, uri)
+        return ReadPreflight() if request is None else ReadPreflight(question=read_question(request))
 
     # -- the tools --------------------------------------------------------------------------------------------
 
@@ -233,7 +258,12 @@ class Bridge:
         return one_line(self.config.approve_command(question.ref.origin, question.ref.uri), None)
 
     async def read_skill(
-        self, server: str, uri: str, preflight: LoadPreflight, answer: ElicitationResult[Any]
+        self,
+        server: str,
+        uri: str,
+        preflight: LoadPreflight,
+        answer: ElicitationResult[Any],
+        tools: SkillTools | None = None,
     ) -> ToolResult:
         if preflight.error is not None:
             return ToolResult(preflight.error, is_error=True)
@@ -276,10 +306,15 @@ class Bridge:
             record_approval("skill", "granted")
             decisions.skills[(question.ref, question.files_hash)] = bool(getattr(data, "allow_tools", False))
         with decided(decisions):
-            return await self._call(server, "read_skill", uri)
+            return await self._call(tools or self.tools, server, "read_skill", uri)
 
     async def read_resource(
-        self, server: str, uri: str, preflight: ReadPreflight, answer: ElicitationResult[Any]
+        self,
+        server: str,
+        uri: str,
+        preflight: ReadPreflight,
+        answer: ElicitationResult[Any],
+        tools: SkillTools | None = None,
     ) -> ToolResult:
         if preflight.error is not None:
             return ToolResult(preflight.error, is_error=True)
@@ -313,9 +348,9 @@ class Bridge:
             record_approval("read", "granted")
             decisions.reads.add((request.acting, request.target_origin, request.uri))
         with decided(decisions):
-            return await self._call(server, "read_resource", uri)
+            return await self._call(tools or self.tools, server, "read_resource", uri)
 
-    async def _call(self, server: str, name: str, uri: str) -> ToolResult:
+    async def _call(self, tools: SkillTools, server: str, name: str, uri: str) -> ToolResult:
         """One read tool call, bounded in time: a hung upstream is dropped instead of holding the call forever.
 
         A failed call to an upstream that has stopped answering says so (and it is reconnected next time).
@@ -324,7 +359,7 @@ class Bridge:
         # The span carries the configured label and the tool, never the URI the model sent (unbounded text).
         with span("skillwire.bridge.upstream", **{"skillwire.upstream": server, "skillwire.tool": name}) as current:
             with anyio.move_on_after(self.upstream_timeout):
-                result = await self.tools.call(name, {"server": server, "uri": uri})
+                result = await tools.call(name, {"server": server, "uri": uri})
             current.set_attribute(
                 "skillwire.outcome", "timeout" if result is None else "error" if result.is_error else "ok"
             )
@@ -353,8 +388,8 @@ class Bridge:
                 return preflight
             return Elicit(preflight.question.message, preflight.question.schema)
 
-        async def preflight_read(server: str, uri: str) -> ReadPreflight:
-            return await bridge.preflight_read(server, uri)
+        async def preflight_read(server: str, uri: str, ctx: Context[Any, Any]) -> ReadPreflight:
+            return await bridge.preflight_read(server, uri, bridge.conversation(ctx))
 
         async def ask_read(
             preflight: Annotated[ReadPreflight, Resolve(preflight_read)], ctx: Context[Any, Any]
@@ -376,16 +411,22 @@ class Bridge:
             uri: str,
             preflight: Annotated[LoadPreflight, Resolve(preflight_load)],
             answer: Annotated[ElicitationResult[SkillApproval], Resolve(ask_load)],
+            ctx: Context[Any, Any],
         ) -> CallToolResult:
-            return await _answered("read_skill", bridge.read_skill(server, uri, preflight, answer))
+            return await _answered(
+                "read_skill", bridge.read_skill(server, uri, preflight, answer, bridge.conversation(ctx))
+            )
 
         async def read_resource(
             server: str,
             uri: str,
             preflight: Annotated[ReadPreflight, Resolve(preflight_read)],
             answer: Annotated[ElicitationResult[ReadApproval], Resolve(ask_read)],
+            ctx: Context[Any, Any],
         ) -> CallToolResult:
-            return await _answered("read_resource", bridge.read_resource(server, uri, preflight, answer))
+            return await _answered(
+                "read_resource", bridge.read_resource(server, uri, preflight, answer, bridge.conversation(ctx))
+            )
 
         functions: dict[str, Callable[..., Any]] = {
             "list_skills": list_skills,

@@ -21,6 +21,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import logging
+import weakref
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -58,6 +59,7 @@ from skillwire.host.approvals import ApprovalStore
 from skillwire.host.cache import ContentCache, default_cache_root
 from skillwire.host.discovery import skills_discovery_paths
 from skillwire.host.framing import TaggedContent
+from skillwire.host.gate import cross_origin_read
 from skillwire.host.identity import SkillRef
 from skillwire.host.load import Approved, Ask, Refused, approval_set, plan_load
 from skillwire.host.origins import LocalOrigin, ServerOrigin, server_origin
@@ -67,7 +69,7 @@ from skillwire.host.reader import OriginReader
 from skillwire.host.registry import Collision, OriginKind, RegisteredSkill, Registry
 from skillwire.host.trust import TrustPolicy
 
-__all__ = ["SkillHost"]
+__all__ = ["SkillHost", "SkillSession"]
 
 logger = logging.getLogger("skillwire.host")
 
@@ -109,6 +111,37 @@ NO_POLICY = (
     "SkillHost(policy=MyPolicy()) asking the person (see skillwire.Policy), or policy=ApproveAll() "
     "for servers you trust completely"
 )
+
+
+class SkillSession:
+    """One conversation's loaded skills, over the origins, registry, approvals and cache of a `SkillHost`.
+
+    Which skills are loaded decides what a relative path means and which reads cross origins
+    (`host/gate.py`), so two conversations served by one host must not share them: the bridge over HTTP
+    gives each MCP session its own (`SkillHost.session()`), so one session's load can never open or
+    close another's gate. What a person approved is the host's (its `ApprovalStore`), shared by all.
+    `SkillHost.load`, `SkillHost.read_resource` and `SkillHost.active` are the host's default session's.
+    """
+
+    def __init__(self, host: SkillHost) -> None:
+        self.host = host
+        self.active: list[ActiveSkill] = []
+
+    async def load(self, origin: str, uri: str) -> ActiveSkill:
+        """`SkillHost.load` (the one load path), the skill then active in this session only."""
+        skill = await self.host.activate(origin, uri)
+        self.active.append(skill)
+        return skill
+
+    async def read_resource(self, origin: str, uri: str, *, acting: ActiveSkill | None = None) -> TaggedContent:
+        """`SkillHost.read_resource` as this session's loaded skills decide it."""
+        return await self.host.read_in(self.active, origin, uri, acting=acting)
+
+    def close(self) -> None:
+        """End the session: its skills stop being active (their approvals stay)."""
+        for skill in self.active:
+            skill.close()
+        self.active.clear()
 
 
 class SkillHost:
@@ -160,13 +193,22 @@ class SkillHost:
         self._servers: dict[str, _Connection] = {}
         self._local: dict[str, _LocalSkills] = {}
         self._stack = contextlib.AsyncExitStack()
-        self.active: list[ActiveSkill] = []
+        # The loaded skills of each conversation (SkillSession); the host's own calls use the default one.
+        self._sessions: weakref.WeakSet[SkillSession] = weakref.WeakSet()
+        self._default_session = SkillSession(self)
+        self._sessions.add(self._default_session)
+        self.active: list[ActiveSkill] = self._default_session.active
         # Every read of an origin's bytes, for the load path and each ActiveSkill (host/reader.py).
         self.reader = OriginReader(
             server=lambda label: self._server(label).skills,
             local_files=self._local_files,
             cache=chosen_cache,
         )
+
+    @property
+    def default_session(self) -> SkillSession:
+        """The conversation `load`, `read_resource` and `active` belong to."""
+        return self._default_session
 
     @property
     def cache(self) -> ContentCache | None:
@@ -177,10 +219,19 @@ class SkillHost:
         await self._stack.__aenter__()
         return self
 
+    def session(self) -> SkillSession:
+        """A new conversation over this host: its own loaded skills, the host's origins and approvals."""
+        session = SkillSession(self)
+        self._sessions.add(session)
+        return session
+
+    def _every_active(self) -> list[ActiveSkill]:
+        return [skill for session in list(self._sessions) for skill in session.active]
+
     async def __aexit__(
         self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
     ) -> None:
-        for skill in self.active:
+        for skill in self._every_active():
             skill.close()
         try:
             await self._stack.__aexit__(exc_type, exc, tb)
@@ -283,7 +334,7 @@ class SkillHost:
         self.approvals.purge_origin(label)
         if self.cache is not None:
             self.cache.purge_origin(label)
-        for skill in self.active:
+        for skill in self._every_active():
             if skill.ref.origin == label:
                 skill.close()
 
@@ -390,7 +441,14 @@ class SkillHost:
     # -- the load path ----------------------------------------------------------------------------------------------
 
     async def load(self, origin: str, uri: str) -> ActiveSkill:
-        """Load one skill: the only way a skill becomes active. See the module docstring for the steps."""
+        """Load one skill: the only way a skill becomes active. See the module docstring for the steps.
+
+        The skill is then active in the host's default session (`active`); `session().load` loads into
+        another conversation's."""
+        return await self._default_session.load(origin, uri)
+
+    async def activate(self, origin: str, uri: str) -> ActiveSkill:
+        """The load path itself, for `SkillSession.load`: the skill, active in no session yet."""
         ref = SkillRef(origin, uri)
         if origin in self._local:
             return self._load_local(ref)
@@ -418,7 +476,6 @@ class SkillHost:
         if registered is None:
             # Confirmed by skills/get and loaded: now the registry (and the catalog) knows it too.
             self.registry.add(RegisteredSkill(ref, "mcp", entry))
-        self.active.append(active)
         return active
 
     async def _approve(self, ref: SkillRef, entry: SkillEntry, plan: Approved | Ask) -> tuple[str | None, bool]:
@@ -495,11 +552,7 @@ class SkillHost:
         if registered is None:
             raise SkillNotFound(f"no local skill {ref.uri} under {ref.origin!r}")
         data = self.reader.read_local(ref.origin, ref.uri)
-        active = self._activate(
-            ref, registered.entry, data.decode("utf-8", "replace"), kind="local", allowed_tools=None
-        )
-        self.active.append(active)
-        return active
+        return self._activate(ref, registered.entry, data.decode("utf-8", "replace"), kind="local", allowed_tools=None)
 
     def _activate(
         self, ref: SkillRef, entry: SkillEntry, skill_md: str, *, kind: OriginKind, allowed_tools: str | None
@@ -526,22 +579,32 @@ class SkillHost:
     # -- ordinary reads (not loads) ---------------------------------------------------------------
 
     async def read_resource(self, origin: str, uri: str, *, acting: ActiveSkill | None = None) -> TaggedContent:
-        """An ordinary `resources/read` (a SKILL.md read this way is not a load).
+        """An ordinary `resources/read` (a SKILL.md read this way is not a load), in the default session.
 
-        A file of an active skill of that origin is served verified from the held entry. A read aimed
-        at another server than the skill being acted on needs per-call approval naming both servers.
+        A file of an active skill of that origin is served verified from the held entry. While a skill of
+        another origin is loaded, a read outside the loaded skills of `origin` needs per-call approval
+        naming both servers (`host/gate.py`); so does any read for an explicit `acting` skill of another
+        origin.
         """
-        if acting is not None and acting.ref.origin != origin:
+        return await self._default_session.read_resource(origin, uri, acting=acting)
+
+    async def read_in(
+        self, active: Sequence[ActiveSkill], origin: str, uri: str, *, acting: ActiveSkill | None = None
+    ) -> TaggedContent:
+        """`read_resource` for a session whose loaded skills are `active` (`SkillSession.read_resource`)."""
+        request = cross_origin_read(active, origin, uri)
+        if request is None and acting is not None and acting.ref.origin != origin:
             request = CrossOriginRead(acting.ref, origin, uri)
+        if request is not None:
             with span("skillwire.approval", **{"skillwire.origin": origin, "skillwire.kind": "read"}) as current:
                 allowed = await self.policy.approve_cross_origin_read(request)
                 current.set_attribute("skillwire.outcome", "granted" if allowed else "refused")
             if not allowed:
                 raise CrossOriginReadDenied(self._refused(request.describe() + "; not approved"))
-        for skill in reversed(self.active):
+        for skill in reversed(active):
             if skill.active and skill.ref.origin == origin and uri in {f.uri for f in skill.entry.files}:
                 return await skill.read(uri)
-        for skill in reversed(self.active):
+        for skill in reversed(active):
             if skill.active and skill.ref.origin == origin and skill.path.file_path_of(uri) is not None:
                 if skill.entry.is_dynamic:
                     return await skill.read(uri)  # counted against the dynamic size limit

@@ -17,18 +17,27 @@ from skillwire.core.display import escape as one_line
 from skillwire.core.errors import InvalidSkillURI, SkillNotFound, SkillwireError
 from skillwire.core.uri import in_scope
 from skillwire.host.active import ActiveSkill
-from skillwire.host.host import SkillHost
+from skillwire.host.gate import other_origin_loaded
+from skillwire.host.host import SkillHost, SkillSession
 from skillwire.host.registry import RegisteredSkill
 from skillwire.host.search import SkillSearch
 from skillwire.host.tool_messages import _Refusal, existing_files_text, explain, loaded_header, relative_paths
 
 
 class SkillReads:
-    """`read_skill` and `read_resource` over one host (`SkillTools` dispatches to it). `refresh` relists
-    every origin, for a name or URI of a server this host has not listed yet."""
+    """`read_skill` and `read_resource` over one host, in one conversation (`session`: the skills it loaded
+    decide what a relative path and a cross-origin read mean); `SkillTools` dispatches to it. `refresh`
+    relists every origin, for a name or URI of a server this host has not listed yet."""
 
-    def __init__(self, host: SkillHost, search: SkillSearch, refresh: Callable[[], Awaitable[list[str]]]) -> None:
+    def __init__(
+        self,
+        host: SkillHost,
+        session: SkillSession,
+        search: SkillSearch,
+        refresh: Callable[[], Awaitable[list[str]]],
+    ) -> None:
         self.host = host
+        self.session = session
         self._search = search
         self._refresh = refresh
 
@@ -70,7 +79,7 @@ class SkillReads:
             await self._refresh()  # a name is looked up in the listing, which this host may not have yet
         skill_uri = self._resolve_skill_uri(server, uri)
         try:
-            skill = await self.host.load(server, skill_uri)
+            skill = await self.session.load(server, skill_uri)
         except SkillNotFound:
             if server not in self.host.registry.origins():
                 await self._refresh()  # so the refusal can name close matches
@@ -97,14 +106,11 @@ class SkillReads:
         """The active skills of one server, most recent first, one per skill."""
         seen: set[str] = set()
         out: list[ActiveSkill] = []
-        for skill in reversed(self.host.active):
+        for skill in reversed(self.session.active):
             if skill.active and skill.ref.origin == server and skill.ref.uri not in seen:
                 seen.add(skill.ref.uri)
                 out.append(skill)
         return out
-
-    def _acting(self) -> ActiveSkill | None:
-        return next((s for s in reversed(self.host.active) if s.active), None)
 
     def _preapproved(self, skill: RegisteredSkill) -> bool:
         """Whether loading `skill` needs nobody asked: a local skill (local folders load without approval),
@@ -130,7 +136,7 @@ class SkillReads:
     async def _load_for_read(self, skill: RegisteredSkill, file_uri: str) -> ActiveSkill:
         """Load a pre-approved skill to read one of its files; a refusal names the file and the way on."""
         try:
-            return await self.host.load(skill.ref.origin, skill.ref.uri)
+            return await self.session.load(skill.ref.origin, skill.ref.uri)
         except SkillwireError as exc:
             raise _Refusal(
                 f"{file_uri} is a file of the skill {skill.ref.uri} (server {skill.ref.origin!r}), which is not "
@@ -139,9 +145,8 @@ class SkillReads:
 
     async def _holders_to_load(self, server: str, uri: str) -> list[RegisteredSkill]:
         """The listed skills of `server` holding `uri` that a read may load, innermost first: none while a
-        skill of another server is acting (that read is a cross-origin read, asked about as such)."""
-        acting = self._acting()
-        if acting is not None and acting.ref.origin != server:
+        skill of another server is loaded (that read is a cross-origin read, asked about as such: host/gate.py)."""
+        if other_origin_loaded(self.session.active, server) is not None:
             return []
         if server not in self.host.registry.origins():
             await self._refresh()
@@ -168,7 +173,7 @@ class SkillReads:
             directory = [s for s in holders if _is_directory_of(s, bare)]
             innermost = max(holders, key=lambda s: len(s.path.segments))
             return await self._read_in_skill((listing or directory or [innermost])[0], uri, uri)
-        return (await self.host.read_resource(server, uri, acting=self._acting())).render()
+        return (await self.session.read_resource(server, uri)).render()  # asks across origins (host/gate.py)
 
     def _listed_with_file(self, server: str, reference: str) -> list[tuple[RegisteredSkill, str]]:
         """(skill, the file's full URI) for each listed skill of `server` whose manifest has `reference`."""
@@ -190,13 +195,12 @@ class SkillReads:
             # No skill of that server is loaded in this session: a client that runs each call in a new
             # bridge (langchain-mcp-adapters' default) loaded it in another one. Resolve against the
             # pre-approved skills (persistent approvals, local folders): nothing is widened.
-            acting = self._acting()
-            if acting is None or acting.ref.origin == server:
+            if other_origin_loaded(self.session.active, server) is None:
                 if server not in self.host.registry.origins():
                     await self._refresh()
                 candidates = self._listed_with_file(server, reference)
             else:
-                candidates = []  # a skill of another server is acting: reading this one's files is not its business
+                candidates = []  # a skill of another server is loaded: reading this one's files is not its business
             # Never its SKILL.md: reading a SKILL.md never activates anything.
             ready = [(s, t) for s, t in candidates if self._preapproved(s) and not t.endswith("/SKILL.md")]
             if len(ready) == 1:
@@ -209,7 +213,7 @@ class SkillReads:
                     + ", ".join(target for _, target in ready)
                     + ". Pass the full URI of the one you mean."
                 )
-            loaded = sorted({f"{s.ref.origin}: {s.ref.uri}" for s in self.host.active if s.active})
+            loaded = sorted({f"{s.ref.origin}: {s.ref.uri}" for s in self.session.active if s.active})
             elsewhere = f" Loaded skills: {'; '.join(loaded)}." if loaded else ""
             if candidates:
                 holder, target = candidates[0]

@@ -32,6 +32,7 @@ content frame (`host/tool_messages.py`); this module is the `SkillTools` facade 
 
 from __future__ import annotations
 
+import copy
 import logging
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -39,7 +40,7 @@ from typing import Any
 
 from skillwire.core.display import escape as one_line
 from skillwire.core.errors import SkillwireError
-from skillwire.host.host import SkillHost
+from skillwire.host.host import SkillHost, SkillSession
 from skillwire.host.search import SkillSearch
 from skillwire.host.tool_listing import SkillListing
 from skillwire.host.tool_messages import _Refusal, explain
@@ -73,17 +74,34 @@ class SkillTools:
         The `SkillHost` whose skills the model may list and load (its policy decides loads).
     page_size:
         How many skills one `list_skills` page holds.
+    session:
+        The conversation whose loaded skills `read_skill` adds to and `read_resource` resolves against
+        (`SkillHost.session()`); by default the host's own. `for_session` gives the same tools (one search
+        index, one cursor namespace) over another conversation.
     """
 
-    def __init__(self, host: SkillHost, *, page_size: int = 50) -> None:
+    def __init__(self, host: SkillHost, *, page_size: int = 50, session: SkillSession | None = None) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.host = host
         # Bodies the host already holds verified are indexed; a skill read later is indexed from then on. The
         # index file is chosen at the first query, when the host's origins are known.
-        search = SkillSearch(host.indexable_body, path=host.search_index_path)
-        self._listing = SkillListing(host, search, page_size)
-        self._reads = SkillReads(host, search, self._listing.refresh)
+        self._search = SkillSearch(host.indexable_body, path=host.search_index_path)
+        self._listing = SkillListing(host, self._search, page_size)
+        chosen = session if session is not None else host.default_session
+        self._reads = SkillReads(host, chosen, self._search, self._listing.refresh)
+
+    @property
+    def session(self) -> SkillSession:
+        """The conversation these tools load into and read in."""
+        return self._reads.session
+
+    def for_session(self, session: SkillSession) -> SkillTools:
+        """These tools over another conversation's loaded skills, sharing this instance's search index and
+        listing (a cursor one session got continues in another: it names catalog positions, not skills)."""
+        other = copy.copy(self)
+        other._reads = SkillReads(self.host, session, self._search, self._listing.refresh)
+        return other
 
     @property
     def page_size(self) -> int:
