@@ -340,3 +340,54 @@ def test_uri_prefixes_are_matched_only_by_core_uri() -> None:
     }
     assert sorted(found - PREFIX_MATCHES.keys()) == [], "use skillwire.core.uri.in_scope, or list the match with why"
     assert sorted(PREFIX_MATCHES.keys() - found) == [], "stale entries in PREFIX_MATCHES"
+
+
+# -- the cross-origin read gate (issue 19, defect 5) -----------------------------------------------------------
+
+GATE_OWNER = "skillwire.host.gate"
+# (module, the expression) -> why it is not a gate
+GATE_LOOKALIKES = {
+    ("skillwire.host.tool_reads", "skill.ref.origin != server"): "filters the registry's listed skills by server",
+}
+
+
+def cross_origin_decisions(tree: ast.AST) -> Iterator[str]:
+    """The two shapes of a hand-made gate: building the question (`CrossOriginRead(acting.ref, server, uri)`,
+    as the bridge's pre-flight did) and judging a read by one loaded skill's origin (`acting.ref.origin !=
+    server`, as the model tools did with the last loaded skill)."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func).split(".")[-1] == "CrossOriginRead":
+            yield ast.unparse(node)
+        if (
+            isinstance(node, ast.Compare)
+            and any(isinstance(op, ast.NotEq) for op in node.ops)
+            and any(ast.unparse(part).endswith(".ref.origin") for part in (node.left, *node.comparators))
+        ):
+            yield ast.unparse(node)
+
+
+def test_the_gate_detector_finds_the_old_copies() -> None:
+    # The bridge's pre-flight and the tools' autoload check as they were before defect 5 was fixed.
+    copied = ast.parse(
+        "acting = next((s for s in reversed(self.host.active) if s.active), None)\n"
+        "if acting is None or acting.ref.origin == server:\n    pass\n"
+        "if acting is not None and acting.ref.origin != server:\n    pass\n"
+        "question = read_question(CrossOriginRead(acting.ref, server, uri))\n"
+    )
+    assert sorted(cross_origin_decisions(copied)) == [
+        "CrossOriginRead(acting.ref, server, uri)",
+        ["acting is not None", "acting.ref.origin != server"][1],
+    ]
+
+
+def test_the_cross_origin_gate_is_decided_only_in_host_gate() -> None:
+    found = {
+        (module, text)
+        for module, tree in TREES.items()
+        if module != GATE_OWNER
+        for text in cross_origin_decisions(tree)
+    }
+    assert sorted(found - GATE_LOOKALIKES.keys()) == [], (
+        "call skillwire.host.gate.cross_origin_read, or list it with why"
+    )
+    assert sorted(GATE_LOOKALIKES.keys() - found) == [], "stale entries in GATE_LOOKALIKES"

@@ -178,6 +178,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
     )
     from skillwire.host.host import (
         SkillHost,
+        SkillSession,
     )
     from skillwire.host.identity import (
         SkillRef,
@@ -309,6 +310,7 @@ __all__ = [
     "SkillNotFound",
     "SkillRef",
     "SkillRoot",
+    "SkillSession",
     "SkillTools",
     "SkillsClient",
     "SkillsExtension",
@@ -457,7 +459,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.host.approvals": ("ApprovalStore",),
     "skillwire.host.cache": ("ContentCache",),
     "skillwire.host.framing": ("TaggedContent",),
-    "skillwire.host.host": ("SkillHost",),
+    "skillwire.host.host": (
+        "SkillHost",
+        "SkillSession",
+    ),
     "skillwire.host.identity": ("SkillRef",),
     "skillwire.host.origins": (
         "LocalOrigin",

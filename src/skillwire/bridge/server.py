@@ -17,7 +17,8 @@ elicit gets a refusal naming the `skillwire approve` command that approves the s
 
 import logging
 import sys
-import weakref
+import time
+from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -29,6 +30,7 @@ from mcp.server.elicitation import AcceptedElicitation, CancelledElicitation, El
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.mcpserver.tools import Tool
+from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp_types import CallToolResult, TextContent
 
 from skillwire._version import __version__
@@ -67,6 +69,11 @@ logger = logging.getLogger("skillwire.bridge")
 # its own handling or logs on): they stay the same across releases.
 APPROVE_SKILL_REQUEST = "skillwire:approve-skill"
 APPROVE_READ_REQUEST = "skillwire:approve-cross-origin-read"
+
+# How long an HTTP session's loaded skills are kept unused: the SDK's own idle timeout for a session, after
+# which the session id is refused anyway. And how many sessions are kept at most (the least recently used go).
+CONVERSATION_IDLE_SECONDS = DEFAULT_SESSION_IDLE_TIMEOUT
+MAX_CONVERSATIONS = 1024
 
 
 @dataclass(frozen=True)
@@ -128,9 +135,9 @@ class Bridge:
         self.host = SkillHost(policy=self.policy, approvals=self.approvals, trust=trust)
         # The host's own conversation: stdio's one client, and every HTTP call that carries no MCP session.
         self.tools = SkillTools(self.host, page_size=page_size)
-        # Each HTTP MCP session's own loaded skills (`SkillHost.session()`), kept while the SDK keeps the
-        # session: one session's load must never open or close another's cross-origin gate (host/gate.py).
-        self._conversations: weakref.WeakKeyDictionary[object, SkillTools] = weakref.WeakKeyDictionary()
+        # Each HTTP MCP session's own loaded skills (`SkillHost.session()`), by session id, the least recently
+        # used first: one session's load must never open or close another's cross-origin gate (host/gate.py).
+        self._conversations: OrderedDict[str, tuple[SkillTools, float]] = OrderedDict()
         self.upstream_timeout = upstream_timeout
         self.upstreams = Upstreams(self.host, config.servers, timeout=upstream_timeout)
 
@@ -157,25 +164,30 @@ class Bridge:
     def conversation(self, ctx: Context[Any, Any] | None) -> SkillTools:
         """The tools over the loaded skills of the conversation `ctx` belongs to.
 
-        An MCP session over HTTP (`Mcp-Session-Id`, 2025-11-25) is a conversation of its own, keyed by the
-        SDK's session object and forgotten with it. Over stdio the process is the one conversation. A call
-        without a session (2026-07-28 over HTTP is sessionless) cannot be told from another client's, so
-        such calls share the host's own conversation: the gate then sees every sessionless load, which only
-        adds questions (a loaded skill of another origin makes a read ask), never removes one.
+        An MCP session over HTTP (2025-11-25) is a conversation of its own, keyed by its `Mcp-Session-Id`,
+        which the SDK has checked (an unknown or expired id is answered 404 before any tool runs); it is
+        forgotten after the SDK's idle timeout, or when `MAX_CONVERSATIONS` newer ones exist. Over stdio the
+        process is the one conversation. A call without a session (2026-07-28 over HTTP is sessionless)
+        cannot be told from another client's, so such calls share the host's own conversation: the gate
+        then sees every sessionless load, which only adds questions (a loaded skill of another origin makes
+        a read ask), never removes one.
         """
-        if ctx is None:
-            return self.tools
         try:
-            headers = ctx.headers
-            session: object = ctx.session
-        except ValueError:  # outside a request (no context): the host's own conversation
+            headers = ctx.headers if ctx is not None else None
+        except ValueError:  # outside a request: the host's own conversation
+            headers = None
+        session_id = headers.get("mcp-session-id") if headers else None
+        if not session_id:
             return self.tools
-        if not headers or not headers.get("mcp-session-id"):
-            return self.tools
-        tools = self._conversations.get(session)
-        if tools is None:
-            tools = self.tools.for_session(self.host.session())
-            self._conversations[session] = tools
+        now = time.monotonic()
+        while self._conversations:  # the oldest first: drop those the SDK has expired by now
+            oldest, (_, used) = next(iter(self._conversations.items()))
+            if now - used < CONVERSATION_IDLE_SECONDS and len(self._conversations) < MAX_CONVERSATIONS:
+                break
+            self._conversations.pop(oldest)[0].session.close()
+        found = self._conversations.pop(session_id, None)
+        tools = found[0] if found is not None else self.tools.for_session(self.host.session())
+        self._conversations[session_id] = (tools, now)
         return tools
 
     # -- pre-flight (side-effect free: nothing is revoked, approved or fetched beyond the entry) ------------------
@@ -403,7 +415,10 @@ class Bridge:
         for resolver, request_id in ((ask_load, APPROVE_SKILL_REQUEST), (ask_read, APPROVE_READ_REQUEST)):
             resolver.__module__, resolver.__qualname__ = request_id.split(":")
 
-        async def list_skills(query: str | None = None, cursor: str | None = None) -> CallToolResult:
+        async def list_skills(
+            ctx: Context[Any, Any], query: str | None = None, cursor: str | None = None
+        ) -> CallToolResult:
+            bridge.conversation(ctx)  # a session that only lists is still in use: its loaded skills are kept
             return await _answered("list_skills", bridge.list_skills(query, cursor))
 
         async def read_skill(

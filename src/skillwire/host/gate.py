@@ -30,11 +30,17 @@ def other_origin_loaded(active: Sequence[ActiveSkill], origin: str) -> ActiveSki
     return next((s for s in reversed(active) if s.active and s.ref.origin != origin), None)
 
 
-def cross_origin_read(active: Sequence[ActiveSkill], origin: str, uri: str) -> CrossOriginRead | None:
+def cross_origin_read(
+    active: Sequence[ActiveSkill], origin: str, uri: str, *, acting: ActiveSkill | None = None
+) -> CrossOriginRead | None:
     """The question a read of `uri` from `origin` needs in a session with these loaded skills, or None.
 
     The question names the most recently loaded skill of another origin (the one whose instructions most
-    likely asked for the read); the person's answer covers exactly that (skill, origin, uri)."""
+    likely asked for the read); the person's answer covers exactly that (skill, origin, uri). An
+    embedding application that says which skill a read is for (`acting`, of another origin) is always
+    asked about that one."""
+    if acting is not None and acting.ref.origin != origin:
+        return CrossOriginRead(acting.ref, origin, uri)
     other = other_origin_loaded(active, origin)
     if other is None:
         return None

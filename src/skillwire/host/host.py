@@ -63,7 +63,7 @@ from skillwire.host.gate import cross_origin_read
 from skillwire.host.identity import SkillRef
 from skillwire.host.load import Approved, Ask, Refused, approval_set, plan_load
 from skillwire.host.origins import LocalOrigin, ServerOrigin, server_origin
-from skillwire.host.policy import CrossOriginRead, DenyAll, Policy
+from skillwire.host.policy import DenyAll, Policy
 from skillwire.host.prompt import available_skills_prompt
 from skillwire.host.reader import OriginReader
 from skillwire.host.registry import Collision, OriginKind, RegisteredSkill, Registry
@@ -592,9 +592,7 @@ class SkillHost:
         self, active: Sequence[ActiveSkill], origin: str, uri: str, *, acting: ActiveSkill | None = None
     ) -> TaggedContent:
         """`read_resource` for a session whose loaded skills are `active` (`SkillSession.read_resource`)."""
-        request = cross_origin_read(active, origin, uri)
-        if request is None and acting is not None and acting.ref.origin != origin:
-            request = CrossOriginRead(acting.ref, origin, uri)
+        request = cross_origin_read(active, origin, uri, acting=acting)
         if request is not None:
             with span("skillwire.approval", **{"skillwire.origin": origin, "skillwire.kind": "read"}) as current:
                 allowed = await self.policy.approve_cross_origin_read(request)
