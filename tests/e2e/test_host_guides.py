@@ -47,7 +47,8 @@ def hosts_section() -> str:
 def readme_commands(host: str) -> list[list[str]]:
     """Every `HOST mcp add …` command in the README's hosts section, in order, split as a shell would."""
     found = re.findall(rf"(?:^|`)({host} mcp add [^`\n]+)", hosts_section(), flags=re.MULTILINE)
-    return [shlex.split(command) for command in found]
+    # A command elided with "…" is a fragment in the prose (an option to add), not one to run as it stands.
+    return [shlex.split(command) for command in found if "…" not in command]
 
 
 def real(argv: list[str], upstream: RunningServer) -> list[str]:
