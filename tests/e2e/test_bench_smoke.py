@@ -7,6 +7,8 @@ there, and that the chart is written. Deselect with `-m "not bench"` (it starts 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -31,7 +33,9 @@ ALL_PEERS = ["skillwire", "fastmcp", "typescript", "floor"]
 @pytest.mark.bench
 def test_quick_run_reports_every_metric_for_every_peer(tmp_path: Path) -> None:
     out_json, out_png = tmp_path / "bench.json", tmp_path / "bench.png"
-    completed = subprocess.run(
+    # Its own session: a timeout kills the bench and every peer server it started, not only the bench
+    # (subprocess.run's timeout left the peers running).
+    process = subprocess.Popen(
         [
             sys.executable,
             "-m",
@@ -49,10 +53,18 @@ def test_quick_run_reports_every_metric_for_every_peer(tmp_path: Path) -> None:
             str(out_png),
         ],
         cwd=REPO_ROOT,
-        capture_output=True,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
         text=True,
-        timeout=240,
+        start_new_session=True,
     )
+    try:
+        stdout, stderr = process.communicate(timeout=600)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        pytest.fail("bench.run --quick took over 600 s")
+    completed = subprocess.CompletedProcess(process.args, process.returncode, stdout, stderr)
     assert completed.returncode == 0, completed.stderr[-4000:]
     for other in ALL_PEERS[1:]:
         assert f"adv. vs {other}" in completed.stdout
