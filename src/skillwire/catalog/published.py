@@ -46,7 +46,6 @@ import gc
 import hashlib
 import json
 import logging
-import os
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -71,6 +70,7 @@ from skillwire.catalog.indexed import (
 from skillwire.catalog.indexed import (
     PublishedSnapshot as PublishedSnapshot,
 )
+from skillwire.catalog.replica_state import Accepted, read_replica_state, write_replica_state
 from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, SkippedSkill
 from skillwire.catalog.store import (
@@ -538,57 +538,6 @@ class StoreStatus:
     checked_at: float | None = None  # time.time() of the last successful look at the pointer
     last_error: str | None = None
     failures: int = 0  # consecutive failed polls
-
-
-REPLICA_STATE_FORMAT = "skillwire-replica/1"
-
-
-@dataclass(frozen=True)
-class Accepted:
-    """The newest index a replica accepted: its sequence and id (what `replica_state` holds)."""
-
-    sequence: int
-    index_id: str
-
-
-def read_replica_state(path: Path, location: StoreLocation) -> Accepted | None:
-    """The accepted index recorded in `path` (None when there is no file yet); `StoreError` for a file
-    that is not one, or that belongs to another location: refusing is safer than forgetting the number."""
-    try:
-        raw = path.read_bytes()
-    except FileNotFoundError:
-        return None
-    except OSError as exc:
-        raise StoreError(f"{path}: the replica's state cannot be read ({exc.strerror or exc})") from None
-    fix = "delete it to start again from the index the pointer names"
-    try:
-        value = json.loads(raw) if len(raw) <= 64 * 1024 else None
-    except ValueError:
-        value = None
-    if not isinstance(value, dict) or value.get("format") != REPLICA_STATE_FORMAT:
-        raise StoreError(f"{path} is not a {REPLICA_STATE_FORMAT} replica state file; {fix}")
-    if value.get("location") != str(location):
-        raise StoreError(
-            f"{path} is the state of a replica of {value.get('location')!r:.200}, not of {location}; {fix}"
-        )
-    sequence, index_id = value.get("sequence"), value.get("index")
-    if type(sequence) is not int or sequence < 0 or not isinstance(index_id, str) or len(index_id) != 64:
-        raise StoreError(f"{path} holds no usable sequence and index; {fix}")
-    return Accepted(sequence, index_id)
-
-
-def write_replica_state(path: Path, location: StoreLocation, accepted: Accepted) -> None:
-    """Record `accepted` (a temporary file renamed over the old one, so a crash leaves one whole file)."""
-    path.parent.mkdir(parents=True, exist_ok=True)
-    body = {
-        "format": REPLICA_STATE_FORMAT,
-        "location": str(location),
-        "sequence": accepted.sequence,
-        "index": accepted.index_id,
-    }
-    temporary = path.with_name(f"{path.name}.{os.getpid()}.tmp")
-    temporary.write_bytes(canonical_json(body) + b"\n")
-    os.replace(temporary, path)
 
 
 class PublishedCatalog(SkillCatalog):
