@@ -252,8 +252,7 @@ def test_a_root_that_disappears_drops_its_skills_and_the_server_keeps_serving_an
                 break
             time.sleep(0.2)
         assert text == "edited after the loss\n"
-        port = server.url.rsplit(":", 1)[1].split("/")[0]
-        log = (Path(os.environ.get("TMPDIR", "/tmp")) / f"skillwire-serve-{port}.log").read_text()
+        log = server.log()
         [said] = [line for line in log.splitlines() if "is gone" in line]
         assert str(first) in said
         # A root that comes back is served again from the next refresh on (here: an edit elsewhere).

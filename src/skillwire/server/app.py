@@ -281,6 +281,10 @@ async def serve_http(
     # within one poll step (50 ms) once this event is set, instead of at its 5 s timeout. So the event
     # is set whenever serving ends, by shutdown, Ctrl-C or cancellation.
     stop_watching = anyio.Event()
+    # The port bound (port 0: the kernel's), read before serving: a Ctrl-C during start-up makes uvicorn
+    # close the socket, and reading it only once `started` is set then failed with EBADF in a worker.
+    shown = f"[{host}]" if ":" in host else host
+    ready_url = f"http://{shown}:{sock.getsockname()[1]}/mcp"
     with sock:
         async with anyio.create_task_group() as group:
             try:
@@ -299,8 +303,7 @@ async def serve_http(
                     # uvicorn exposes readiness only as a flag, not an event.
                     while not http.started:  # noqa: ASYNC110
                         await anyio.sleep(0.01)
-                    shown = f"[{host}]" if ":" in host else host
-                    on_ready(f"http://{shown}:{sock.getsockname()[1]}/mcp")  # the port bound (port 0: the kernel's)
+                    on_ready(ready_url)
             except BaseException:
                 stop_watching.set()  # after start-up, run_http's `finally` sets it
                 raise
