@@ -25,13 +25,15 @@ The index follows the registry row by row, keyed by what a row is made from (nam
 description, label, listed SKILL.md digest): a change re-indexes only the skills it touched, and with
 a file (`SkillHost.search_index_path`, beside the default content cache) a restart over an unchanged
 catalog re-indexes nothing and reads no body. A query hands back only the rows it was asked for
-(`ranked(..., limit=)`) and counts the rest; SQLite still scores every matching row, which is the floor
-(FTS5 has no top-k pruning).
+(`ranked(..., limit=)`) and counts the rest. The full ranking's bm25() is computed in Python from
+FTS5's own postings (`host/search_scores.py`, exactly FTS5's doubles): FTS5 has no top-k pruning and
+scored every matching row per query, which over 10,000 bodies was most of a later query's time.
 """
 
 from __future__ import annotations
 
 import dataclasses
+import heapq
 import logging
 import re
 import sqlite3
@@ -42,6 +44,7 @@ from pathlib import Path
 
 from skillwire.core.errors import HostError
 from skillwire.host.registry import RegisteredSkill, Registry
+from skillwire.host.search_scores import Phrase, TableScores
 
 # Words of a query: letters and digits of any script (what unicode61 keeps as token characters).
 _WORD = re.compile(r"[^\W_]+", re.UNICODE)
@@ -114,15 +117,20 @@ def content_words(query: str, *, stopwords: bool = True) -> list[str]:
     return kept or words
 
 
-def _match_expression(words: list[str], ranking: Ranking) -> str:
+def _phrases(words: list[str], ranking: Ranking) -> list[Phrase]:
+    """Each query word and whether it is prefix-matched: the query is these phrases OR-ed."""
+    prefix = len(words) <= ranking.prefix_max_words
+    return [(word, prefix and len(word) >= ranking.prefix_min_chars) for word in words]
+
+
+def _expression(phrases: list[Phrase]) -> str:
     # Each word is a quoted FTS5 string (a double quote inside is doubled), so no query text is ever
     # read as FTS5 syntax (AND, NEAR, column filters, ...).
-    prefix = len(words) <= ranking.prefix_max_words
-    terms = []
-    for word in words:
-        quoted = '"' + word.replace('"', '""') + '"'
-        terms.append(quoted + "*" if prefix and len(word) >= ranking.prefix_min_chars else quoted)
-    return " OR ".join(terms)
+    return " OR ".join('"' + word.replace('"', '""') + '"' + ("*" if prefix else "") for word, prefix in phrases)
+
+
+def _match_expression(words: list[str], ranking: Ranking) -> str:
+    return _expression(_phrases(words, ranking))
 
 
 def _name_text(skill: RegisteredSkill) -> str:
@@ -319,8 +327,10 @@ class SkillSearch:
             _Key, tuple[RegisteredSkill, str]
         ] = {}  # what each skill's row was made of at the last sync
         self._body_of = body_of
+        self._scores = TableScores("skills")  # the full ranking's bm25(), in Python off FTS5's postings
         self.ranking = ranking
         self.indexed = 0  # rows made since creation (what tests and the benchmark watch)
+        self.scored_by_sqlite = 0  # queries whose full ranking SQLite's bm25() scored (a word FTS5 splits)
 
     def close(self) -> None:
         with self._lock:
@@ -329,6 +339,7 @@ class SkillSearch:
                 self._db = None
                 self._synced = None
                 self._data_version = -1
+                self._scores.detach()
 
     def note_body_known(self, origin: str, uri: str) -> None:
         """A skill's SKILL.md was just read and verified: index its body from the next query on."""
@@ -440,6 +451,7 @@ class SkillSearch:
         if self._synced == following and not self._body_known and data_version == self._data_version:
             return
         if data_version != self._data_version:  # first use, or another process wrote: what the file holds counts
+            self._scores.forget()
             self._stored = {
                 (origin, uri): (int(rowid), made_of, bool(with_body))
                 for rowid, origin, uri, made_of, with_body in db.execute(
@@ -467,6 +479,8 @@ class SkillSearch:
         self._last_made = made
         # New rows in identity order, so a new index gives equal scores one stable order (rowid breaks ties).
         fresh.sort(key=lambda item: (item[0].ref.origin, item[0].ref.uri))
+        if stale or fresh:
+            self._scores.forget()
         if stale:
             gone = set(stale)
             for table in ("skills", "names", "docs"):
@@ -536,6 +550,7 @@ class SkillSearch:
                 if self._db is not None:
                     self._db.close()
                 self._db, self._synced, self._data_version, self._stored = None, None, -1, {}
+                self._scores.detach()
                 return self._ranked_locked(registry, query, words, limit)
 
     def _ranked_locked(self, registry: Registry, query: str, words: list[str], limit: int | None) -> SearchResult:
@@ -556,17 +571,21 @@ class SkillSearch:
         ranking = self.ranking
         weights = (ranking.name, ranking.description, ranking.aliases, ranking.headings, ranking.body, ranking.origin)
         depth = -1 if limit is None else max(limit, _FUSED_DEPTH, ranking.min_kept)
-        expression = _match_expression(words, ranking)
-        rows = _scored(db, weights, expression, table="skills", limit=depth)
+        phrases = _phrases(words, ranking)
+        expression = _expression(phrases)
+        sums = self._scores.scores(db, phrases, weights)
+        self.scored_by_sqlite += sums is None
+        matches = _Matches(db, expression, weights, sums)
+        rows = matches.best(depth)
         complete = depth < 0 or len(rows) < depth  # every match is in `rows`
-        matched = len(rows) if complete else _count(db, expression, table="skills")
+        matched = len(rows) if complete else matches.count()
         total = matched
         if len(words) >= ranking.cutoff_min_words and matched > ranking.min_kept:
             # bm25() is negative, lower is better: keep what scores at least a share of the best.
             threshold = rows[0][1] * ranking.relative_cutoff
             passing = sum(1 for _, score in rows if score <= threshold)
             if passing == len(rows) and not complete:
-                passing = _count(db, expression, table="skills", weights=weights, at_most=threshold)
+                passing = matches.count_at_most(threshold)
             total = max(ranking.min_kept, passing)
             rows = rows[: max(ranking.min_kept, passing)]
         order = [row[0] for row in rows]
@@ -587,7 +606,7 @@ class SkillSearch:
                 head = head[: max(len(order[:_FUSED_DEPTH]), ranking.min_kept)]
             outside = [rowid for rowid in head if rowid not in place]
             if outside and not complete:  # beyond the rows fetched, or not a match of the full ranking at all
-                also_matching = _matching(db, expression, outside)
+                also_matching = matches.matching(outside)
                 outside = [rowid for rowid in outside if rowid not in also_matching]
             extra = set(outside)
             total += len(extra)
@@ -598,13 +617,56 @@ class SkillSearch:
         if named_exactly:
             present = set(order)
             missing = [r for r in named_exactly if r not in present]
-            beyond = _matching(db, expression, missing) if missing and not complete else set()
+            beyond = matches.matching(missing) if missing and not complete else set()
             exact = [r for r in named_exactly if r in present or r in beyond]
             if exact:
                 order = exact + [rowid for rowid in order if rowid not in exact]
         kept = order if limit is None else order[:limit]
         current = self._current
         return SearchResult([current[rowid] for rowid in kept if rowid in current], total)
+
+
+class _Matches:
+    """One query's matches in the full ranking: scored in Python (`search_scores`, the same doubles as
+    FTS5's bm25()) when it can, otherwise asked of SQLite. Scores are bm25()'s: negative, lower is better."""
+
+    def __init__(
+        self, db: sqlite3.Connection, expression: str, weights: tuple[float, ...], sums: dict[int, float] | None
+    ) -> None:
+        self._db, self._expression, self._weights, self._sums = db, expression, weights, sums
+
+    def best(self, limit: int) -> list[tuple[int, float]]:
+        """The first `limit` (-1: all) matches as (rowid, score), best first; equal scores by rowid."""
+        sums = self._sums
+        if sums is None:
+            return _scored(self._db, self._weights, self._expression, table="skills", limit=limit)
+        if 0 <= limit < len(sums):
+            # The limit-th best sum (a C-speed pass over floats), then only the rows at least that good
+            # are sorted: ties at the edge are all kept, so the order is ORDER BY score, rowid.
+            edge = heapq.nlargest(limit, sums.values())[-1] if limit else float("inf")
+            candidates = [(-total, rowid) for rowid, total in sums.items() if total >= edge]
+        else:
+            candidates = [(-total, rowid) for rowid, total in sums.items()]
+        candidates.sort()
+        return [(rowid, score) for score, rowid in candidates[: limit if limit >= 0 else None]]
+
+    def count(self) -> int:
+        if self._sums is None:
+            return _count(self._db, self._expression, table="skills")
+        return len(self._sums)
+
+    def count_at_most(self, threshold: float) -> int:
+        """How many matches score at most `threshold` (bm25(), negative)."""
+        if self._sums is None:
+            return _count(self._db, self._expression, table="skills", weights=self._weights, at_most=threshold)
+        least = -threshold  # -1.0 * total <= threshold exactly when total >= -threshold (negation is exact)
+        return sum(1 for total in self._sums.values() if total >= least)
+
+    def matching(self, rowids: list[int]) -> set[int]:
+        if self._sums is None:
+            return _matching(self._db, self._expression, rowids)
+        sums = self._sums
+        return {rowid for rowid in rowids if rowid in sums}
 
 
 def _scored(
