@@ -134,6 +134,7 @@ def test_a_query_ranks_as_sqlite_ranks_it(query: str) -> None:
     assert search.scored_by_sqlite == 0 or "ᦰ" in query
     _, reference = big_catalog(600)
     reference._scores.scores = lambda *args: None  # type: ignore[method-assign]  # the SQL path, as on main
+    reference._name_scores.scores = lambda *args: None  # type: ignore[method-assign]
     expected = reference.ranked(registry, query, limit=50)
     assert reference.scored_by_sqlite == 1
     assert ([s.name for s in found.skills], found.total) == ([s.name for s in expected.skills], expected.total)

@@ -328,6 +328,7 @@ class SkillSearch:
         ] = {}  # what each skill's row was made of at the last sync
         self._body_of = body_of
         self._scores = TableScores("skills")  # the full ranking's bm25(), in Python off FTS5's postings
+        self._name_scores = TableScores("names")  # and the fused name ranking's
         self.ranking = ranking
         self.indexed = 0  # rows made since creation (what tests and the benchmark watch)
         self.scored_by_sqlite = 0  # queries whose full ranking SQLite's bm25() scored (a word FTS5 splits)
@@ -340,6 +341,7 @@ class SkillSearch:
                 self._synced = None
                 self._data_version = -1
                 self._scores.detach()
+                self._name_scores.detach()
 
     def note_body_known(self, origin: str, uri: str) -> None:
         """A skill's SKILL.md was just read and verified: index its body from the next query on."""
@@ -452,6 +454,7 @@ class SkillSearch:
             return
         if data_version != self._data_version:  # first use, or another process wrote: what the file holds counts
             self._scores.forget()
+            self._name_scores.forget()
             self._stored = {
                 (origin, uri): (int(rowid), made_of, bool(with_body))
                 for rowid, origin, uri, made_of, with_body in db.execute(
@@ -481,6 +484,7 @@ class SkillSearch:
         fresh.sort(key=lambda item: (item[0].ref.origin, item[0].ref.uri))
         if stale or fresh:
             self._scores.forget()
+            self._name_scores.forget()
         if stale:
             gone = set(stale)
             for table in ("skills", "names", "docs"):
@@ -490,16 +494,15 @@ class SkillSearch:
             top = db.execute("SELECT max(rowid) FROM docs").fetchone()[0]
             next_rowid = int(top) + 1 if top is not None else 0
             rows = []
+            docs = []
             for offset, (skill, made_of) in enumerate(fresh):
                 columns, with_body = self._row(skill)
                 rowid = next_rowid + offset
                 rows.append((rowid, *columns))
                 self._stored[(skill.ref.origin, skill.ref.uri)] = (rowid, made_of, with_body)
                 current[rowid] = skill
-                db.execute(
-                    "INSERT INTO docs (rowid, origin, uri, made_of, with_body) VALUES (?, ?, ?, ?, ?)",
-                    (rowid, skill.ref.origin, skill.ref.uri, made_of, int(with_body)),
-                )
+                docs.append((rowid, skill.ref.origin, skill.ref.uri, made_of, int(with_body)))
+            db.executemany("INSERT INTO docs (rowid, origin, uri, made_of, with_body) VALUES (?, ?, ?, ?, ?)", docs)
             db.executemany(
                 "INSERT INTO skills (rowid, name, description, aliases, headings, body, origin) "
                 "VALUES (?, ?, ?, ?, ?, ?, ?)",
@@ -551,6 +554,7 @@ class SkillSearch:
                     self._db.close()
                 self._db, self._synced, self._data_version, self._stored = None, None, -1, {}
                 self._scores.detach()
+                self._name_scores.detach()
                 return self._ranked_locked(registry, query, words, limit)
 
     def _ranked_locked(self, registry: Registry, query: str, words: list[str], limit: int | None) -> SearchResult:
@@ -593,7 +597,12 @@ class SkillSearch:
         if ranking.fuse_name_ranking > 0 and len(words) <= ranking.fuse_max_words:
             every = query_words(query)
             loose = dataclasses.replace(ranking, prefix_max_words=MAX_QUERY_WORDS, prefix_min_chars=3)
-            named = _scored(db, _NAME_WEIGHTS, _match_expression(every, loose), table="names", limit=_FUSED_DEPTH)
+            loose_phrases = _phrases(every, loose)
+            name_sums = self._name_scores.scores(db, loose_phrases, _NAME_WEIGHTS)
+            if name_sums is None:  # a word FTS5 splits: SQLite scores it
+                named = _scored(db, _NAME_WEIGHTS, _expression(loose_phrases), table="names", limit=_FUSED_DEPTH)
+            else:
+                named = _Matches(db, "", _NAME_WEIGHTS, name_sums).best(_FUSED_DEPTH)
             fused: dict[int, float] = {}
             for weight, ranked in ((1.0, order[:_FUSED_DEPTH]), (ranking.fuse_name_ranking, [r[0] for r in named])):
                 for position, rowid in enumerate(ranked):
