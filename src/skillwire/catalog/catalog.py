@@ -82,6 +82,10 @@ class SkillCatalog:
         (`validate`, run by `watch`); by default nothing is saved. Not used with skills in code.
     """
 
+    # Whether a snapshot of this catalog may declare audience rules of its own (a published index does).
+    # Folders never do, so deciding on per-caller views need not scan them first (`ServeOptions.extension`).
+    declares_audiences: bool = False
+
     def __init__(
         self,
         roots: Iterable[SkillRoot | str | os.PathLike[str]] = (),

@@ -554,6 +554,8 @@ class PublishedCatalog(SkillCatalog):
     pointer's index whatever its number (a deliberate roll back) and records it as the new highest.
     """
 
+    declares_audiences = True  # an index's `audiences` (see `SkillCatalog.declares_audiences`)
+
     def __init__(
         self,
         location: StoreLocation | str,

@@ -1,5 +1,6 @@
 """The command line every client command shares: the server argument, `-- COMMAND`, `--header`,
-`--timeout` and the output flags, and the two exits that are not a command's own result. Every option
+`--timeout` and the output flags, the two exits that are not a command's own result,
+and `say_failure`, the one line a failed command ends with. Every option
 more than one command takes is defined here once (`--quiet`, `--allow-host`, `--trust`/`--trust-file`, ...),
 so its spelling, default and help cannot drift between commands.
 
@@ -13,13 +14,16 @@ else, and a long-running `serve` should not pay for the inspection commands' imp
 from __future__ import annotations
 
 import argparse
+import logging
 import re
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillwire.client.limits import DEFAULT_TIMEOUT
+from skillwire.core.errors import SkillwireError
 
 if TYPE_CHECKING:
     from skillwire.host.trust import TrustPolicy
@@ -29,6 +33,33 @@ INTERRUPTED = 130  # the exit status after Ctrl-C: 128 + SIGINT, as shells repor
 
 class UsageError(Exception):
     """A command line that cannot work; printed as one line with a suggestion (exit status 2)."""
+
+
+def say_failure(exc: Exception) -> int:
+    """Say why a command failed, in its one line, and return its exit code: 2 for a usage error, else 1.
+    Also for a failure outside `main`'s own frame (a stdio server's first scan runs in a worker thread)."""
+    if isinstance(exc, UsageError):
+        _say_error(f"skillwire: {exc}", str(exc), "usage_error")
+        return 2
+    # The traceback hint only where one could help: not for what the user can fix from the message
+    # (a refused connection, a 404, a missing file, a server's or our own refusal).
+    ordinary = isinstance(exc, SkillwireError | OSError | ValueError) or type(exc).__module__.startswith(
+        ("httpx", "skillwire.cli.")  # the command line's own errors (ClientError) already say what to do
+    )
+    hint = "" if ordinary else "  (run with --debug for the traceback)"
+    _say_error(f"skillwire: error: {exc}{hint}", str(exc), "error")
+    return 1
+
+
+def _say_error(line: str, message: str, event: str) -> None:
+    """The one line a failed command prints: as is, or a JSON event when JSON logs were asked for."""
+    from skillwire.core.logs import current_format, log_format
+
+    if current_format() == "json" or log_format() == "json":
+        logging.getLogger("skillwire").error(message, extra={"event": event})
+        if logging.getLogger().handlers:
+            return
+    print(line, file=sys.stderr)
 
 
 @dataclass(frozen=True)

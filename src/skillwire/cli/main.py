@@ -11,8 +11,7 @@ import sys
 from collections.abc import Sequence
 
 from skillwire._version import __version__
-from skillwire.cli.args import INTERRUPTED, UsageError, split_command
-from skillwire.core.errors import SkillwireError
+from skillwire.cli.args import INTERRUPTED, UsageError, say_failure, split_command
 
 COMMANDS = (
     "serve",
@@ -56,32 +55,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         code: int = args.run(args)
     except KeyboardInterrupt:
         return INTERRUPTED
-    except UsageError as exc:
-        _say_error(f"skillwire: {exc}", str(exc), "usage_error")
-        return 2
     except Exception as exc:
-        if args.debug:
+        if args.debug and not isinstance(exc, UsageError):
             raise
-        # The traceback hint only where one could help: not for what the user can fix from the message
-        # (a refused connection, a 404, a missing file, a server's or our own refusal).
-        ordinary = isinstance(exc, SkillwireError | OSError | ValueError) or type(exc).__module__.startswith(
-            ("httpx", "skillwire.cli.")  # the command line's own errors (ClientError) already say what to do
-        )
-        hint = "" if ordinary else "  (run with --debug for the traceback)"
-        _say_error(f"skillwire: error: {exc}{hint}", str(exc), "error")
-        return 1
+        return say_failure(exc)
     return code
-
-
-def _say_error(line: str, message: str, event: str) -> None:
-    """The one line a failed command prints: as is, or a JSON event when JSON logs were asked for."""
-    from skillwire.core.logs import current_format, log_format
-
-    if current_format() == "json" or log_format() == "json":
-        logging.getLogger("skillwire").error(message, extra={"event": event})
-        if logging.getLogger().handlers:
-            return
-    print(line, file=sys.stderr)
 
 
 def entry() -> None:

@@ -5,12 +5,15 @@ from __future__ import annotations
 import argparse
 import contextlib
 import ctypes
+import functools
 import logging
 import os
 import signal
 import socket
 import sys
 import threading
+import traceback
+from collections.abc import Callable
 from importlib import resources
 from pathlib import Path
 from typing import Any
@@ -22,7 +25,14 @@ from skillwire.catalog.filesystem import SkillRoot, walk_root
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
-from skillwire.cli.args import INTERRUPTED, UsageError, add_allow_host_argument, add_log_arguments, add_output_arguments
+from skillwire.cli.args import (
+    INTERRUPTED,
+    UsageError,
+    add_allow_host_argument,
+    add_log_arguments,
+    add_output_arguments,
+    say_failure,
+)
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
 from skillwire.core.errors import SigningError
 from skillwire.core.logs import configure_logging, current_format
@@ -386,6 +396,73 @@ def exit_on_interrupt() -> None:
     signal.signal(signal.SIGINT, stop)
 
 
+def start_catalog(
+    args: argparse.Namespace,
+    catalog: SkillCatalog,
+    roots: list[SkillRoot],
+    published: bool,
+    signatures: SignatureBook,
+    sock: socket.socket | None,
+) -> None:
+    """The catalog's first snapshot, checked and summarised: "nothing to serve" (a `UsageError`), the
+    start-up summary, the signature counts, and the signature watch for later reloads."""
+    snapshot = catalog.snapshot
+    problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
+    if not catalog.validated and (args.no_watch or problem is not None):
+        # Without a watcher nothing would validate it later; and "nothing to serve" (an error) is
+        # only ever said about the disk as it is now, never about the last run's snapshot.
+        catalog.validate()
+        snapshot = catalog.snapshot
+        problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
+    if problem is not None:
+        if sock is not None:
+            sock.close()
+        if snapshot.skipped:
+            log_summary(snapshot)  # the reasons
+        raise UsageError(problem)
+    if not args.quiet:
+        log_summary(snapshot)
+        if not catalog.validated:
+            say(
+                "warm_start",
+                "from the last run's snapshot; checking the folders now (a signed skill edited since is named then)",
+            )
+        if signatures:
+            if current_format() == "json":
+                signed, total, stale = signature_counts(signatures, snapshot)
+                say("signatures", f"{signed} of {total} skills carry a publisher signature", signed=signed)
+                for uri in stale:
+                    say("signature_stale", f"{uri} changed since it was signed and is served unsigned", skill=uri)
+            else:
+                print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
+    if signatures:
+        watch_signatures(catalog, signatures, snapshot)
+
+
+def exit_on_failure(step: Callable[[], None], debug: bool) -> Callable[[], None]:
+    """`step`, run by a stdio server in a worker thread, where a failure ends the process: said in the
+    command's one line (or as a traceback with --debug), then `os._exit` with the command's exit code.
+    Raising would not end it: the SDK's stdin reader is a thread no cancellation reaches, so the server
+    would wait for the client's next line. Nothing is left to finish: the first scan wrote its caches
+    before returning, and a stdio server's answers are flushed as they are sent."""
+
+    def run() -> None:
+        try:
+            step()
+        except Exception as exc:
+            if debug and not isinstance(exc, UsageError):
+                traceback.print_exc()
+                code = 1
+            else:
+                code = say_failure(exc)
+            with contextlib.suppress(Exception):
+                sys.stdout.flush()
+                sys.stderr.flush()
+            os._exit(code)
+
+    return run
+
+
 def run(args: argparse.Namespace) -> int:
     configure_logging(args.log_format, debug=args.debug, quiet=args.quiet)
     fix_malloc_mmap_threshold()
@@ -444,6 +521,8 @@ def serve(
     sock: socket.socket | None,
 ) -> int:
     options = serve_options(args)
+    if options.tokens is not None and address is None:
+        raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
     if not published and has_git_root(paths):
         catalog: SkillCatalog = serve_git_catalog(args, options, paths)
         roots = list(catalog.roots)  # each git root is its commit's tree now
@@ -453,49 +532,21 @@ def serve(
         signatures = options.signature_book(roots)
     except SigningError as exc:
         raise UsageError(str(exc)) from None
-    snapshot = catalog.snapshot
-    problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
-    if not catalog.validated and (args.no_watch or problem is not None):
-        # Without a watcher nothing would validate it later; and "nothing to serve" (an error) is
-        # only ever said about the disk as it is now, never about the last run's snapshot.
-        catalog.validate()
-        snapshot = catalog.snapshot
-        problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
-    if options.tokens is not None and address is None:
-        raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
+    # Nothing above scans folders (a published catalog has read its index, a git root is checked out):
+    # the first scan is `first_scan`, which a stdio server runs while it already answers its handshake.
     served = options.extension(
         catalog, base_url=None if address is None else http_base_url(*address), signatures=signatures
     )
     skills = served.extension
-    if problem is not None:
-        if sock is not None:
-            sock.close()
-        if snapshot.skipped:
-            log_summary(snapshot)  # the reasons
-        raise UsageError(problem)
-    if not args.quiet:
-        log_summary(snapshot)
-        if not catalog.validated:
-            say(
-                "warm_start",
-                "from the last run's snapshot; checking the folders now (a signed skill edited since is named then)",
-            )
-        if signatures:
-            if current_format() == "json":
-                signed, total, stale = signature_counts(signatures, snapshot)
-                say("signatures", f"{signed} of {total} skills carry a publisher signature", signed=signed)
-                for uri in stale:
-                    say("signature_stale", f"{uri} changed since it was signed and is served unsigned", skill=uri)
-            else:
-                print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
-    if signatures:
-        watch_signatures(catalog, signatures, snapshot)
+
+    first_scan = functools.partial(start_catalog, args, catalog, roots, published, signatures, sock)
     server = served.server(log_requests=args.log_requests)
     watch = not args.no_watch
     if address is None:
         exit_on_interrupt()
-        anyio.run(lambda: serve_stdio(server, skills, watch=watch))
+        anyio.run(lambda: serve_stdio(server, skills, watch=watch, load=exit_on_failure(first_scan, args.debug)))
         return 0
+    first_scan()
     host, port = address
 
     def ready(url: str) -> None:

@@ -309,14 +309,39 @@ async def serve_http(
                 raise
 
 
-async def serve_stdio(server: MCPServer, skills: SkillsExtension, *, watch: bool = True) -> None:
-    """Serve over stdin/stdout until the client closes stdin, or until cancelled or interrupted."""
+async def serve_stdio(
+    server: MCPServer, skills: SkillsExtension, *, watch: bool = True, load: Callable[[], Any] | None = None
+) -> None:
+    """Serve over stdin/stdout until the client closes stdin, or until cancelled or interrupted.
+
+    `load`, when given, runs in a worker thread while stdin is already answered (`skills.load_first`):
+    the catalog's first scan, so that `initialize` and `server/discover` do not wait for it; requests
+    that read the catalog do, and the watcher starts after it. What `load` raises is raised here once
+    serving ends: the SDK's stdin reader is a thread no cancellation reaches, so that is at the client's
+    next line or when it closes stdin; a program that must stop at once ends the process in `load`
+    (`skillwire serve` does, with its one error line).
+    """
     stop_watching = anyio.Event()  # see serve_http
+    failed: list[BaseException] = []
+
+    async def start_catalog() -> None:
+        if load is not None:
+            try:
+                await skills.load_first(load)
+            except Exception as exc:
+                failed.append(exc)
+                group.cancel_scope.cancel()
+                return
+        if watch:
+            await skills.catalog.watch(stop_event=stop_watching)
+
     async with anyio.create_task_group() as group:
         try:
-            if watch:
-                group.start_soon(lambda: skills.catalog.watch(stop_event=stop_watching))
+            if watch or load is not None:
+                group.start_soon(start_catalog)
             await server.run_stdio_async()
         finally:
             stop_watching.set()
         group.cancel_scope.cancel()
+    if failed:
+        raise failed[0]

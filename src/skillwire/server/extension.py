@@ -17,8 +17,8 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Sequence
-from typing import Any, Literal
+from collections.abc import Callable, Sequence
+from typing import Any, Literal, TypeVar
 
 import anyio
 from mcp.server.context import HandlerResult, ServerMiddleware, ServerRequestContext
@@ -66,6 +66,7 @@ _BIG_FILE = 256 * 1024  # read files above this size in a worker thread
 # 128,000 skills within 64 pages (the Go SDK serves 1,000 per page); a page of 2,000 generated entries with
 # 10 files each is about 3.4 MB of JSON. See docs/architecture.md, "Page size".
 DEFAULT_PAGE_SIZE = 2000
+_T = TypeVar("_T")
 
 
 def invalid_params(message: str, uri: str | None = None) -> MCPError:
@@ -144,6 +145,10 @@ class SkillsExtension(Extension):
         self.legacy_advertiser = LegacyInitializeAdvertiser(extensions={self.identifier: self.settings()})
         self.catalog.on_change_async(self.notifier.notify)
         self._warned_no_middleware = False
+        # Set while `load_first` runs the catalog's first scan beside a transport that already answers:
+        # requests that read the catalog wait on it; `_load_failed` is what that scan raised, if it did.
+        self._loading: anyio.Event | None = None
+        self._load_failed: BaseException | None = None
 
     # -- Extension contract ----------------------------------------------------------------------------
 
@@ -227,6 +232,33 @@ class SkillsExtension(Extension):
         (`server.visibility.PerCallerSkills`), so every method sees one and the same catalog."""
         return self.catalog.snapshot
 
+    async def request_snapshot(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot:
+        """`snapshot_for`, once the first scan `load_first` runs has ended: what every handler reads."""
+        loading = self._loading
+        if loading is not None:
+            await loading.wait()
+        if self._load_failed is not None:
+            raise MCPError(INTERNAL_ERROR, f"the server could not load its skills: {self._load_failed}")
+        return self.snapshot_for(ctx)
+
+    async def load_first(self, load: Callable[[], _T]) -> _T:
+        """Run `load` (the catalog's first scan, and whatever must follow it) in a worker thread while the
+        transport already answers: every request that reads the catalog (`skills/*`, directory and
+        `resources/*` reads) waits until it returns; `initialize`, `server/discover` and `ping` are answered
+        meanwhile, since nothing in them depends on the catalog. A cold scan of thousands of skills takes
+        seconds, and hosts give up on a server that does not answer its handshake (the SDK's discover probe
+        after 10 s). When `load` raises, the waiting requests and every later one get an internal error."""
+        loading = anyio.Event()
+        self._loading = loading
+        try:
+            return await anyio.to_thread.run_sync(load)
+        except BaseException as exc:
+            self._load_failed = exc
+            raise
+        finally:
+            self._loading = None
+            loading.set()
+
     def cache_fields(self) -> dict[str, Any]:
         return {"ttlMs": self.ttl_ms, "cacheScope": self.cache_scope}
 
@@ -240,7 +272,7 @@ class SkillsExtension(Extension):
                 "SkillsExtension is bound without its middleware: skill files are not served by resources/read; "
                 "pass middleware=skills.middleware() to MCPServer, or call skills.attach(server)"
             )
-        snapshot = self.snapshot_for(ctx)
+        snapshot = await self.request_snapshot(ctx)
         try:
             page, next_cursor = snapshot.list_page(params.cursor, self.page_size)
         except InvalidCursor as exc:
@@ -252,7 +284,7 @@ class SkillsExtension(Extension):
         return result
 
     async def handle_get(self, ctx: ServerRequestContext[Any, Any], params: GetSkillParams) -> HandlerResult:
-        skills = self.snapshot_for(ctx).skill_by_uri
+        skills = (await self.request_snapshot(ctx)).skill_by_uri
         # Published URIs are canonical, so a URI sent exactly as listed is found without parsing it (parsing
         # was most of this handler's time); any other spelling is parsed, to resolve or to say what is wrong.
         skill = skills.get(params.uri)
@@ -277,7 +309,7 @@ class SkillsExtension(Extension):
             uri = canonical_uri(params.uri)
         except InvalidSkillURI as exc:
             raise invalid_params(str(exc), params.uri) from None
-        snapshot = self.snapshot_for(ctx)
+        snapshot = await self.request_snapshot(ctx)
         try:
             page = snapshot.directory_page(uri, params.cursor, self.directory_page_size)
         except InvalidCursor as exc:
@@ -312,7 +344,7 @@ class SkillsExtension(Extension):
     ) -> HandlerResult:
         """Serve a skill file (a URI `serves_resource` accepted)."""
         raw = str(params.uri)
-        snapshot = self.snapshot_for(ctx)
+        snapshot = await self.request_snapshot(ctx)
         # As in handle_get: a file URI exactly as published needs no parsing.
         uri: str | None = raw if raw in snapshot.files else None
         if uri is None:

@@ -193,7 +193,10 @@ class ServeOptions:
 
         options = self.extension_options(signatures)
         rules = audience_rules(parse_audience_rule(rule) for rule in self.audiences)
-        if not (self.tokens or rules or getattr(catalog.snapshot, "audience_rules", ())):
+        # Only a catalog that can declare rules is asked for its snapshot: a folder catalog's first scan is
+        # not run here, so a stdio server answers its handshake before that scan ends (cli/serve.py).
+        declared = bool(getattr(catalog.snapshot, "audience_rules", ())) if catalog.declares_audiences else False
+        if not (self.tokens or rules or declared):
             return ServedSkills(SkillsExtension(catalog, **options), metrics=self.metrics)
         from skillwire.server.visibility import PerCallerSkills, StaticTokens
 

@@ -58,7 +58,7 @@ class SkillFiles(Protocol):
 
     page_size: int
 
-    def snapshot_for(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot: ...
+    async def request_snapshot(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot: ...
 
     def serves_resource(self, snapshot: CatalogSnapshot, uri: str) -> bool: ...
 
@@ -144,7 +144,7 @@ class SkillResources:
         params = ctx.params
         uri = params.get("uri") if isinstance(params, Mapping) else None
         # Anything that is not plainly ours (including malformed params) goes on, for the SDK to judge as ever.
-        if isinstance(uri, str) and self.skills.serves_resource(self.skills.snapshot_for(ctx), uri):
+        if isinstance(uri, str) and self.skills.serves_resource(await self.skills.request_snapshot(ctx), uri):
             return await self._route(ctx, call_next, ROUTED_READ)
         return await call_next(ctx)
 
@@ -161,7 +161,7 @@ class SkillResources:
     async def _list(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         params = dict(ctx.params or {})
         cursor = params.get("cursor")
-        snapshot = self.skills.snapshot_for(ctx)
+        snapshot = await self.skills.request_snapshot(ctx)
         if cursor is None:
             own_ctx = ctx
         else:
@@ -204,7 +204,7 @@ class SkillResources:
     async def _serve_list(self, ctx: ServerRequestContext[Any, Any], params: PaginatedRequestParams) -> HandlerResult:
         """A `resources/list` page past the server's own listing (or the error for a cursor we did not issue)."""
         self._require_routed(ctx)
-        snapshot = self.skills.snapshot_for(ctx)
+        snapshot = await self.skills.request_snapshot(ctx)
         key = None
         if params.cursor is not None:
             phase, key = _listing_state(params.cursor, snapshot)
