@@ -50,9 +50,8 @@ BEFORE = Ranking(
     name=5.0,
     description=1.0,
     aliases=0.0,
-    headings=0.0,
-    body=0.0,
     origin=0.5,
+    body_share=0.0,
     prefix_max_words=10_000,
     prefix_min_chars=3,
     relative_cutoff=0.0,
@@ -147,14 +146,16 @@ def print_table(rows: list[tuple[str, str, str, dict[str, Any]]]) -> None:
 
 def sweep(host: SkillHost, items: list[Item]) -> None:
     variants: dict[str, Ranking] = {"default": DEFAULT_RANKING}
-    for body in (0.2, 0.4, 0.8):
-        for headings in (0.5, 1.0, 2.0):
-            for description in (2.0, 3.0, 4.0):
-                variants[f"d{description}/h{headings}/b{body}"] = dataclasses.replace(
-                    DEFAULT_RANKING, body=body, headings=headings, description=description
+    for share in (0.6, 0.8, 1.2):
+        for headings in (1.0, 2.0):
+            for description in (1.0, 3.0):
+                variants[f"s{share}/d{description}/h{headings}"] = dataclasses.replace(
+                    DEFAULT_RANKING, body_share=share, headings=headings, description=description
                 )
-    for name_weight in (3.0, 6.0, 10.0):
+    for name_weight in (2.0, 6.0, 8.0):
         variants[f"n{name_weight}"] = dataclasses.replace(DEFAULT_RANKING, name=name_weight)
+    for aliases in (1.0, 3.0):
+        variants[f"a{aliases}"] = dataclasses.replace(DEFAULT_RANKING, aliases=aliases)
     variants["no-stopwords"] = dataclasses.replace(DEFAULT_RANKING, stopwords=False)
     variants["prefix-always"] = dataclasses.replace(DEFAULT_RANKING, prefix_max_words=10_000)
     results = []

@@ -139,7 +139,7 @@ def test_an_index_file_of_another_format_is_rebuilt(tmp_path: Path) -> None:
     SkillSearch(bodies, path=path).search(registry, "kiln")
     with sqlite3.connect(path) as db:
         db.execute("UPDATE meta SET value = 'skillwire-search-0' WHERE key = 'format'")
-        db.execute("DELETE FROM skills")  # what an old format might hold: rows of another meaning
+        db.execute("DELETE FROM names")  # what an old format might hold: rows of another meaning
     rebuilt = SkillSearch(bodies, path=path)
     assert names(rebuilt.search(registry, "kiln")) == ["skill-0017"]
     assert rebuilt.indexed == 20

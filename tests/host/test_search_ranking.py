@@ -154,3 +154,20 @@ def test_the_untrusted_notice_is_in_list_skills_structured_content(tmp_path: Pat
     assert [s["name"] for s in structured["skills"]] == ["slack-format"]
     assert "untrusted" in structured["notice"]
     jsonschema.validate(structured, LIST_SKILLS_OUTPUT_SCHEMA)
+
+
+def test_a_long_body_does_not_bury_the_skill_whose_description_says_it() -> None:
+    """FTS5's bm25() divides a row's matches by the whole row's length: with name, description and body in
+    one row, a skill with a thorough body lost its own description's words to a neighbour with a short
+    body that says less. Names and bodies are scored apart, each normalised by its own length."""
+    thorough = "## Steps\n\n" + "Open the document, check each page, keep a copy of the original, then save it. " * 40
+    filler = [(f"team-{i}", f"Run the weekly chores of team {i}.", "Keep notes of the meeting.\n") for i in range(8)]
+    registry, search = catalog(
+        [
+            *filler,
+            ("pdf-signing", "Fill in PDF forms and sign them.", thorough),
+            ("pdf-toolbox", "Edit PDF files: fill forms, merge, split and compress them.", "Merge PDF files.\n"),
+        ]
+    )
+    assert first(search, registry, "fill in this pdf form and sign it") == "pdf-signing"
+    assert first(search, registry, "I have to fill in the tax pdf form and sign it before friday") == "pdf-signing"

@@ -1,7 +1,19 @@
 """Ranked search over the host's registry: SQLite FTS5 with BM25, in memory, rebuilt when the registry changes.
 
 A model looking for "the skill that fills PDF forms" among thousands types words, not names, and often
-types the user's whole task. What is indexed, per skill, each a column with its own BM25 weight:
+types the user's whole task. What is indexed, per skill, each a column with its own BM25 weight, in two
+FTS5 tables whose bm25() scores are added (`body_share` weighs the second):
+
+- `names`, what the skill says it is: name, description, aliases, origin label;
+- `bodies`, what its SKILL.md says: headings and prose.
+
+Two tables, not one, because FTS5's bm25() normalises a row's term counts by the length of the whole row
+and takes a word's IDF over rows matching it in any column: in one table a skill with a long body lost
+its own name's and description's matches to a neighbour with a short body, and a word every body uses
+weighed as little in names. Each table has its own lengths and IDF, so a match in a short description
+counts as such whatever the body's length (on the tuning items: task top-1 72% -> 81%).
+
+The columns:
 
 - the name (split on `-`, `_`, `/`, the qualified name too) and the origin label;
 - the description;
@@ -19,20 +31,19 @@ matching ("deplo" finds "deployment") is only for short queries (a word or three
 more): in a task-length query "for" would match "format" and "forecast". A task-length query also gets
 a relevance cut-off (`RELATIVE_CUTOFF` of the best score), so the model is told that a few skills
 matched, not "273 of 302". The weights and the cut-off were chosen on `bench/search_items/tune.txt`
-(`python -m bench.search_eval`); FTS5's bm25() fixes k1=1.2 and b=0.75.
+(`python -m bench.search_eval --sweep`); FTS5's bm25() fixes k1=1.2 and b=0.75.
 
 The index follows the registry row by row, keyed by what a row is made from (name,
 description, label, listed SKILL.md digest): a change re-indexes only the skills it touched, and with
 a file (`SkillHost.search_index_path`, beside the default content cache) a restart over an unchanged
 catalog re-indexes nothing and reads no body. A query hands back only the rows it was asked for
-(`ranked(..., limit=)`) and counts the rest. The full ranking's bm25() is computed in Python from
+(`ranked(..., limit=)`) and counts the rest. Each table's bm25() is computed in Python from
 FTS5's own postings (`host/search_scores.py`, exactly FTS5's doubles): FTS5 has no top-k pruning and
 scored every matching row per query, which over 10,000 bodies was most of a later query's time.
 """
 
 from __future__ import annotations
 
-import dataclasses
 import heapq
 import logging
 import re
@@ -74,26 +85,23 @@ class Ranking:
     """The ranking's knobs (bm25() column weights, prefix and cut-off rules); the defaults were chosen on
     the tuning items of `bench/search_eval.py`, which sweeps them."""
 
-    name: float = 6.0
+    # The `names` table's columns (what a skill says it is). On the tuning items any of name 2-8,
+    # description 1-3, aliases 1-3 with body_share 0.8-1.2 scored within one item of the best: these
+    # sit in the middle of that plateau rather than on its edge.
+    name: float = 4.0
     description: float = 2.0
-    aliases: float = 3.0
-    headings: float = 1.0
-    body: float = 0.6
+    aliases: float = 2.0
     origin: float = 0.5
+    # The `bodies` table's columns: a heading says what a section is about, prose may mention anything.
+    headings: float = 1.5
+    body: float = 1.0
+    body_share: float = 1.0  # the bodies table's score is added times this (0: names only)
     prefix_max_words: int = 3  # a query of at most this many words gets prefix matching
     prefix_min_chars: int = 4  # and only on words at least this long
     relative_cutoff: float = 0.3  # a long query keeps the skills scoring at least this share of the best
     cutoff_min_words: int = 4  # a query with fewer content words keeps every match
     min_kept: int = 10  # the cut never leaves fewer than this many (when that many matched)
     stopwords: bool = True
-    # Reciprocal-rank fusion with a second ranking over name and description only, every word kept and
-    # prefix-matched (what main shipped before bodies were indexed): a skill whose name and description
-    # say it outright is not buried by one whose long body repeats the task's words. 0 turns it off.
-    fuse_name_ranking: float = 2.0
-    fusion_k: int = 10
-    # Only for short queries: in a whole task the name ranking's many loose hits bring back the
-    # specialised neighbours whose descriptions repeat the task's words.
-    fuse_max_words: int = 3
 
 
 DEFAULT_RANKING = Ranking()
@@ -273,7 +281,7 @@ class SearchResult:
 
 # What a stored row holds (columns, tokenizer, `split_body`, `aliases_of`): an index file of another format
 # is dropped and rebuilt, never read with the wrong meaning.
-INDEX_FORMAT = "skillwire-search-1"
+INDEX_FORMAT = "skillwire-search-2"  # 2: `names` and `bodies` (1 had one `skills` table of every column)
 _Key = tuple[str, str]  # (origin label, uri)
 
 
@@ -327,8 +335,8 @@ class SkillSearch:
             _Key, tuple[RegisteredSkill, str]
         ] = {}  # what each skill's row was made of at the last sync
         self._body_of = body_of
-        self._scores = TableScores("skills")  # the full ranking's bm25(), in Python off FTS5's postings
-        self._name_scores = TableScores("names")  # and the fused name ranking's
+        # Each table's bm25(), in Python off FTS5's postings.
+        self._scores = (TableScores("names"), TableScores("bodies"))
         self.ranking = ranking
         self.indexed = 0  # rows made since creation (what tests and the benchmark watch)
         self.scored_by_sqlite = 0  # queries whose full ranking SQLite's bm25() scored (a word FTS5 splits)
@@ -340,8 +348,8 @@ class SkillSearch:
                 self._db = None
                 self._synced = None
                 self._data_version = -1
-                self._scores.detach()
-                self._name_scores.detach()
+                for scores in self._scores:
+                    scores.detach()
 
     def note_body_known(self, origin: str, uri: str) -> None:
         """A skill's SKILL.md was just read and verified: index its body from the next query on."""
@@ -407,7 +415,7 @@ class SkillSearch:
             except sqlite3.OperationalError:
                 stored = None  # a new file
             if stored is not None and stored[0] != INDEX_FORMAT:
-                for table in ("skills", "names", "docs", "meta"):
+                for table in ("skills", "names", "bodies", "docs", "meta"):
                     db.execute(f"DROP TABLE IF EXISTS {table}")
             self._create(db)
             db.execute("COMMIT")
@@ -418,14 +426,14 @@ class SkillSearch:
 
     @staticmethod
     def _create(db: sqlite3.Connection) -> None:
-        db.execute(
-            "CREATE VIRTUAL TABLE IF NOT EXISTS skills USING fts5(name, description, aliases, headings, body, "
-            "origin, tokenize = 'porter unicode61 remove_diacritics 2')"
-        )
-        # The fused name ranking's own table: FTS5 computes a word's IDF over rows matching it in any
-        # column, so in `skills` a word common in bodies would weigh little in names too.
+        # Two tables with their own row lengths and IDF (the module's docstring says why). A skill without
+        # a known body has no `bodies` row.
         db.execute(
             "CREATE VIRTUAL TABLE IF NOT EXISTS names USING fts5(name, description, aliases, origin, "
+            "tokenize = 'porter unicode61 remove_diacritics 2')"
+        )
+        db.execute(
+            "CREATE VIRTUAL TABLE IF NOT EXISTS bodies USING fts5(headings, body, "
             "tokenize = 'porter unicode61 remove_diacritics 2')"
         )
         db.execute(
@@ -453,8 +461,8 @@ class SkillSearch:
         if self._synced == following and not self._body_known and data_version == self._data_version:
             return
         if data_version != self._data_version:  # first use, or another process wrote: what the file holds counts
-            self._scores.forget()
-            self._name_scores.forget()
+            for scores in self._scores:
+                scores.forget()
             self._stored = {
                 (origin, uri): (int(rowid), made_of, bool(with_body))
                 for rowid, origin, uri, made_of, with_body in db.execute(
@@ -483,11 +491,11 @@ class SkillSearch:
         # New rows in identity order, so a new index gives equal scores one stable order (rowid breaks ties).
         fresh.sort(key=lambda item: (item[0].ref.origin, item[0].ref.uri))
         if stale or fresh:
-            self._scores.forget()
-            self._name_scores.forget()
+            for scores in self._scores:
+                scores.forget()
         if stale:
             gone = set(stale)
-            for table in ("skills", "names", "docs"):
+            for table in ("names", "bodies", "docs"):
                 db.executemany(f"DELETE FROM {table} WHERE rowid = ?", ((rowid,) for rowid in stale))
             self._stored = {key: held for key, held in self._stored.items() if held[0] not in gone}
         if fresh:
@@ -504,13 +512,12 @@ class SkillSearch:
                 docs.append((rowid, skill.ref.origin, skill.ref.uri, made_of, int(with_body)))
             db.executemany("INSERT INTO docs (rowid, origin, uri, made_of, with_body) VALUES (?, ?, ?, ?, ?)", docs)
             db.executemany(
-                "INSERT INTO skills (rowid, name, description, aliases, headings, body, origin) "
-                "VALUES (?, ?, ?, ?, ?, ?, ?)",
-                rows,
-            )
-            db.executemany(
                 "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
                 ((row[0], row[1], row[2], row[3], row[6]) for row in rows),
+            )
+            db.executemany(
+                "INSERT INTO bodies (rowid, headings, body) VALUES (?, ?, ?)",
+                ((row[0], row[4], row[5]) for row in rows if row[4] or row[5]),
             )
             self.indexed += len(rows)
         by_name: dict[str, list[int]] = {}
@@ -553,8 +560,8 @@ class SkillSearch:
                 if self._db is not None:
                     self._db.close()
                 self._db, self._synced, self._data_version, self._stored = None, None, -1, {}
-                self._scores.detach()
-                self._name_scores.detach()
+                for scores in self._scores:
+                    scores.detach()
                 return self._ranked_locked(registry, query, words, limit)
 
     def _ranked_locked(self, registry: Registry, query: str, words: list[str], limit: int | None) -> SearchResult:
@@ -573,13 +580,12 @@ class SkillSearch:
 
     def _query(self, db: sqlite3.Connection, query: str, words: list[str], limit: int | None) -> SearchResult:
         ranking = self.ranking
-        weights = (ranking.name, ranking.description, ranking.aliases, ranking.headings, ranking.body, ranking.origin)
-        depth = -1 if limit is None else max(limit, _FUSED_DEPTH, ranking.min_kept)
+        depth = -1 if limit is None else max(limit, ranking.min_kept)
         phrases = _phrases(words, ranking)
         expression = _expression(phrases)
-        sums = self._scores.scores(db, phrases, weights)
+        sums = self._sums(db, phrases)
         self.scored_by_sqlite += sums is None
-        matches = _Matches(db, expression, weights, sums)
+        matches = _Matches(db, expression, ranking, sums)
         rows = matches.best(depth)
         complete = depth < 0 or len(rows) < depth  # every match is in `rows`
         matched = len(rows) if complete else matches.count()
@@ -593,34 +599,6 @@ class SkillSearch:
             total = max(ranking.min_kept, passing)
             rows = rows[: max(ranking.min_kept, passing)]
         order = [row[0] for row in rows]
-        extra: set[int] = set()  # ranked here but not a match of the full ranking (name-only hits)
-        if ranking.fuse_name_ranking > 0 and len(words) <= ranking.fuse_max_words:
-            every = query_words(query)
-            loose = dataclasses.replace(ranking, prefix_max_words=MAX_QUERY_WORDS, prefix_min_chars=3)
-            loose_phrases = _phrases(every, loose)
-            name_sums = self._name_scores.scores(db, loose_phrases, _NAME_WEIGHTS)
-            if name_sums is None:  # a word FTS5 splits: SQLite scores it
-                named = _scored(db, _NAME_WEIGHTS, _expression(loose_phrases), table="names", limit=_FUSED_DEPTH)
-            else:
-                named = _Matches(db, "", _NAME_WEIGHTS, name_sums).best(_FUSED_DEPTH)
-            fused: dict[int, float] = {}
-            for weight, ranked in ((1.0, order[:_FUSED_DEPTH]), (ranking.fuse_name_ranking, [r[0] for r in named])):
-                for position, rowid in enumerate(ranked):
-                    fused[rowid] = fused.get(rowid, 0.0) + weight / (ranking.fusion_k + position)
-            # The fused head, then the rest of the full ranking; a name-only match joins only the head.
-            # Equal fused scores (one first in each ranking) go the full ranking's way: it saw the body.
-            place = {rowid: i for i, rowid in enumerate(order)}
-            head = sorted(fused, key=lambda rowid: (-fused[rowid], place.get(rowid, len(place)), rowid))
-            if len(rows) >= ranking.min_kept and len(words) >= ranking.cutoff_min_words:
-                head = head[: max(len(order[:_FUSED_DEPTH]), ranking.min_kept)]
-            outside = [rowid for rowid in head if rowid not in place]
-            if outside and not complete:  # beyond the rows fetched, or not a match of the full ranking at all
-                also_matching = matches.matching(outside)
-                outside = [rowid for rowid in outside if rowid not in also_matching]
-            extra = set(outside)
-            total += len(extra)
-            seen = set(head)
-            order = head + [rowid for rowid in order if rowid not in seen]
         # An exact name (bare or qualified) is what the model meant: first, whatever BM25 says.
         named_exactly = self._by_name.get(query.strip().lower(), [])
         if named_exactly:
@@ -634,21 +612,63 @@ class SkillSearch:
         current = self._current
         return SearchResult([current[rowid] for rowid in kept if rowid in current], total)
 
+    def _sums(self, db: sqlite3.Connection, phrases: list[Phrase]) -> dict[int, float] | None:
+        """rowid -> what bm25() of `names` plus `body_share` times bm25() of `bodies` negates (higher is better),
+        computed in Python; None when a table cannot be scored so (then SQLite scores both)."""
+        ranking = self.ranking
+        names, bodies = self._scores
+        named = names.scores(db, phrases, (ranking.name, ranking.description, ranking.aliases, ranking.origin))
+        if named is None:
+            return None
+        if ranking.body_share <= 0:
+            return named
+        read = bodies.scores(db, phrases, (ranking.headings, ranking.body))
+        if read is None:
+            return None
+        sums = dict(named)  # a cached dict: never changed in place
+        get, share = sums.get, ranking.body_share
+        for rowid, score in read.items():
+            # What SQL computes: the names row's score plus share * the bodies row's (0.0 where a table has none).
+            sums[rowid] = get(rowid, 0.0) + share * score
+        return sums
+
 
 class _Matches:
-    """One query's matches in the full ranking: scored in Python (`search_scores`, the same doubles as
-    FTS5's bm25()) when it can, otherwise asked of SQLite. Scores are bm25()'s: negative, lower is better."""
+    """One query's matches: a row's score is bm25() over `names` plus `body_share` times bm25() over `bodies`
+    (negative, lower is better; a row matching in one table only scores 0 in the other). Scored in Python
+    (`search_scores`, the same doubles as FTS5's bm25()) when it can, otherwise asked of SQLite."""
 
     def __init__(
-        self, db: sqlite3.Connection, expression: str, weights: tuple[float, ...], sums: dict[int, float] | None
+        self, db: sqlite3.Connection, expression: str, ranking: Ranking, sums: dict[int, float] | None
     ) -> None:
-        self._db, self._expression, self._weights, self._sums = db, expression, weights, sums
+        self._db, self._expression, self._sums = db, expression, sums
+        names = ", ".join(str(w) for w in (ranking.name, ranking.description, ranking.aliases, ranking.origin))
+        parts = [f"SELECT rowid, bm25(names, {names}) AS score FROM names WHERE names MATCH ?1"]
+        matches = ["SELECT rowid FROM names WHERE names MATCH ?1"]
+        self._tables = ["names"]
+        if ranking.body_share > 0:
+            bodies = ", ".join(str(w) for w in (ranking.headings, ranking.body))
+            parts.append(
+                f"SELECT rowid, {ranking.body_share!r} * bm25(bodies, {bodies}) AS score FROM bodies "
+                "WHERE bodies MATCH ?1"
+            )
+            matches.append("SELECT rowid FROM bodies WHERE bodies MATCH ?1")
+            self._tables.append("bodies")
+        # (rowid, score) per table a row matches in. Its LIMIT keeps SQLite from flattening it into the
+        # outer query, where bm25() cannot be called (names only: "unable to use function bm25").
+        self._scored = " UNION ALL ".join(parts) + " LIMIT -1"
+        self._matches = " UNION ".join(matches)  # each matching rowid once
 
     def best(self, limit: int) -> list[tuple[int, float]]:
         """The first `limit` (-1: all) matches as (rowid, score), best first; equal scores by rowid."""
         sums = self._sums
         if sums is None:
-            return _scored(self._db, self._weights, self._expression, table="skills", limit=limit)
+            rows = self._db.execute(
+                f"SELECT rowid, sum(score) AS total FROM ({self._scored}) GROUP BY rowid "
+                "ORDER BY total, rowid LIMIT ?2",
+                (self._expression, limit),
+            ).fetchall()
+            return [(int(rowid), float(score)) for rowid, score in rows]
         if 0 <= limit < len(sums):
             # The limit-th best sum (a C-speed pass over floats), then only the rows at least that good
             # are sorted: ties at the edge are all kept, so the order is ORDER BY score, rowid.
@@ -660,76 +680,46 @@ class _Matches:
         return [(rowid, score) for score, rowid in candidates[: limit if limit >= 0 else None]]
 
     def count(self) -> int:
+        """How many rows match: a count, with no row handed to Python."""
         if self._sums is None:
-            return _count(self._db, self._expression, table="skills")
+            found = self._db.execute(f"SELECT count(*) FROM ({self._matches})", (self._expression,)).fetchone()
+            return int(found[0])
         return len(self._sums)
 
     def count_at_most(self, threshold: float) -> int:
         """How many matches score at most `threshold` (bm25(), negative)."""
         if self._sums is None:
-            return _count(self._db, self._expression, table="skills", weights=self._weights, at_most=threshold)
+            found = self._db.execute(
+                f"SELECT count(*) FROM (SELECT rowid FROM ({self._scored}) GROUP BY rowid HAVING sum(score) <= ?2)",
+                (self._expression, threshold),
+            ).fetchone()
+            return int(found[0])
         least = -threshold  # -1.0 * total <= threshold exactly when total >= -threshold (negation is exact)
         return sum(1 for total in self._sums.values() if total >= least)
 
     def matching(self, rowids: list[int]) -> set[int]:
-        if self._sums is None:
-            return _matching(self._db, self._expression, rowids)
-        sums = self._sums
-        return {rowid for rowid in rowids if rowid in sums}
+        """Which of `rowids` match.
 
-
-def _scored(
-    db: sqlite3.Connection, weights: tuple[float, ...], expression: str, *, table: str, limit: int
-) -> list[tuple[int, float]]:
-    columns = ", ".join(str(w) for w in weights)
-    rows = db.execute(
-        f"SELECT rowid, bm25({table}, {columns}) AS score FROM {table} WHERE {table} MATCH ? "
-        "ORDER BY score, rowid LIMIT ?",
-        (expression, limit),
-    ).fetchall()
-    return [(int(rowid), float(score)) for rowid, score in rows]
-
-
-def _count(
-    db: sqlite3.Connection,
-    expression: str,
-    *,
-    table: str,
-    weights: tuple[float, ...] = (),
-    at_most: float | None = None,
-) -> int:
-    """How many rows match (scoring at most `at_most`, when given): a count, with no row handed to Python."""
-    if at_most is None:
-        found = db.execute(f"SELECT count(*) FROM {table} WHERE {table} MATCH ?", (expression,)).fetchone()
-    else:
-        columns = ", ".join(str(w) for w in weights)
-        found = db.execute(
-            f"SELECT count(*) FROM {table} WHERE {table} MATCH ? AND bm25({table}, {columns}) <= ?",
-            (expression, at_most),
-        ).fetchone()
-    return int(found[0])
-
-
-def _matching(db: sqlite3.Connection, expression: str, rowids: list[int]) -> set[int]:
-    """Which of `rowids` match `expression` in the full table.
-
-    A few are looked up one by one (FTS5 seeks a rowid in each doclist); more, by one pass over the
-    matches, with no scoring. Never `rowid IN (...)`: FTS5 then runs the whole match once per rowid.
-    """
-    if len(rowids) <= _LOOKUPS:
-        return {
-            rowid
-            for rowid in rowids
-            if db.execute("SELECT 1 FROM skills WHERE skills MATCH ? AND rowid = ?", (expression, rowid)).fetchone()
-        }
-    wanted = set(rowids)
-    found = db.execute("SELECT rowid FROM skills WHERE skills MATCH ?", (expression,))
-    return {int(rowid) for (rowid,) in found if rowid in wanted}
+        A few are looked up one by one (FTS5 seeks a rowid in each doclist); more, by one pass over the
+        matches, with no scoring. Never `rowid IN (...)`: FTS5 then runs the whole match once per rowid.
+        """
+        if self._sums is not None:
+            sums = self._sums
+            return {rowid for rowid in rowids if rowid in sums}
+        if len(rowids) <= _LOOKUPS:
+            return {
+                rowid
+                for rowid in rowids
+                if any(
+                    self._db.execute(
+                        f"SELECT 1 FROM {table} WHERE {table} MATCH ? AND rowid = ?", (self._expression, rowid)
+                    ).fetchone()
+                    for table in self._tables
+                )
+            }
+        wanted = set(rowids)
+        found = self._db.execute(self._matches, (self._expression,))
+        return {int(rowid) for (rowid,) in found if rowid in wanted}
 
 
 _LOOKUPS = 8
-
-
-# The fused name ranking's bm25() weights and how deep each ranking is fused.
-_NAME_WEIGHTS = (5.0, 1.0, 1.0, 0.5)  # name, description, aliases, origin
-_FUSED_DEPTH = 50
