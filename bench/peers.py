@@ -137,6 +137,14 @@ class Server:
             return None
         return None
 
+    def cpu_s(self) -> float | None:
+        """The server's CPU seconds so far (user + system, all its threads), from /proc/<pid>/stat."""
+        try:
+            fields = Path(f"/proc/{self.process.pid}/stat").read_text().rsplit(")", 1)[1].split()
+            return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+        except (OSError, ValueError, IndexError):
+            return None
+
     def peak_rss_mb(self) -> float | None:
         return self._status("VmHWM")
 
@@ -182,6 +190,8 @@ class Started:
     first_page: dict[str, object] = field(default_factory=dict)
     # VmHWM when the first answer came: the start's own peak, before any measured request.
     start_peak_rss_mb: float | None = None
+    # The server's CPU seconds when the first answer came (compared with the bare loop's, issue 25).
+    start_cpu_s: float | None = None
 
 
 def launch(peer: str, argv: list[str], log_path: Path) -> Server:
@@ -239,7 +249,7 @@ async def start(peer: str, argv: list[str], log_path: Path, *, budget: float) ->
                             page = await send_raw(client, list_skills_request(None))
                     first = time.perf_counter() - server.started_at
                     note_listening()
-                    return Started(server, first, listening, page, server.peak_rss_mb())
+                    return Started(server, first, listening, page, server.peak_rss_mb(), server.cpu_s())
                 except TimeoutError:
                     continue
                 except Exception as exc:  # not ready yet (e.g. 503 during start-up): try again
