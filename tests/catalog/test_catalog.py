@@ -977,3 +977,35 @@ def test_listener_failure_does_not_break_refresh(tmp_path: Path) -> None:
     write_skill(tmp_path, "b")
     assert len(catalog.refresh()) == 2
     assert calls == [2]
+
+
+def _read_calls() -> int:
+    """This process's read system calls so far (Linux's /proc/self/io `syscr`)."""
+    for line in Path("/proc/self/io").read_text().splitlines():
+        if line.startswith("syscr:"):
+            return int(line.split()[1])
+    raise AssertionError("/proc/self/io has no syscr line")
+
+
+@pytest.mark.skipif(not Path("/proc/self/io").is_file(), reason="needs Linux's /proc/self/io")
+def test_a_cold_scan_reads_each_file_once_and_parses_skill_md_from_the_bytes_it_hashed(tmp_path: Path) -> None:
+    # Issue 25: a SKILL.md was hashed, then opened, read and hashed again to be parsed (10,000 extra
+    # opens, reads and hashes on a 10,000-skill cold start).
+    root = tmp_path / "skills"
+    skills = 40
+    for n in range(skills):
+        write_skill(root, f"team/skill-{n:02d}", {"references/a.md": "a" * 3000, "scripts/b.py": "print(1)\n"})
+    age(root)
+    files = skills * 3
+    SkillCatalog([root], digest_cache=DigestCache()).refresh()  # the scan's lazy imports are paid here
+    before = _read_calls()
+    snapshot = SkillCatalog([root], digest_cache=DigestCache()).refresh()
+    reads = _read_calls() - before
+    assert len(snapshot.skill_by_uri) == skills
+    assert files <= reads < files + skills // 2, f"{reads} read calls for {files} files"
+    # The frontmatter parsed from those bytes is still what a cache file keeps for the next start.
+    db = tmp_path / "digests.sqlite"
+    first = SkillCatalog([root], digest_cache=DigestCache(db)).snapshot
+    skill_md_uri = "skill://team/skill-00/SKILL.md"
+    reread = DigestCache(db).frontmatter(first.files[skill_md_uri].digest)
+    assert reread == first.skill_by_uri[skill_md_uri].entry.frontmatter

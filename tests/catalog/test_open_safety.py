@@ -20,7 +20,7 @@ from typing import Any
 import pytest
 
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.digests import DigestCache, pack_stat
 from skillwire.catalog.safe_open import read_regular
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.errors import ServedFileChanged, UnsafeFile, VerificationFailed
@@ -71,12 +71,17 @@ def within(seconds: float, work: Callable[[], Any], fifo: Path | None = None) ->
 
 
 class SwapAfterHashing(DigestCache):
-    """A digest cache that lets the test act at the worst moment of a scan: after SKILL.md was
-    hashed, before it is read to be parsed (everything else is the real cache and the real scan)."""
+    """A digest cache that lets the test act at the worst moment of a scan: SKILL.md's digest is
+    known, its frontmatter is not, so it is opened and read to be parsed (everything else is the real
+    cache and the real scan). A SKILL.md the scan hashes itself is parsed from the very bytes hashed,
+    so the window exists only for a digest known before (a cache file of another root set, an edit
+    that restored the bytes): the digest is hashed here, as a restart would find it."""
 
     def __init__(self, target: Path, action: Callable[[], None]) -> None:
         super().__init__()
         self.target_digest = sha256_digest(target.read_bytes())
+        real = os.path.realpath(target)
+        self.digest(real, pack_stat(os.stat(real, follow_symlinks=False)))
         self.action: Callable[[], None] | None = action
 
     def frontmatter(self, digest: str) -> dict[str, JSONValue] | None:

@@ -559,14 +559,17 @@ def _check_skill(
     try:
         # Parsing YAML costs far more than hashing a SKILL.md, so the decoded frontmatter is cached by
         # the file's digest: a restart or reload parses only SKILL.md files whose bytes changed.
-        digest = cache.digest(skill_md.real, skill_md.stat).digest
+        # Hashed here, before the skill's other files; the bytes hashed are returned when it was not cached.
+        found, data = cache.digest_and_bytes(skill_md.real, skill_md.stat, MAX_SKILL_MD_BYTES)
+        digest = found.digest
         fm = cache.frontmatter(digest)
         if fm is None:
-            # The very file the walk found, opened without blocking: a FIFO or symlink swapped in since
-            # the walk is refused (issue 11: a blocking open() here hung `serve`).
-            data = read_regular(skill_md.real, skill_md.size, identity=stat_identity(skill_md.stat))
-            if file_mismatches(SKILL_MD, skill_md.size, digest, data):
-                raise SkillError("SKILL.md changed while it was being read; it will be picked up on the next scan")
+            if data is None:
+                # The very file the walk found, opened without blocking: a FIFO or symlink swapped in since
+                # the walk is refused (issue 11: a blocking open() here hung `serve`).
+                data = read_regular(skill_md.real, skill_md.size, identity=stat_identity(skill_md.stat))
+                if file_mismatches(SKILL_MD, skill_md.size, digest, data):
+                    raise SkillError("SKILL.md changed while it was being read; it will be picked up on the next scan")
             fm = parse_skill_md(data).frontmatter  # NotASkill / FrontmatterError carry the precise reason
             cache.remember_frontmatter(digest, fm)
     except OSError as exc:
