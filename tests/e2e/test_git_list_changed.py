@@ -10,7 +10,6 @@ server speaks (server/notify.py): a 2026-07-28 client's `subscriptions/listen` s
 from __future__ import annotations
 
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -20,7 +19,7 @@ from mcp.client import Client
 from mcp.client.streamable_http import streamable_http_client
 
 from support.calls import call_async, healthz
-from support.gitserver import GitHTTPServer, WorkRepo, git_http_server, skill_md
+from support.gitserver import GitHTTPServer, WorkRepo, skill_md
 from support.servers import serve_http
 
 pytestmark = pytest.mark.anyio
@@ -30,27 +29,19 @@ QUIET_SECONDS = 3.0  # ten polls that find the same commit
 SOURCE = "io.skillwire/source"
 
 
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[GitHTTPServer]:
-    (tmp_path / "served").mkdir()
-    with git_http_server(tmp_path / "served") as running:
-        yield running
-
-
 async def _healthz(url: str) -> dict[str, Any]:
     return await anyio.to_thread.run_sync(healthz, url)
 
 
 async def test_a_new_commit_notifies_both_wires_and_an_unmoved_branch_notifies_none(
-    tmp_path: Path, server: GitHTTPServer
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git")
     repo.write("one/SKILL.md", skill_md("one", "First"))
     first = repo.commit("first")
     repo.push()
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-    spec = f"git+{server.url('skills.git')}@main"
-    with serve_http([spec, "--poll", str(POLL)], env=env) as running:
+    spec = f"git+{git_server.url('skills.git')}@main"
+    with serve_http([spec, "--poll", str(POLL)], env=own_cache_env) as running:
         modern: list[str] = []
         legacy: list[str] = []
         heard_modern, heard_legacy = anyio.Event(), anyio.Event()

@@ -12,31 +12,16 @@ from __future__ import annotations
 
 import difflib
 import json
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
-import pytest
-
 from support.calls import healthz, wait_for
 from support.cli import run_cli
-from support.gitserver import GitHTTPServer, WorkRepo, git, git_http_server, skill_md
+from support.gitserver import GitHTTPServer, WorkRepo, git, skill_md
 from support.servers import serve_http
 
 POLL = 0.3
 LOCK = "skills.lock"
-
-
-@pytest.fixture
-def cache_env(tmp_path: Path) -> dict[str, str]:
-    return {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[GitHTTPServer]:
-    (tmp_path / "served").mkdir()
-    with git_http_server(tmp_path / "served") as running:
-        yield running
 
 
 def make_repo(tmp_path: Path, object_format: str = "sha1") -> WorkRepo:
@@ -88,14 +73,14 @@ def changed_lines(before: str, after: str) -> set[int]:
 
 
 def test_pull_records_each_skills_commit_byte_identically_and_a_new_commit_changes_only_its_skills_lines(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     repo = make_repo(tmp_path)
     first = repo.commit("first")
     repo.push()
-    repository = server.url("skills.git")
+    repository = git_server.url("skills.git")
     out = tmp_path / "pulled"
-    with serve_http([f"git+{repository}@main#skills=acme", "--poll", str(POLL)], env=cache_env) as running:
+    with serve_http([f"git+{repository}@main#skills=acme", "--poll", str(POLL)], env=own_cache_env) as running:
         pull(running.url, out)
         assert sources(out) == {
             "alpha": {"repository": repository, "commit": first, "ref": "main", "path": "skills/alpha"},
@@ -151,22 +136,22 @@ def test_pull_records_each_skills_commit_byte_identically_and_a_new_commit_chang
 
 
 def test_a_pinned_commit_and_a_tag_are_recorded_and_a_moved_source_is_reported(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     repo = make_repo(tmp_path)
     commit = repo.commit("first")
     git(repo.work, "tag", "-a", "v1", "-m", "release 1")
     repo.push("--follow-tags")
-    repository = server.url("skills.git")
+    repository = git_server.url("skills.git")
     out = tmp_path / "pinned"
-    with serve_http([f"git+{repository}@{commit}#skills/team", "--no-watch"], env=cache_env) as running:
+    with serve_http([f"git+{repository}@{commit}#skills/team", "--no-watch"], env=own_cache_env) as running:
         pull(running.url, out)
         assert sources(out) == {
             "gamma": {"repository": repository, "commit": commit, "ref": commit, "path": "skills/team/gamma"}
         }
     # The same skill, the same files, now served at the tag: the source moved, `--check` says so (and the
     # lock, as the server is another, is only compared, never written).
-    with serve_http([f"git+{repository}@v1#skills/team", "--no-watch"], env=cache_env) as running:
+    with serve_http([f"git+{repository}@v1#skills/team", "--no-watch"], env=own_cache_env) as running:
         checked = run_cli("pull", "--check", "--json", "--to", str(out), running.url)
         assert checked.code == 1, checked.err
         (gamma,) = json.loads(checked.text)["skills"]
@@ -179,17 +164,17 @@ def test_a_pinned_commit_and_a_tag_are_recorded_and_a_moved_source_is_reported(
 
 
 def test_a_sha256_repository_is_served_and_its_64_digit_commit_locked(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     repo = make_repo(tmp_path, "sha256")
     commit = repo.commit("first")
     assert len(commit) == 64
     repo.push()
-    repository = server.url("skills.git")
+    repository = git_server.url("skills.git")
     out = tmp_path / "pulled"
     # Followed (ls-remote first, then the fetch) and pinned (the fetch of a commit id), each into a new cache.
     for ref, cache in (("main", "followed"), (commit, "pinned")):
-        env = {**cache_env, "XDG_CACHE_HOME": str(tmp_path / cache)}
+        env = {**own_cache_env, "XDG_CACHE_HOME": str(tmp_path / cache)}
         with serve_http([f"git+{repository}@{ref}#skills/team", "--no-watch"], env=env) as running:
             assert healthz(running.url)["index"] == commit
             pull(running.url, out / cache)
@@ -199,12 +184,12 @@ def test_a_sha256_repository_is_served_and_its_64_digit_commit_locked(
 
 
 def test_a_folder_source_writes_no_source_and_the_lock_format_is_unchanged(
-    tmp_path: Path, cache_env: dict[str, str]
+    tmp_path: Path, own_cache_env: dict[str, str]
 ) -> None:
     repo = make_repo(tmp_path)
     repo.commit("first")
     out = tmp_path / "from-folder"
-    with serve_http([str(repo.work / "skills"), "--no-watch", "--no-digest-cache"], env=cache_env) as running:
+    with serve_http([str(repo.work / "skills"), "--no-watch", "--no-digest-cache"], env=own_cache_env) as running:
         pull(running.url, out)
         text = (out / LOCK).read_text()
         assert '"source"' not in text
@@ -217,16 +202,16 @@ def test_a_folder_source_writes_no_source_and_the_lock_format_is_unchanged(
 
 
 def test_a_lock_from_a_git_root_is_checked_against_a_folder_copy_of_it(
-    tmp_path: Path, cache_env: dict[str, str]
+    tmp_path: Path, own_cache_env: dict[str, str]
 ) -> None:
     """The same skills served from a plain folder: the files match, the git source is gone, and --check
     says so (a pull would drop the source)."""
     repo = make_repo(tmp_path)
     commit = repo.commit("first")
     out = tmp_path / "pulled"
-    with serve_http([f"git+file://{repo.work}@{commit}#skills", "--no-watch"], env=cache_env) as running:
+    with serve_http([f"git+file://{repo.work}@{commit}#skills", "--no-watch"], env=own_cache_env) as running:
         pull(running.url, out)
-    with serve_http([str(repo.work / "skills"), "--no-watch", "--no-digest-cache"], env=cache_env) as running:
+    with serve_http([str(repo.work / "skills"), "--no-watch", "--no-digest-cache"], env=own_cache_env) as running:
         checked = run_cli("pull", "--check", "--json", "--to", str(out), running.url)
     assert checked.code == 1, checked.err
     notes = {s["uri"]: s["note"] for s in json.loads(checked.text)["skills"]}

@@ -17,7 +17,6 @@ import json
 import os
 import subprocess
 import time
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -27,24 +26,11 @@ from servers import free_port
 from support.calls import call, healthz, list_uris, wait_for
 from support.cli import run_cli
 from support.conformance import SUCCESS, missing_tools_reason, run_server_scenario
-from support.gitserver import GitHTTPServer, WorkRepo, git, git_http_server, skill_md
+from support.gitserver import GitHTTPServer, WorkRepo, git, skill_md
 from support.servers import EXAMPLES, serve_http
 
 POLL = 0.3
 SOURCE = "io.skillwire/source"
-
-
-@pytest.fixture
-def cache_env(tmp_path: Path) -> dict[str, str]:
-    """A cache of its own per test (the user cache directory follows XDG_CACHE_HOME)."""
-    return {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
-
-
-@pytest.fixture
-def server(tmp_path: Path) -> Iterator[GitHTTPServer]:
-    (tmp_path / "served").mkdir()
-    with git_http_server(tmp_path / "served") as running:
-        yield running
 
 
 def make_repo(tmp_path: Path, name: str = "skills.git") -> WorkRepo:
@@ -69,7 +55,7 @@ def commit_of(entry: dict[str, Any]) -> str:
 
 
 def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     # A submodule: another repository, added as a gitlink.
     inner = make_repo(tmp_path, "inner.git")
@@ -90,13 +76,14 @@ def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
     repo.commit("after v1")
     repo.push("--follow-tags")
 
-    spec = f"git+{server.url('skills.git')}@v1#skills=acme"
-    with serve_http([spec, "--poll", str(POLL)], env=cache_env) as running:
+    spec = f"git+{git_server.url('skills.git')}@v1#skills=acme"
+    with serve_http([spec, "--poll", str(POLL)], env=own_cache_env) as running:
         listed = entries(running.url)
         assert sorted(e["uri"] for e in listed) == ["skill://acme/alpha/SKILL.md", "skill://acme/beta/SKILL.md"]
         assert {commit_of(e) for e in listed} == {tagged}
         source = listed[0]["_meta"][SOURCE]
-        assert source == {"repository": server.url("skills.git"), "commit": tagged, "ref": "v1", "path": "skills/alpha"}
+        repository = git_server.url("skills.git")
+        assert source == {"repository": repository, "commit": tagged, "ref": "v1", "path": "skills/alpha"}
         alpha = call(running.url, "skills/get", {"uri": "skill://acme/alpha/SKILL.md"})
         assert sorted(r["uri"] for r in alpha["skill"]["resources"]) == [
             "skill://acme/alpha/SKILL.md",
@@ -122,12 +109,12 @@ def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
     assert (trees[0] / "alpha" / "leak").is_symlink()  # written as it is, never followed (the scan left it out)
 
 
-def test_ls_json_and_get_show_the_commit(tmp_path: Path, cache_env: dict[str, str]) -> None:
+def test_ls_json_and_get_show_the_commit(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
     repo = make_repo(tmp_path)
     repo.write("hello/SKILL.md", skill_md("hello", "Says hello"))
     commit = repo.commit("one")
     repo.push()
-    with serve_http([f"git+file://{repo.bare}@{commit}", "--no-watch"], env=cache_env) as running:
+    with serve_http([f"git+file://{repo.bare}@{commit}", "--no-watch"], env=own_cache_env) as running:
         listing = run_cli("ls", "--json", running.url)
         assert listing.code == 0, listing.err
         (skill,) = json.loads(listing.text)["skills"]
@@ -143,15 +130,15 @@ def test_ls_json_and_get_show_the_commit(tmp_path: Path, cache_env: dict[str, st
 
 
 def test_following_a_branch_swaps_whole_commits(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     repo = make_repo(tmp_path)
     for index in range(6):
         repo.write(f"s{index}/SKILL.md", skill_md(f"s{index}", "generation 0"))
     repo.commit("generation 0")
     repo.push()
-    spec = f"git+{server.url('skills.git')}@main"
-    with serve_http([spec, "--poll", str(POLL), "--page-size", "2"], env=cache_env) as running:
+    spec = f"git+{git_server.url('skills.git')}@main"
+    with serve_http([spec, "--poll", str(POLL), "--page-size", "2"], env=own_cache_env) as running:
         seen_commits: set[str] = set()
         for generation in range(1, 4):
             # Each commit rewrites every description and renames one skill, so a mixed page would show.
@@ -184,23 +171,23 @@ def test_following_a_branch_swaps_whole_commits(
 
 
 def test_a_failed_fetch_keeps_the_last_commit_and_a_force_push_is_followed(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     repo = make_repo(tmp_path)
     repo.write("one/SKILL.md", skill_md("one", "First"))
     first = repo.commit("first")
     repo.push()
-    spec = f"git+{server.url('skills.git')}@main"
-    with serve_http([spec, "--poll", str(POLL)], env=cache_env) as running:
+    spec = f"git+{git_server.url('skills.git')}@main"
+    with serve_http([spec, "--poll", str(POLL)], env=own_cache_env) as running:
         assert healthz(running.url)["index"] == first
-        server.down()
+        git_server.down()
         wait_for(lambda: healthz(running.url)["stale"] is True, 10, "the failed fetch in /healthz")
         report = healthz(running.url)
         assert report["index"] == first
         assert "503" in (report["lastError"] or "")
         assert list_uris(running.url) == ["skill://one/SKILL.md"]  # still serving
         assert "still serving commit " + first[:12] in running.log()
-        server.down(False)
+        git_server.down(False)
         wait_for(lambda: healthz(running.url)["stale"] is False, 10, "the recovery")
         # A rewritten history: the old commit is gone from the branch, the new one is served.
         git(repo.work, "reset", "-q", "--hard", first)
@@ -215,19 +202,19 @@ def test_a_failed_fetch_keeps_the_last_commit_and_a_force_push_is_followed(
 
 
 def test_unknown_ref_or_repository_is_one_line_exit_2(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
 ) -> None:
     repo = make_repo(tmp_path)
     repo.write("one/SKILL.md", skill_md("one", "First"))
     repo.commit("first")
     repo.push()
     cases = {
-        f"git+{server.url('skills.git')}@no-such-branch": "has no branch or tag 'no-such-branch'",
-        f"git+{server.url('missing.git')}": "cannot read",
+        f"git+{git_server.url('skills.git')}@no-such-branch": "has no branch or tag 'no-such-branch'",
+        f"git+{git_server.url('missing.git')}": "cannot read",
         f"git+file://{tmp_path}/nothing-here": "cannot read",
-        f"git+{server.url('skills.git')}@{'0' * 40}": "cannot fetch",
-        f"git+{server.url('skills.git')}@main#no/such/folder": "no/such/folder",
-        f"git+{server.url('skills.git')}@-upload-pack=evil": "is not a branch, tag or commit id",
+        f"git+{git_server.url('skills.git')}@{'0' * 40}": "cannot fetch",
+        f"git+{git_server.url('skills.git')}@main#no/such/folder": "no/such/folder",
+        f"git+{git_server.url('skills.git')}@-upload-pack=evil": "is not a branch, tag or commit id",
         "git+https://user:secret@example.invalid/repo.git": "a password in the URL",
     }
     for spec, expected in cases.items():
@@ -235,7 +222,7 @@ def test_unknown_ref_or_repository_is_one_line_exit_2(
             ["skillwire", "serve", spec, "--http", f"127.0.0.1:{free_port()}"],
             capture_output=True,
             text=True,
-            env={**os.environ, **cache_env},
+            env={**os.environ, **own_cache_env},
             timeout=60,
             check=False,
         )
@@ -251,7 +238,7 @@ def test_unknown_ref_or_repository_is_one_line_exit_2(
     "scenario", ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
 )
 def test_conformance_scenarios_pass_against_a_git_root(
-    tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str], scenario: str
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str], scenario: str
 ) -> None:
     reason = missing_tools_reason()
     if reason:
@@ -262,7 +249,8 @@ def test_conformance_scenarios_pass_against_a_git_root(
             repo.write_bytes("skills/" + path.relative_to(EXAMPLES).as_posix(), path.read_bytes())
     repo.commit("examples")
     repo.push()
-    with serve_http([f"git+{server.url('skills.git')}@main#skills", "--page-size", "2"], env=cache_env) as running:
+    spec = f"git+{git_server.url('skills.git')}@main#skills"
+    with serve_http([spec, "--page-size", "2"], env=own_cache_env) as running:
         run = run_server_scenario(running.url, scenario)
     assert run.checks, run.summary()
     assert not run.failures(), run.summary()
@@ -276,7 +264,7 @@ def _ssh_key(tmp_path: Path, name: str) -> Path:
     return key
 
 
-def test_require_signed_commit(tmp_path: Path, server: GitHTTPServer, cache_env: dict[str, str]) -> None:
+def test_require_signed_commit(tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]) -> None:
     trusted, other = _ssh_key(tmp_path, "trusted"), _ssh_key(tmp_path, "other")
     trust_file = tmp_path / "trust.json"
     added = run_cli("trust", "--file", str(trust_file), "add", "publisher", str(trusted) + ".pub")
@@ -293,9 +281,9 @@ def test_require_signed_commit(tmp_path: Path, server: GitHTTPServer, cache_env:
     repo.commit("other", "-c", "gpg.format=ssh", "-c", f"user.signingkey={other}", "-c", "commit.gpgsign=true")
     git(repo.work, "tag", "other-key")
     git(repo.work, "push", "-q", "origin", "--tags")
-    base = f"git+{server.url('skills.git')}"
+    base = f"git+{git_server.url('skills.git')}"
     flags = ["--require-signed-commit", "--trust-file", str(trust_file), "--no-watch"]
-    with serve_http([f"{base}@signed", *flags], env=cache_env) as running:
+    with serve_http([f"{base}@signed", *flags], env=own_cache_env) as running:
         (entry,) = entries(running.url)
         source = entry["_meta"][SOURCE]
         assert source["commit"] == signed
@@ -305,7 +293,7 @@ def test_require_signed_commit(tmp_path: Path, server: GitHTTPServer, cache_env:
             ["skillwire", "serve", f"{base}@{tag}", *flags, "--http", f"127.0.0.1:{free_port()}"],
             capture_output=True,
             text=True,
-            env={**os.environ, **cache_env},
+            env={**os.environ, **own_cache_env},
             timeout=60,
             check=False,
         )
@@ -313,7 +301,7 @@ def test_require_signed_commit(tmp_path: Path, server: GitHTTPServer, cache_env:
         assert len(done.stderr.strip().splitlines()) == 1, done.stderr
         assert reason in done.stderr, done.stderr
     # Without the flag the unsigned commit is served.
-    with serve_http([f"{base}@unsigned", "--no-watch"], env=cache_env) as running:
+    with serve_http([f"{base}@unsigned", "--no-watch"], env=own_cache_env) as running:
         assert [e["frontmatter"]["description"] for e in entries(running.url)] == ["Unsigned"]
 
 
@@ -327,10 +315,10 @@ def _small_repo(tmp_path: Path) -> tuple[WorkRepo, str]:
     return repo, commit
 
 
-def test_publish_from_a_git_root_records_the_commit_in_the_index(tmp_path: Path, cache_env: dict[str, str]) -> None:
+def test_publish_from_a_git_root_records_the_commit_in_the_index(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
     repo, commit = _small_repo(tmp_path)
     store = tmp_path / "store"
-    done = run_cli("publish", f"git+file://{repo.bare}@v1#pack=team", f"file://{store}", env=cache_env)
+    done = run_cli("publish", f"git+file://{repo.bare}@v1#pack=team", f"file://{store}", env=own_cache_env)
     assert done.code == 0, done.err
     assert f"is commit {commit}" in done.err
     (index,) = (store / "indexes").glob("*.jsonl")
@@ -343,46 +331,46 @@ def test_publish_from_a_git_root_records_the_commit_in_the_index(tmp_path: Path,
         "ref": "v1",
         "path": "pack/hello",
     }
-    with serve_http([f"file://{store}", "--no-watch"], env=cache_env) as running:
+    with serve_http([f"file://{store}", "--no-watch"], env=own_cache_env) as running:
         (entry,) = entries(running.url)
         assert commit_of(entry) == commit  # a replica of the published catalog still says which commit
 
 
-def test_sign_and_lint_take_a_git_root(tmp_path: Path, cache_env: dict[str, str]) -> None:
+def test_sign_and_lint_take_a_git_root(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
     repo, commit = _small_repo(tmp_path)
     key = _ssh_key(tmp_path, "publisher")
     spec = f"git+file://{repo.bare}@v1#pack"
-    refused = run_cli("sign", spec, "--key", str(key), env=cache_env)
+    refused = run_cli("sign", spec, "--key", str(key), env=own_cache_env)
     assert refused.code == 2
     assert "give --out FILE" in refused.err
     out = tmp_path / "signatures.json"
-    signed = run_cli("sign", spec, "--key", str(key), "--out", str(out), env=cache_env)
+    signed = run_cli("sign", spec, "--key", str(key), "--out", str(out), env=own_cache_env)
     assert signed.code == 0, signed.err
     assert list(json.loads(out.read_text())["signatures"]) == ["skill://hello/SKILL.md"]
-    with serve_http([spec, "--signatures", str(out), "--no-watch"], env=cache_env) as running:
+    with serve_http([spec, "--signatures", str(out), "--no-watch"], env=own_cache_env) as running:
         (entry,) = entries(running.url)
         assert "io.skillwire/signature" in entry["_meta"]
         assert commit_of(entry) == commit
-    linted = run_cli("lint", "--json", spec, env=cache_env)
+    linted = run_cli("lint", "--json", spec, env=own_cache_env)
     assert linted.code == 0, linted.err
     assert f"at commit {commit}" in linted.err
     broken = make_repo(tmp_path, "broken.git")
     broken.write("bad/SKILL.md", "---\nname: other-name\ndescription: Wrong folder\n---\n")
     broken.commit("broken")
     broken.push()
-    failed = run_cli("lint", "--json", f"git+file://{broken.bare}", env=cache_env)
+    failed = run_cli("lint", "--json", f"git+file://{broken.bare}", env=own_cache_env)
     assert failed.code == 1
     assert any(f["rule"] == "name-mismatch" for f in json.loads(failed.text)), failed.text
 
 
-def test_the_bridge_local_upstream_takes_a_git_root(tmp_path: Path, cache_env: dict[str, str]) -> None:
+def test_the_bridge_local_upstream_takes_a_git_root(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
     from unittest import mock
 
     from skillwire.bridge.config import CommandLineUpstreams, load_config
     from skillwire.core.errors import BridgeConfigError
 
     repo, commit = _small_repo(tmp_path)
-    with mock.patch.dict(os.environ, cache_env):
+    with mock.patch.dict(os.environ, own_cache_env):
         config = load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@v1#pack"]))
         (local,) = config.local
         (tree,) = local.paths

@@ -212,14 +212,13 @@ async def test_native_client_takes_every_skill_from_an_object_store(seaweedfs: S
 
 
 @pytest.mark.anyio
-async def test_native_client_takes_every_skill_from_a_git_root(tmp_path: Path) -> None:
+async def test_native_client_takes_every_skill_from_a_git_root(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
     repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git")
     expected = write_catalog(repo.work / "skills", 300)
     commit = repo.commit("catalog")
     repo.push()
-    env = {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config")}
     spec = f"git+file://{repo.bare}@{commit}#skills"
-    with serve_http([spec, "--page-size", "64", "--no-watch"], env=env) as server:
+    with serve_http([spec, "--page-size", "64", "--no-watch"], env=own_cache_env) as server:
         numbers = await run_native(expected, url=server.url)
     assert numbers["pages"] == 5
     assert numbers["got"] == 300
