@@ -6,7 +6,8 @@ Items: `bench/search_items/{tune,heldout}.txt`, written for this bench (not gene
 acceptable skills, the short query a model would send, and the whole task as a user would type it,
 written from each skill's purpose without its name or its description's rare words. The tuning set
 chose `host/search.py`'s `Ranking`; the held-out set was written at the same time and is only run to
-report, never while choosing.
+report, never while choosing. An accepted skill that is nested in a listed skill's folder (so not listed
+itself) is found by finding the outer skill (`nested_owners`).
 
 The corpus is `../shared/corpora/awesome-copilot/skills` (419 real skills, MIT) read in place through
 a real `SkillHost` local origin, so skills are indexed with their bodies as `--local` skills are; the
@@ -75,6 +76,36 @@ def load_items(name: str) -> list[Item]:
         accept, query, task = (part.strip() for part in line.split("|", 2))
         items.append(Item(frozenset(a.strip() for a in accept.split(",")), query, task))
     return items
+
+
+def nested_owners(host: SkillHost) -> dict[str, str]:
+    """The name of each SKILL.md inside a listed skill's folder -> that listed skill's name.
+
+    A SKILL.md nested in another skill's folder is one of the outer skill's files, not a skill of its own
+    (the scan lists the outer one only): an item accepting the nested name is answered by finding the outer
+    skill, which is what a model would load to read it. Without this such items could never be found.
+    """
+    listed = {skill.name for skill in host.registry}
+    owners: dict[str, str] = {}
+    for path in sorted(CORPUS.glob("*/*/**/SKILL.md")):
+        owner = path.relative_to(CORPUS).parts[0]
+        if owner not in listed:
+            continue
+        for line in path.read_text(encoding="utf-8", errors="replace").splitlines()[1:40]:
+            if line.startswith("name:"):
+                name = line.split(":", 1)[1].strip().strip("'\"")
+                if name and name not in listed:
+                    owners.setdefault(name, owner)
+                break
+    return owners
+
+
+def resolve(items: list[Item], owners: dict[str, str]) -> list[Item]:
+    """Each item with the listed skill that holds an accepted nested skill accepted too (`nested_owners`)."""
+    return [
+        dataclasses.replace(item, accept=item.accept | {owners[name] for name in item.accept if name in owners})
+        for item in items
+    ]
 
 
 Ranker = Callable[[str], list[str]]  # query -> skill names, best first
@@ -275,8 +306,9 @@ def main(argv: list[str] | None = None) -> int:
     else:
         host = corpus_host()
         print(f"corpus: {CORPUS} ({len(host.registry)} skills; the only corpus available here)")
+        owners = nested_owners(host)
         if args.sweep:
-            sweep(host, load_items("tune"))
+            sweep(host, resolve(load_items("tune"), owners))
             return 0
         rankers: dict[str, Ranker] = {
             "skillwire": skillwire_ranker(host, DEFAULT_RANKING),
@@ -290,7 +322,10 @@ def main(argv: list[str] | None = None) -> int:
         rows = []
         sets = ["tune", "heldout"] if args.set == "both" else [args.set]
         for set_name in sets:
-            items = load_items(set_name)
+            items = resolve(load_items(set_name), owners)
+            nested = sum(1 for item in load_items(set_name) if any(name in owners for name in item.accept))
+            if nested:
+                print(f"{set_name}: {nested} items accept a skill nested in a listed one; its outer skill counts too")
             for ranker_name, ranker in rankers.items():
                 for form in ("task", "query"):
                     result = score(ranker, items, form)
