@@ -9,7 +9,6 @@ from __future__ import annotations
 import json
 import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -25,6 +24,7 @@ from typing import Any
 import pytest
 
 from servers import free_port
+from support.apt_tool import apt_tool
 from support.calls import call, list_uris, wait_for
 from support.seaweed import SeaweedS3, env_without_aws
 from support.servers import EXAMPLES, serve_http
@@ -44,22 +44,10 @@ def http_get(url: str, headers: dict[str, str] | None = None) -> tuple[int, byte
 # -- a real Prometheus ------------------------------------------------------------------------------------
 
 
-def prometheus_binary() -> str:
-    """Debian's `prometheus`, installed here when missing (as root, through apt-get), else a skip."""
-    found = shutil.which("prometheus")
-    if found is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "install", "-y", "-q", "prometheus"], env=env, capture_output=True, timeout=600)
-        found = shutil.which("prometheus")
-    if found is None:
-        pytest.skip("no prometheus binary, and `apt-get install prometheus` was not possible (not root or no apt)")
-    return found
-
-
 @pytest.fixture
 def prometheus(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A Prometheus on 127.0.0.1 (its API URL) and the file its scrape targets are written to."""
-    binary = prometheus_binary()
+    binary = apt_tool("prometheus")
     port = free_port()
     targets = tmp_path / "targets.json"
     targets.write_text("[]")

@@ -17,9 +17,7 @@ Listings page across both replicas (each page may come from either), which holds
 from __future__ import annotations
 
 import json
-import os
 import secrets
-import shutil
 import signal
 import subprocess
 import sys
@@ -36,6 +34,7 @@ import pytest
 from prometheus_client.parser import text_string_to_metric_families
 
 from servers import free_port
+from support.apt_tool import apt_tool
 from support.bridge import generate_skills
 from support.calls import wait_for
 from support.seaweed import SeaweedS3, env_without_aws
@@ -46,18 +45,6 @@ PROTOCOL = "2026-07-28"
 DRAIN_SECONDS = 2.0
 # Small pages, so a listing walk is several requests that round robin spreads over both replicas.
 REPLICA_OPTIONS = ["--page-size", "4", "--drain-seconds", str(DRAIN_SECONDS), "--grace-seconds", "10", "--poll", "1"]
-
-
-def haproxy_binary() -> str:
-    """Debian's `haproxy`, installed here when missing (as root, through apt-get), else a skip."""
-    found = shutil.which("haproxy") or (os.path.exists("/usr/sbin/haproxy") and "/usr/sbin/haproxy") or None
-    if found is None and os.geteuid() == 0 and shutil.which("apt-get"):
-        env = {**os.environ, "DEBIAN_FRONTEND": "noninteractive"}
-        subprocess.run(["apt-get", "install", "-y", "-q", "haproxy"], env=env, capture_output=True, timeout=600)
-        found = shutil.which("haproxy") or (os.path.exists("/usr/sbin/haproxy") and "/usr/sbin/haproxy") or None
-    if not found:
-        pytest.skip("no haproxy binary, and `apt-get install haproxy` was not possible (not root or no apt)")
-    return found
 
 
 HAPROXY_CONFIG = """\
@@ -219,7 +206,10 @@ def balancer(replicas: tuple[Replica, Replica, int], tmp_path: Path) -> Iterator
     config.write_text(HAPROXY_CONFIG.format(port=port, a=a.port, b=b.port))
     with (tmp_path / "haproxy.log").open("wb") as log:
         proxy = subprocess.Popen(
-            [haproxy_binary(), "-db", "-f", str(config)], stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            [apt_tool("haproxy"), "-db", "-f", str(config)],
+            stdout=log,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
         )
     try:
         wait_for(lambda: _answers(f"http://127.0.0.1:{port}/healthz"), 30, "haproxy to route")
