@@ -51,6 +51,7 @@ from skillwire.server import _sdk
 from skillwire.server.content import dynamic_contents, file_contents
 from skillwire.server.legacy import LegacyInitializeAdvertiser
 from skillwire.server.notify import ListChangedNotifier
+from skillwire.server.pages import DEFAULT_PAGE_CACHE_ITEMS, PageCache
 from skillwire.server.resources import SkillResources, install_resource_handlers
 
 __all__ = ["SkillsExtension"]
@@ -102,6 +103,9 @@ class SkillsExtension(Extension):
     subscriptions:
         The `SubscriptionBus` catalog changes are published on (pass the same one to
         `MCPServer(subscriptions=...)`); a new in-memory bus by default, available as `.subscriptions`.
+    page_cache_items:
+        How many skills and files the built `skills/list` pages kept for reuse may list in all
+        (`server.pages`; about 200 bytes each); 0 builds every page per request.
     """
 
     identifier = EXTENSION_ID
@@ -120,6 +124,7 @@ class SkillsExtension(Extension):
         cache_scope: CacheScope = "private",
         signatures: SignatureBook | None = None,
         subscriptions: SubscriptionBus | None = None,
+        page_cache_items: int = DEFAULT_PAGE_CACHE_ITEMS,
     ) -> None:
         if page_size < 1 or directory_page_size < 1:
             raise ValueError("page sizes must be at least 1")
@@ -136,6 +141,7 @@ class SkillsExtension(Extension):
         # Publisher signatures added to entries' `_meta` (core/signing.py); matched once per entry object:
         # an entry never changes, and a refresh that changes a skill makes a new one.
         self.signatures = signatures
+        self.pages = PageCache(page_cache_items)
         self._signature_meta: dict[int, tuple[weakref.ref[SkillEntry], dict[str, Any] | None]] = {}
         # The middleware is built here, once, because `MCPServer(middleware=...)` takes it before the server
         # exists; the same objects then serve every server the extension is installed on.
@@ -273,6 +279,11 @@ class SkillsExtension(Extension):
                 "pass middleware=skills.middleware() to MCPServer, or call skills.attach(server)"
             )
         snapshot = await self.request_snapshot(ctx)
+        # A page of a snapshot is the same for every request (server/pages.py); the SDK copies the result
+        # before shaping it for the wire, so the dict handed back is never changed.
+        built = self.pages.get(snapshot, params.cursor)
+        if built is not None:
+            return built
         try:
             page, next_cursor = snapshot.list_page(params.cursor, self.page_size)
         except InvalidCursor as exc:
@@ -281,6 +292,7 @@ class SkillsExtension(Extension):
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         result.update(self.cache_fields())
+        self.pages.put(snapshot, params.cursor, result, len(page) + sum(len(s.entry.files) for s in page))
         return result
 
     async def handle_get(self, ctx: ServerRequestContext[Any, Any], params: GetSkillParams) -> HandlerResult:

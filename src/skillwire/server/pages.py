@@ -1,0 +1,73 @@
+"""`skills/list` results built once per (snapshot, cursor) and reused for every request that asks again.
+
+A snapshot never changes, and `CatalogSnapshot.list_page` is a pure function of the snapshot, the cursor
+and the page size, so the page a cursor names is the same dict for every caller of that snapshot until
+the snapshot is replaced. Building it (an entry dict and a dict per file, `SkillEntry.to_wire`) was most
+of skillwire's own time in a listing; the `mcp` SDK then copies and encodes the result on every request
+either way (docs/sdk-upstream.md).
+
+The cache is bounded by the items its pages list (a page's cost is its skills plus their `resources`
+items: the dicts it holds), over every snapshot alive: a page that would go over the budget is built per
+request as before, and nothing is evicted, so a walk of a catalog larger than the budget keeps its first
+pages cached rather than churning through all of them. A snapshot's pages go with it (weak keys): a refresh or a dropped
+per-caller view frees them, and no cached page outlives the catalog it came from.
+"""
+
+from __future__ import annotations
+
+import threading
+import weakref
+from typing import Any
+
+from skillwire.catalog.snapshot import CatalogSnapshot
+
+__all__: list[str] = []  # internal: SkillsExtension(page_cache_items=...) is the public knob
+
+# About 200 bytes of dicts per item (measured on bench/generate.py's catalog: 4.4 MB for 2,000 skills of
+# 10 files, 22,000 items): 22,000 holds a whole walk of that catalog.
+DEFAULT_PAGE_CACHE_ITEMS = 22_000
+
+
+class _Pages:
+    __slots__ = ("by_cursor", "items")
+
+    def __init__(self) -> None:
+        self.by_cursor: dict[str | None, dict[str, Any]] = {}
+        self.items = 0
+
+
+class PageCache:
+    """Built `skills/list` results by (snapshot, cursor), holding at most `max_items` skills and files."""
+
+    def __init__(self, max_items: int = DEFAULT_PAGE_CACHE_ITEMS) -> None:
+        if max_items < 0:
+            raise ValueError("max_items must be >= 0")
+        self.max_items = max_items
+        self._by_snapshot: weakref.WeakKeyDictionary[CatalogSnapshot, _Pages] = weakref.WeakKeyDictionary()
+        # Requests are answered on the event loop, but an embedder may serve one extension from several
+        # threads; the budget check and the insert are one step.
+        self._lock = threading.Lock()
+
+    def get(self, snapshot: CatalogSnapshot, cursor: str | None) -> dict[str, Any] | None:
+        pages = self._by_snapshot.get(snapshot)
+        return None if pages is None else pages.by_cursor.get(cursor)
+
+    def put(self, snapshot: CatalogSnapshot, cursor: str | None, result: dict[str, Any], items: int) -> None:
+        """Keep `result` (which lists `items` skills and files) if the budget allows; else do nothing."""
+        with self._lock:
+            # Summed, not counted: a snapshot's pages leave with it, and few snapshots live at once
+            # (the current one and the per-caller views of it).
+            held = sum(pages.items for pages in self._by_snapshot.values())
+            if held + items > self.max_items:
+                return
+            pages = self._by_snapshot.get(snapshot)
+            if pages is None:
+                pages = self._by_snapshot[snapshot] = _Pages()
+            if cursor not in pages.by_cursor:
+                pages.by_cursor[cursor] = result
+                pages.items += items
+
+    def held_items(self) -> int:
+        """Skills and files listed by every page held now."""
+        with self._lock:
+            return sum(pages.items for pages in self._by_snapshot.values())
