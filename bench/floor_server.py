@@ -10,6 +10,14 @@ of `skillwire serve`, built by the same `skillwire.server.app` functions: uvicor
 Starlette, the SDK's request handling and pydantic dumps) with the same bytes on the wire as skillwire's.
 The benchmark table shows it as the `floor` peer: skillwire's latency over this one is the part of each
 request that is skillwire's own.
+
+    python -m bench.floor_server ROOT --port PORT --one-pass-json
+
+is the `floor-onepass` peer: the same floor with the SDK's modern-HTTP response writer replaced by one
+that encodes the JSON-RPC reply in one pass with pydantic-core (`model_dump_json`'s serializer, bytes
+out) instead of `model_dump(mode="json")` and then `json.dumps` of the copy. It shows what ask 1 of
+docs/sdk-upstream.md would buy; the replacement reaches into a private SDK module, which only a bench
+peer may do (skillwire itself never does: tests/server/test_sdk_seam.py).
 """
 
 from __future__ import annotations
@@ -96,12 +104,34 @@ class Precomputed(Extension):
         return result
 
 
+def use_one_pass_json() -> None:
+    """Answer modern HTTP requests with a one-pass encoding of the reply (what ask 1 proposes upstream)."""
+    from mcp.server import _streamable_http_modern as modern
+    from mcp_types import JSONRPCError, JSONRPCResponse
+    from starlette.responses import Response
+    from starlette.types import Receive, Scope, Send
+
+    sdk_write = modern._write
+
+    async def write(msg: JSONRPCResponse | JSONRPCError, scope: Scope, receive: Receive, send: Send) -> None:
+        if isinstance(msg, JSONRPCError):
+            await sdk_write(msg, scope, receive, send)  # errors (and their `id: null` rule) as the SDK writes them
+            return
+        body = msg.__pydantic_serializer__.to_json(msg, by_alias=True, exclude_none=True)
+        await Response(body, status_code=200, media_type="application/json")(scope, receive, send)
+
+    modern._write = write
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(prog="python -m bench.floor_server")
     parser.add_argument("root", type=Path)
     parser.add_argument("--port", type=int, required=True)
     parser.add_argument("--page-size", type=int, default=100)
+    parser.add_argument("--one-pass-json", action="store_true", help="encode replies in one pass (see above)")
     args = parser.parse_args(argv)
+    if args.one_pass_json:
+        use_one_pass_json()
     extension = Precomputed(args.root, args.page_size)
     server = MCPServer("floor", extensions=[extension])
     # resources/read is a spec method, so an Extension cannot bind it; the same low-level registration

@@ -9,7 +9,8 @@ here and bound by the child later could be taken by another process in between).
 - typescript: the TypeScript SDK 2.4.0's own filesystem loader and HTTP handler
   (`node bench/ts_skills_server.mjs`), on the Node 22 that `scripts/install-tools` puts in `.tools/`.
 - floor: `python -m bench.floor_server ROOT --port PORT`: the `mcp` SDK stack skillwire runs on, answering
-  from precomputed dicts (the transport's own cost, with skillwire's bytes on the wire).
+  from precomputed dicts (the transport's own cost, with skillwire's bytes on the wire); `floor-onepass`
+  adds `--one-pass-json` (the SDK's response writer encoding in one pass: what an upstream fix would give).
 
 `start` times process start → the first `skills/list` answer (through the SDK client); every server
 started here is registered and `stop_all` ends it by process group (TERM, then KILL).
@@ -108,8 +109,9 @@ def typescript_missing() -> str | None:
     return None
 
 
-def floor_argv(root: Path, port: int = 0, *, page_size: int = 100) -> list[str]:
-    return [sys.executable, "-m", "bench.floor_server", str(root), "--port", str(port), "--page-size", str(page_size)]
+def floor_argv(root: Path, port: int = 0, *, page_size: int = 100, extra: Sequence[str] = ()) -> list[str]:
+    argv = [sys.executable, "-m", "bench.floor_server", str(root), "--port", str(port), "--page-size", str(page_size)]
+    return [*argv, *extra]
 
 
 @dataclass

@@ -1,7 +1,8 @@
 """The benchmark suite: skillwire vs FastMCP 4.2 and the TypeScript SDK 2.4.0, over Streamable HTTP on 127.0.0.1.
 
     .venv/bin/python -m bench.run [--catalogs corpus,300,1000,10000,limits]
-                                  [--peers skillwire,fastmcp,typescript,floor | obs-off,obs-metrics,obs-logs]
+                                  [--peers skillwire,fastmcp,typescript,floor,floor-onepass
+                                           | obs-off,obs-metrics,obs-logs]
                                   [--quick] [--workdir DIR] [--json FILE] [--png FILE]
 
 For every catalog, in one run, on the same files:
@@ -400,7 +401,10 @@ OVERHEAD_PEERS: dict[str, list[str]] = {
     "obs-metrics": [],
     "obs-logs": ["--log-requests", "--log-format", "json"],
 }
-SIDE_BY_SIDE = ("skillwire", "typescript", "floor", *OVERHEAD_PEERS)
+# The floor with the SDK's response writer encoding each reply in one pass (bench/floor_server.py): what
+# docs/sdk-upstream.md's ask 1 would buy, measured beside the floor (`--peers ...,floor,floor-onepass`).
+FLOOR_VARIANTS: dict[str, list[str]] = {"floor-onepass": ["--one-pass-json"]}
+SIDE_BY_SIDE = ("skillwire", "typescript", "floor", *FLOOR_VARIANTS, *OVERHEAD_PEERS)
 LATENCY_KEYS = [
     "list_all_s",
     "page_p50_ms",
@@ -842,6 +846,7 @@ async def run_server_only(
     why = {
         "typescript": "the TypeScript SDK has no host library, digest cache or watcher here (reload() is on demand)",
         "floor": "the floor is a transport, not a skills implementation",
+        "floor-onepass": "the floor is a transport, not a skills implementation",
     }.get(peer, "an overhead variant of skillwire: measured as a server only")
     for key in HOST_ONLY:
         run.metrics[key] = status("n/a", why)
@@ -852,6 +857,8 @@ async def run_server_only(
         return run, workload
     if peer in OVERHEAD_PEERS:
         argv = skillwire_argv(root, page_size=PAGE_SIZE, extra=OVERHEAD_PEERS[peer])
+    elif peer in FLOOR_VARIANTS:
+        argv = floor_argv(root, page_size=PAGE_SIZE, extra=FLOOR_VARIANTS[peer])
     else:
         argv = typescript_argv(root, page_size=PAGE_SIZE) if peer == "typescript" else floor_argv(root)
     budget = settings.skillwire_start_budget
@@ -1278,8 +1285,8 @@ async def run_all(args: argparse.Namespace, settings: Settings, argv: list[str])
     workdir.mkdir(parents=True, exist_ok=True)
     peers = [p.strip() for p in args.peers.split(",") if p.strip()]
     for peer in peers:
-        if peer not in PEERS and peer not in OVERHEAD_PEERS:
-            raise SystemExit(f"unknown peer {peer!r}: use {', '.join([*PEERS, *OVERHEAD_PEERS])}")
+        if peer not in PEERS and peer not in OVERHEAD_PEERS and peer not in FLOOR_VARIANTS:
+            raise SystemExit(f"unknown peer {peer!r}: use {', '.join([*PEERS, *FLOOR_VARIANTS, *OVERHEAD_PEERS])}")
     results: dict[str, Any] = {
         "meta": {
             "date": datetime.now().astimezone().strftime("%Y-%m-%d %H:%M %Z"),
