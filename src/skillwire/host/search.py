@@ -625,11 +625,16 @@ class SkillSearch:
         read = bodies.scores(db, phrases, (ranking.headings, ranking.body))
         if read is None:
             return None
-        sums = dict(named)  # a cached dict: never changed in place
-        get, share = sums.get, ranking.body_share
-        for rowid, score in read.items():
-            # What SQL computes: the names row's score plus share * the bodies row's (0.0 where a table has none).
-            sums[rowid] = get(rowid, 0.0) + share * score
+        share = ranking.body_share
+        scaled = read if share == 1.0 else {rowid: share * score for rowid, score in read.items()}
+        # What SQL computes: the names row's score plus share * the bodies row's (0.0 where a table has none).
+        # Adding two doubles is exact either way round, so the larger dict is copied (at C speed) and the
+        # smaller one added to it. Both may be cached dicts: neither is changed in place.
+        small, large = (named, scaled) if len(named) <= len(scaled) else (scaled, named)
+        sums = dict(large)
+        get = sums.get
+        for rowid, score in small.items():
+            sums[rowid] = get(rowid, 0.0) + score
         return sums
 
 
