@@ -59,6 +59,22 @@ def test_command_line_mistakes_are_one_line(given: CommandLineUpstreams, message
     assert "\n" not in str(caught.value)
 
 
+@pytest.mark.parametrize(
+    ("typed", "meant"),
+    [("127.0.0.1:8765/mcp", "http://127.0.0.1:8765/mcp"), ("skills.example.com/mcp", "https://skills.example.com/mcp")],
+)
+def test_an_address_without_a_scheme_is_told_the_url_not_the_stdio_advice(typed: str, meant: str) -> None:
+    with pytest.raises(BridgeConfigError) as caught:
+        load_config(CommandLineUpstreams(servers=[f"work={typed}"]))
+    assert str(caught.value) == f"--server work: {typed!r} has no scheme; write --server work={meant}"
+
+
+def test_a_command_given_to_server_still_gets_the_stdio_advice() -> None:
+    with pytest.raises(BridgeConfigError) as caught:
+        load_config(CommandLineUpstreams(servers=["work=python"]))
+    assert "--server-command work='COMMAND ARGS'" in str(caught.value)
+
+
 def test_toml_file(tmp_path: Path) -> None:
     (tmp_path / "skills").mkdir()
     config_file = tmp_path / "bridge.toml"

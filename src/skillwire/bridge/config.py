@@ -33,6 +33,7 @@ import platformdirs
 from mcp.client.stdio import get_default_environment
 
 from skillwire.catalog.git import is_git_spec
+from skillwire.core.address import address_as_url
 from skillwire.core.errors import BridgeConfigError, SkillwireError
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.origins import ServerOrigin
@@ -257,6 +258,9 @@ def _from_command_line(given: CommandLineUpstreams) -> list[ServerOrigin | Local
             continue
         label, url = _split_label(raw, "=", "--server", "LABEL=URL")
         if not url.startswith(("http://", "https://")):
+            meant = address_as_url(url)
+            if meant is not None:  # an address with its scheme left out, not a command
+                raise BridgeConfigError(f"--server {label}: {url!r} has no scheme; write --server {label}={meant}")
             raise BridgeConfigError(
                 f"--server {label}: {url!r} is not an http(s):// URL; "
                 f"for a stdio server write --server-command {label}='COMMAND ARGS'"

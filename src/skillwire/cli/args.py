@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import argparse
 import logging
-import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -23,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillwire.client.limits import DEFAULT_TIMEOUT
+from skillwire.core.address import address_as_url
 from skillwire.core.errors import SkillwireError
 
 if TYPE_CHECKING:
@@ -164,33 +164,6 @@ def add_log_arguments(parser: argparse.ArgumentParser | argparse._ArgumentGroup)
 def add_debug_argument(parser: argparse.ArgumentParser) -> None:
     """`--debug` after the command too (`skillwire ls URL --debug`); SUPPRESS keeps a global --debug."""
     parser.add_argument("--debug", action="store_true", default=argparse.SUPPRESS, help="show tracebacks")
-
-
-# HOST[:PORT][/PATH] written without a scheme: an IPv4 address, a bracketed IPv6 one, or a host name.
-_ADDRESS = re.compile(
-    r"(?P<host>\d{1,3}(?:\.\d{1,3}){3}|\[[0-9A-Fa-f:.]+\]|[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?"
-    r"(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*)(?P<port>:\d{1,5})?(?P<path>/\S*)?"
-)
-_LOOPBACK = re.compile(r"localhost|127(?:\.\d{1,3}){3}|\[::1\]", re.IGNORECASE)
-
-
-def address_as_url(text: str) -> str | None:
-    """The URL a server address written without a scheme most likely means (`127.0.0.1:8765/mcp` ->
-    `http://127.0.0.1:8765/mcp`), or None when `text` does not look like one: it must name a port, or be an
-    IP address, localhost, or a dotted host name with a path, so a command (`python`, `server.py`,
-    `scripts/serve`) is never taken for a host.
-    Loopback gets http:// (a local server rarely has TLS); any other host https://."""
-    match = _ADDRESS.fullmatch(text)
-    if match is None:
-        return None
-    host = match["host"]
-    is_ip = host.startswith("[") or re.fullmatch(r"[\d.]+", host) is not None
-    named = is_ip or host.lower() == "localhost" or "." in host
-    # A port makes any host an address; a path only a dotted name (`scripts/serve` is a command, not a host).
-    if not (match["port"] or (named and (match["path"] or is_ip or host.lower() == "localhost"))):
-        return None
-    scheme = "http" if _LOOPBACK.fullmatch(host) else "https"
-    return f"{scheme}://{text}"
 
 
 def server_target(args: argparse.Namespace) -> ServerTarget:
