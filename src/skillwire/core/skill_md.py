@@ -42,12 +42,14 @@ def split_skill_md(text: str) -> tuple[str, str, int, int]:
     """
     if text.startswith("\ufeff"):
         text = text[1:]
-    lines = _LINE.findall(text)
-    if not lines or _OPENING.fullmatch(lines[0].rstrip("\r\n")) is None:
+    # Line by line up to the closing line only: the body (most of a SKILL.md) is never split into lines.
+    lines = _LINE.finditer(text)
+    first = next(lines, None)
+    if first is None or _OPENING.fullmatch(first.group().rstrip("\r\n")) is None:
         raise NotASkill("SKILL.md does not start with a YAML frontmatter block ('---' on line 1)")
-    start = len(lines[0])
+    start = first.end()
     offset = start
-    for index, line in enumerate(lines[1:], start=2):
+    for index, line in enumerate(map(re.Match.group, lines), start=2):
         if _CLOSING.fullmatch(line.rstrip("\r\n")) is not None:
             yaml_end = offset
             if text.endswith("\n", start, yaml_end):
