@@ -363,6 +363,21 @@ def test_sign_and_lint_take_a_git_root(tmp_path: Path, own_cache_env: dict[str, 
     assert any(f["rule"] == "name-mismatch" for f in json.loads(failed.text)), failed.text
 
 
+def test_lint_of_a_git_subdir_that_is_a_skill_names_it_after_the_subdir(
+    tmp_path: Path, own_cache_env: dict[str, str]
+) -> None:
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "The first skill"))
+    repo.commit("alpha")
+    repo.push()
+    linted = run_cli("lint", "--json", f"git+file://{repo.bare}@main#skills/alpha", env=own_cache_env)
+    findings = json.loads(linted.text)
+    # Named after the checkout's folder (the commit), its frontmatter name 'alpha' was a name-mismatch error.
+    assert [f["rule"] for f in findings] == ["skill-at-root"], findings
+    assert "linted as 'alpha'" in findings[0]["message"]
+    assert linted.code == 0, linted.err
+
+
 def test_the_bridge_local_upstream_takes_a_git_root(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
     from unittest import mock
 

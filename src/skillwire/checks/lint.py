@@ -566,9 +566,10 @@ def _stale_signatures(spec: str, root: SkillRoot, report: LintReport) -> list[Fi
     return found
 
 
-def lint_path(spec: str) -> LintReport:
+def lint_path(spec: str, *, folder_name: str | None = None) -> LintReport:
     """Lint every skill under `spec` (a folder, a folder of skills at any depth, or a SKILL.md);
-    `PATH=PREFIX` and `PATH=SCHEME://PREFIX` work as in `skillwire serve`."""
+    `PATH=PREFIX` and `PATH=SCHEME://PREFIX` work as in `skillwire serve`. A skill at the top is linted
+    as `folder_name` when given (a git SUBDIR's name: its checkout's folder is named by the commit)."""
     try:
         root = SkillRoot.parse(spec)
     except InvalidSkillURI as exc:
@@ -590,8 +591,7 @@ def lint_path(spec: str) -> LintReport:
 
     prefix = root.prefix
     if () in walked.skill_dirs and not prefix:
-        folder = os.path.basename(real_root)
-        prefix = (folder,)
+        prefix = (folder := folder_name or os.path.basename(real_root),)
         report.findings.append(
             _finding(
                 "skill-at-root",

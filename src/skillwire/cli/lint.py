@@ -143,19 +143,24 @@ def _order(report: LintReport) -> list[Finding]:
     )
 
 
-def _local_spec(spec: str) -> str:
-    """A git root (`git+URL@REF#SUBDIR=PREFIX`) as the folder of its commit's tree, checked out once."""
+def _local_spec(spec: str) -> tuple[str, str | None]:
+    """A git root (`git+URL@REF#SUBDIR=PREFIX`) as the folder of its commit's tree, checked out once, and
+    the SUBDIR's own name (the checkout's folder is named by the commit: a SUBDIR that is itself a skill
+    was linted under that name, and its frontmatter name then "mismatched" it)."""
     if not is_git_spec(spec):
-        return spec
+        return spec, None
+    from skillwire.catalog.git_catalog import GitRootSpec
     from skillwire.cli.roots import checked_out
 
+    subdir = GitRootSpec.parse(spec).source.subdir
     path, catalog = checked_out(spec)
     root = catalog.roots[0]
     for where, commit in catalog.commits().items():
         print(f"skillwire: linting {where} at commit {commit}", file=sys.stderr)
+    name = subdir[-1] if subdir else None
     if not root.prefix and root.scheme == DEFAULT_SCHEME:
-        return str(path)
-    return f"{path}={root.scheme}://{'/'.join(root.prefix)}"
+        return str(path), name
+    return f"{path}={root.scheme}://{'/'.join(root.prefix)}", name
 
 
 def run(args: argparse.Namespace) -> int:
@@ -171,7 +176,8 @@ def run(args: argparse.Namespace) -> int:
     reports: list[LintReport] = []
     for spec in args.paths:
         try:
-            reports.append(lint_path(_local_spec(spec)))
+            local, folder_name = _local_spec(spec)
+            reports.append(lint_path(local, folder_name=folder_name))
         except LintPathError as exc:
             raise UsageError(f"lint: {exc}") from None
     findings = [f for report in reports for f in _order(report)]
