@@ -18,7 +18,7 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Awaitable, Callable
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -30,6 +30,9 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skillwire.core.metrics import exposition, method_label, metrics
+
+if TYPE_CHECKING:
+    from prometheus_client import Counter, Histogram
 
 __all__: list[str] = []  # internal (see the module docstring)
 
@@ -46,6 +49,9 @@ class RequestObserver:
         m = metrics()
         self._requests = m.requests
         self._seconds = m.request_seconds
+        # The series of each (method, code), looked up once: `labels()` validates and locks at every call.
+        # Bounded: methods are `KNOWN_METHODS` or "other", and codes are the server's own.
+        self._series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification: nothing is answered
@@ -68,8 +74,12 @@ class RequestObserver:
             seconds = time.perf_counter() - started
             outcome = "error" if code else "ok"
             if self.count:
-                self._requests.labels(method, outcome, code).inc()
-                self._seconds.labels(method).observe(seconds)
+                series = self._series.get((method, code))
+                if series is None:
+                    series = (self._requests.labels(method, outcome, code), self._seconds.labels(method))
+                    self._series[(method, code)] = series
+                series[0].inc()
+                series[1].observe(seconds)
             if self.log_requests or request_log.isEnabledFor(logging.DEBUG):
                 request_log.log(
                     logging.INFO if self.log_requests else logging.DEBUG,
