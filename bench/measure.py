@@ -438,6 +438,9 @@ class Interleaved:
     times: dict[str, list[float]]
     cpu_ms: dict[str, float | None]  # server CPU ms per request (user + system), None when unknown
     failed: dict[str, str]  # peer -> why it dropped out
+    # The same, per block of consecutive rounds (`blocks`): how much a per-request CPU figure moves between
+    # parts of one measurement, so a difference between peers can be told from that noise.
+    cpu_ms_blocks: dict[str, list[float]] = field(default_factory=dict)
 
 
 async def interleave(
@@ -446,13 +449,16 @@ async def interleave(
     count: int,
     budget: float,
     one: Callable[[str, RawClient, int], Awaitable[None]],
+    *,
+    blocks: int = 1,
 ) -> Interleaved:
     """`one(peer, client, i)` for i in range(count), each round visiting every peer once in a fresh random order.
 
     On a shared machine the load drifts over minutes; measured one after the other, peers see different
     loads, and a ratio of their latencies measures the drift as much as the servers. Side by side, round by
     round, every peer sees the same load. A peer whose request fails drops out (with the reason), the rest go
-    on. Stops at `budget` seconds for all peers.
+    on. Stops at `budget` seconds for all peers. Each server's CPU is also read after each of `blocks`
+    equal runs of rounds (`Interleaved.cpu_ms_blocks`).
     """
     gc.collect()
     gc.freeze()  # as in `sample`
@@ -460,9 +466,25 @@ async def interleave(
     times: dict[str, list[float]] = {peer: [] for peer in clients}
     failed: dict[str, str] = {}
     before = {peer: server_cpu_s(pid) for peer, pid in pids.items()}
+    blocks = max(1, min(blocks, count))
+    ends = {count * (b + 1) // blocks for b in range(blocks)}  # the round after which a block ends
+    block_start = dict(before)
+    block_done = {peer: 0 for peer in clients}
+    cpu_ms_blocks: dict[str, list[float]] = {peer: [] for peer in clients}
+
+    def close_block() -> None:
+        for peer, pid in pids.items():
+            first, now = block_start.get(peer), server_cpu_s(pid)
+            done = len(times.get(peer, [])) - block_done[peer]
+            if first is not None and now is not None and done and peer not in failed:
+                cpu_ms_blocks[peer].append((now - first) / done * 1e3)
+            block_start[peer], block_done[peer] = now, len(times.get(peer, []))
+
     started = time.perf_counter()
     with anyio.move_on_after(budget):
         for index in range(count):
+            if index in ends and index:
+                close_block()
             if time.perf_counter() - started > budget:
                 break
             order = [peer for peer in clients if peer not in failed]
@@ -477,8 +499,10 @@ async def interleave(
                     failed[peer] = f"{type(exc).__name__}: {exc}"[:300]
                     continue
                 times[peer].append(time.perf_counter() - began)
+    if blocks > 1:
+        close_block()
     cpu_ms: dict[str, float | None] = {}
     for peer, pid in pids.items():
         first, now, done = before.get(peer), server_cpu_s(pid), len(times.get(peer, []))
         cpu_ms[peer] = (now - first) / done * 1e3 if first is not None and now is not None and done else None
-    return Interleaved(times, cpu_ms, failed)
+    return Interleaved(times, cpu_ms, failed, cpu_ms_blocks if blocks > 1 else {})

@@ -2,8 +2,9 @@
 
     .venv/bin/python -m bench.run [--catalogs corpus,300,1000,10000,limits]
                                   [--peers skillwire,fastmcp,typescript,floor,floor-onepass
-                                           | obs-off,obs-metrics,obs-logs]
+                                           | obs-off,obs-metrics,obs-logs,obs-control]
                                   [--quick] [--workdir DIR] [--json FILE] [--png FILE]
+                                  [--list-repeats N] [--get-samples N]
 
 For every catalog, in one run, on the same files:
   - the machine's limits: hashlib SHA-256 throughput, and a bare Python loop reading and hashing
@@ -53,7 +54,7 @@ import tempfile
 import time
 import traceback
 from collections.abc import Awaitable, Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from importlib import metadata
 from pathlib import Path
@@ -396,15 +397,24 @@ class Live:
 # What metrics and request logging cost (issue 23): three skillwire servers differing only in those, measured
 # side by side as server-only peers (`--peers obs-off,obs-metrics,obs-logs`): nothing counted nor logged
 # (`--no-metrics`), the default (metrics on, no request log), and metrics with a JSON log line per request.
+# `obs-control` is obs-off once more: how far two identical servers differ in the same rounds (the noise floor
+# an overhead figure is read against).
 OVERHEAD_PEERS: dict[str, list[str]] = {
     "obs-off": ["--no-metrics"],
     "obs-metrics": [],
     "obs-logs": ["--log-requests", "--log-format", "json"],
+    "obs-control": ["--no-metrics"],
 }
 # The floor with the SDK's response writer encoding each reply in one pass (bench/floor_server.py): what
 # docs/sdk-upstream.md's ask 1 would buy, measured beside the floor (`--peers ...,floor,floor-onepass`).
 FLOOR_VARIANTS: dict[str, list[str]] = {"floor-onepass": ["--one-pass-json"]}
 SIDE_BY_SIDE = ("skillwire", "typescript", "floor", *FLOOR_VARIANTS, *OVERHEAD_PEERS)
+# Each side-by-side measurement reads every server's CPU after each fifth of its rounds too: the spread of
+# the per-block ratios between two peers is the noise a whole-measurement ratio has to be read against.
+CPU_BLOCKS = 5
+# Whole listings side by side when the overhead variants are measured (unless --list-repeats says): five made
+# the listing's CPU figure five samples of clock ticks (10 ms each), and two equal servers differed by 10%.
+OVERHEAD_LIST_REPEATS = 25
 LATENCY_KEYS = [
     "list_all_s",
     "page_p50_ms",
@@ -506,10 +516,14 @@ async def side_by_side(live: dict[str, Live], workload: Workload, settings: Sett
                     item.run.set(f"{name}_p50_ms", status("n/a", f"the catalog has no {name[5:]} files"))
                 continue
             log(f"  side by side: {name} × {count} for {', '.join(live)}")
-            measured = await interleave(clients, pids, count, budget * (2 if name == "list" else 1), one)
+            measured = await interleave(
+                clients, pids, count, budget * (2 if name == "list" else 1), one, blocks=CPU_BLOCKS
+            )
             for peer, item in live.items():
                 times = measured.times[peer]
                 item.run.extra.setdefault("server_cpu_ms", {})[name] = measured.cpu_ms.get(peer)
+                if measured.cpu_ms_blocks.get(peer):
+                    item.run.extra.setdefault("server_cpu_ms_blocks", {})[name] = measured.cpu_ms_blocks[peer]
                 if peer in measured.failed:
                     reason = measured.failed[peer]
                     keys = ["list_all_s"] if name == "list" else [f"{name}_p50_ms", f"{name}_p99_ms"]
@@ -899,16 +913,19 @@ async def run_server_only(
 def observability_overhead(
     peer_results: dict[str, dict[str, Value | None]], extras: dict[str, dict[str, Any]]
 ) -> dict[str, dict[str, float]]:
-    """Per variant (obs-metrics, obs-logs), percent over obs-off in the same side-by-side rounds: server CPU
-    per skills/get and per whole listing (what load barely moves), and skills/get p50 and listing time."""
+    """Per variant (obs-metrics, obs-logs, obs-control), percent over obs-off in the same side-by-side rounds:
+    server CPU per skills/get and per whole listing (with the range of the block-by-block ratios), and
+    skills/get p50 and listing time."""
     if "obs-off" not in peer_results:
         return {}
     base_cpu = extras.get("obs-off", {}).get("server_cpu_ms", {})
+    base_blocks = extras.get("obs-off", {}).get("server_cpu_ms_blocks", {})
     out: dict[str, dict[str, float]] = {}
-    for variant in ("obs-metrics", "obs-logs"):
+    for variant in ("obs-metrics", "obs-logs", "obs-control"):
         if variant not in peer_results:
             continue
         cpu = extras.get(variant, {}).get("server_cpu_ms", {})
+        blocks = extras.get(variant, {}).get("server_cpu_ms_blocks", {})
         row: dict[str, float] = {}
         for key, ours, theirs in (
             ("get_cpu_pct", cpu.get("get"), base_cpu.get("get")),
@@ -918,6 +935,12 @@ def observability_overhead(
         ):
             if is_number(ours) and is_number(theirs) and theirs > 0:
                 row[key] = (ours / theirs - 1) * 100
+        for name in ("get", "list"):
+            # Block by block (the same rounds for both servers): the range says how far the figure is noise.
+            pairs = [(a, b) for a, b in zip(blocks.get(name, []), base_blocks.get(name, []), strict=False) if b > 0]
+            if len(pairs) > 1:
+                ratios = [(a / b - 1) * 100 for a, b in pairs]
+                row[f"{name}_cpu_pct_min"], row[f"{name}_cpu_pct_max"] = min(ratios), max(ratios)
         out[variant] = row
     return out
 
@@ -1210,8 +1233,13 @@ def table(results: dict[str, Any]) -> str:
                 row = f"   {'server CPU per ' + label + ' (ms)':<48}"
                 lines.append(row + "".join(f"{fmt(cell) if is_number(cell) else '—':>14}" for cell in cells))
         for variant, row in catalog.get("observability_overhead", {}).items():
+
+            def spread(key: str, row: dict[str, float] = row) -> str:
+                low, high = row.get(f"{key[:-4]}_pct_min"), row.get(f"{key[:-4]}_pct_max")
+                return f" (blocks {low:+.1f}…{high:+.1f}%)" if low is not None and high is not None else ""
+
             shown = ", ".join(
-                f"{label} {row[key]:+.1f}%"
+                f"{label} {row[key]:+.1f}%{spread(key) if 'cpu' in key else ''}"
                 for key, label in (
                     ("get_cpu_pct", "server CPU per skills/get"),
                     ("list_cpu_pct", "per whole listing"),
@@ -1220,7 +1248,9 @@ def table(results: dict[str, Any]) -> str:
                 )
                 if key in row
             )
-            lines.append(f"   {variant} over obs-off (no metrics, no request log): {shown}")
+            control = variant == "obs-control"
+            what = "the same server again: the noise floor" if control else "no metrics, no request log"
+            lines.append(f"   {variant} over obs-off ({what}): {shown}")
     lines.append("")
     lines.append("targets (skillwire)")
     for t in results["targets"]:
@@ -1416,8 +1446,19 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--json", type=Path, default=DEFAULT_JSON, help=f"raw results (default {DEFAULT_JSON})")
     parser.add_argument("--png", type=Path, default=DEFAULT_PNG, help=f"chart (default {DEFAULT_PNG})")
     parser.add_argument("--no-png", action="store_true", help="do not draw the chart")
+    parser.add_argument(
+        "--list-repeats",
+        type=int,
+        help=f"whole listings per peer (default {Settings.list_repeats}; {OVERHEAD_LIST_REPEATS} with the obs-* peers)",
+    )
+    parser.add_argument("--get-samples", type=int, help=f"skills/get requests (default {Settings.get_samples})")
     args = parser.parse_args(argv)
     settings = QUICK if args.quick else Settings()
+    overhead = any(peer.strip() in OVERHEAD_PEERS for peer in args.peers.split(","))
+    if args.list_repeats is not None or (overhead and not args.quick):
+        settings = replace(settings, list_repeats=max(1, args.list_repeats or OVERHEAD_LIST_REPEATS))
+    if args.get_samples is not None:
+        settings = replace(settings, get_samples=max(1, args.get_samples))
 
     atexit.register(stop_all)
 
