@@ -44,6 +44,10 @@ _secrets_lock = threading.Lock()
 _pattern: re.Pattern[str] | None = None
 _format: LogFormat = "human"
 
+# A line's values as JSON has them; anything else as text. One encoder for every line (json.dumps with
+# these options builds one per call) and a tuple, not `str | int | ...` (a union object made per field).
+_PLAIN = (str, int, float, bool)
+_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str)
 # What `LogRecord` itself carries; everything else on a record came from `extra=`.
 _RECORD_FIELDS = frozenset(vars(logging.makeLogRecord({}))) | {"message", "asctime", "event"}
 
@@ -140,13 +144,13 @@ class JsonFormatter(logging.Formatter):
         }
         for key, value in vars(record).items():
             if key not in _RECORD_FIELDS and not key.startswith("_") and value is not None:
-                entry[key] = value if isinstance(value, str | int | float | bool) else str(value)
+                entry[key] = value if isinstance(value, _PLAIN) else str(value)
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
             entry["error"] = f"{type(error).__name__}: {error}"
             if self.tracebacks:
                 entry["traceback"] = self.formatException(record.exc_info)
-        return redact(json.dumps(entry, ensure_ascii=False, default=str))
+        return redact(_ENCODER.encode(entry))
 
 
 def configure_logging(
