@@ -160,11 +160,14 @@ def test_workers_share_one_port_and_stop_together(seaweedfs: SeaweedS3, catalog:
     publish(seaweedfs, catalog, prefix)
     with serve_http([seaweedfs.url(prefix), "--workers", "2", "--no-watch"], env=seaweedfs.env) as server:
         pids: set[int] = set()
-        for _ in range(200):  # each request a new connection; the kernel spreads them over both
-            pids.add(healthz(server)["pid"])
-            if len(pids) == 2:
-                break
-        assert len(pids) == 2, pids
+
+        def both_answered() -> bool:
+            pids.add(healthz(server)["pid"])  # each request a new connection; the kernel spreads them over both
+            return len(pids) == 2
+
+        # A readiness wait, not a count of tries: "listening on" is the first worker's line, and under load the
+        # second can still be loading the index, so 200 quick requests all reached the first (flaky).
+        wait_for(both_answered, 60, "both workers to answer /healthz")
         assert server.process.pid not in pids  # the parent only supervises
         expected = sorted(f"skill://{p.name}/SKILL.md" for p in catalog.iterdir())
         for _ in range(4):
