@@ -305,8 +305,7 @@ class DigestCache:
                     )
                     db.executemany(
                         "INSERT OR REPLACE INTO frontmatter VALUES (?, ?)",
-                        # A generator too: a list held every SKILL.md's JSON at once, at the cold start's peak.
-                        ((d, json.dumps(fm, ensure_ascii=False, allow_nan=False)) for d, fm in pending_fm.items()),
+                        [(d, json.dumps(fm, ensure_ascii=False, allow_nan=False)) for d, fm in pending_fm.items()],
                     )
                     if prune:
                         # Parsed frontmatter is only worth keeping for a SKILL.md some catalog still has.
