@@ -252,7 +252,13 @@ def scale(count: int) -> dict[str, float]:
         path = Path(scratch) / "search.sqlite"
         before = _rss_bytes()
         search = SkillSearch(body_of)
+        first_thread = time.thread_time()
         first = _cpu_ms(lambda: search.ranked(registry, first_query, limit=50))
+        first_thread = (time.thread_time() - first_thread) * 1000  # the query's own thread, not the bodies'
+        # Past BODIES_AT_ONCE the bodies are indexed by a background thread after the first answer: its
+        # CPU is timed apart, and the later queries run on the finished index (what a synchronous build
+        # gives, row for row).
+        background = _cpu_ms(search.wait_for_bodies)
         grown = _rss_bytes() - before
         later: list[float] = []
         for query in ("render the invoice diagram", "audit the cluster budget forecast before deploy", "lint"):
@@ -261,6 +267,7 @@ def scale(count: int) -> dict[str, float]:
         search.close()
         writer = SkillSearch(body_of, path=path)
         first_file = _cpu_ms(lambda: writer.ranked(registry, first_query, limit=50))
+        writer.wait_for_bodies()
         writer.close()
         restarted = SkillSearch(body_of, path=path)
         first_restart = _cpu_ms(lambda: restarted.ranked(registry, first_query, limit=50))
@@ -279,6 +286,8 @@ def scale(count: int) -> dict[str, float]:
     return {
         "skills": count,
         "first_query_ms": first,
+        "first_query_thread_ms": first_thread,
+        "bodies_in_background_ms": background,
         "first_query_writing_file_ms": first_file,
         "first_query_after_restart_ms": first_restart,
         "first_query_after_one_change_ms": after_change,
@@ -344,7 +353,9 @@ def main(argv: list[str] | None = None) -> int:
             load = loadavg.read().split()[0]
         print(
             f"{timing['skills']:,} skills with bodies, CPU time (load average {load}): first query of a new "
-            f"index {timing['first_query_ms']:.0f} ms ({timing['first_query_writing_file_ms']:.0f} ms writing "
+            f"index {timing['first_query_ms']:.0f} ms (its thread {timing['first_query_thread_ms']:.0f} ms; bodies "
+            f"then indexed in the background in {timing['bodies_in_background_ms']:.0f} ms; "
+            f"{timing['first_query_writing_file_ms']:.0f} ms writing "
             f"the file; without bodies {timing['first_query_without_bodies_ms']:.0f} ms), after a restart "
             f"{timing['first_query_after_restart_ms']:.0f} ms, after one skill changed "
             f"{timing['first_query_after_one_change_ms']:.1f} ms; later queries p50 "

@@ -154,3 +154,68 @@ def test_a_bounded_query_is_the_head_of_the_full_ranking_with_its_count(query: s
         head = search.ranked(registry, query, limit=limit)
         assert head.total == len(everything)
         assert [s.ref for s in head.skills] == [s.ref for s in everything[:limit]]
+
+
+class GatedBodies(Bodies):
+    """Counts reads per thread; reads off the main thread wait for `gate` (to stop a worker mid-way)."""
+
+    def __init__(self, bodies: dict[str, str]) -> None:
+        super().__init__(bodies)
+        self.main_thread_reads = 0
+        self.gate = threading.Event()
+        self.gate.set()
+        self.worker_reading = threading.Event()  # a read off the main thread has begun
+
+    def __call__(self, skill: RegisteredSkill) -> str | None:
+        if threading.current_thread() is threading.main_thread():
+            self.main_thread_reads += 1
+        else:
+            self.worker_reading.set()
+            assert self.gate.wait(60)
+        return super().__call__(skill)
+
+
+QUERIES = ["kiln", "oven schedule", "topic 3 team", "purpose", "glaze", "skill-0042", "helps"]
+
+
+def test_a_large_new_index_answers_before_reading_any_body_then_ranks_as_a_synchronous_build() -> None:
+    registry, plain = catalog(300)
+    bodies = GatedBodies(plain.bodies)
+    search = SkillSearch(bodies, bodies_at_once=100)  # 300 new rows > 100: bodies in the background
+    assert names(search.search(registry, "helps topic"))  # answered from names and descriptions
+    assert bodies.main_thread_reads == 0
+    assert search.wait_for_bodies(timeout=60)
+    assert search.bodies_indexed == 300
+    synchronous = SkillSearch(Bodies(plain.bodies))  # 300 < BODIES_AT_ONCE: every body before answering
+    for query in QUERIES:
+        got, expected = search.ranked(registry, query), synchronous.ranked(registry, query)
+        assert (names(got.skills), got.total) == (names(expected.skills), expected.total), query
+    assert names(search.search(registry, "kiln")) == ["skill-0017"]
+
+
+def test_a_restart_finishes_the_bodies_a_stopped_process_left_pending(tmp_path: Path) -> None:
+    registry, plain = catalog(300)
+    plain.bodies["skill-0299"] = "# Purpose\n\nUse it to glaze pottery."  # the last rowid: indexed last
+    bodies = GatedBodies(plain.bodies)
+    path = tmp_path / "search.sqlite"
+    first = SkillSearch(bodies, path=path, bodies_at_once=100)
+    bodies.gate.clear()  # the worker's first read waits
+    first.search(registry, "helps")
+    assert bodies.worker_reading.wait(60)  # the worker holds its first batch
+    closing = threading.Thread(target=first.close)
+    closing.start()
+    while not first._stopping:  # close() has asked the worker to stop after its batch
+        threading.Event().wait(0.01)
+    bodies.gate.set()
+    closing.join(60)
+    assert first.bodies_indexed == 250  # one batch (_BODY_BATCH) done, 50 rows left pending in the file
+    restarted = SkillSearch(bodies, path=path, bodies_at_once=100)
+    restarted.search(registry, "helps")
+    assert restarted.wait_for_bodies(timeout=60)
+    assert (restarted.indexed, restarted.bodies_indexed) == (0, 50)  # nothing re-made, only the rest finished
+    assert names(restarted.search(registry, "glaze")) == ["skill-0299"]
+    synchronous = SkillSearch(Bodies(plain.bodies))
+    for query in QUERIES:
+        got, expected = restarted.ranked(registry, query), synchronous.ranked(registry, query)
+        assert (names(got.skills), got.total) == (names(expected.skills), expected.total), query
+    restarted.close()

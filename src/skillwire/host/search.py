@@ -63,6 +63,15 @@ logger = logging.getLogger(__name__)
 
 MAX_QUERY_WORDS = 32  # more words than this is a paragraph, not a query; the rest are ignored
 DEFAULT_LIMIT = 200  # skills `SkillSearch.ranked` hands back by default: four pages of list_skills
+# New rows a query indexes with their bodies before answering; more than this (a new index of a large
+# catalog) are indexed from name, description and label first and get their bodies from a background
+# thread, a batch at a time. Measured (`bench/search_eval.py --scale`): a row with a body costs ~0.1 ms,
+# 11 MB of bodies at 10,000 skills about a second, which the first query should not wait for.
+BODIES_AT_ONCE = 1000
+_BODY_BATCH = 250  # rows the background thread indexes per lock hold (~25 ms): a query waits at most that
+# What a docs row says of the body: indexed without one (none was known), with it, or waiting for the
+# background thread (a file written by a process that stopped first is finished by the next one).
+_NO_BODY, _WITH_BODY, _BODY_PENDING = 0, 1, 2
 BODY_CHARS = 6000  # of a SKILL.md body indexed: the purpose and first sections, not every reference table
 
 # The common English function words (the usual IR list) plus what people put around a task ("please
@@ -319,13 +328,14 @@ class SkillSearch:
         *,
         ranking: Ranking = DEFAULT_RANKING,
         path: Path | Callable[[], Path | None] | None = None,
+        bodies_at_once: int = BODIES_AT_ONCE,
     ) -> None:
         self._lock = threading.Lock()
         self._path_of = path  # a callable is asked at the first query (a host knows its origins by then)
         self._path: Path | None = None
         self._db: sqlite3.Connection | None = None
         self._on_disk = False
-        self._stored: dict[_Key, tuple[int, str, bool]] = {}  # what the index holds: (rowid, made of, with body)
+        self._stored: dict[_Key, tuple[int, str, int]] = {}  # what the index holds: (rowid, made of, with body)
         self._current: dict[int, RegisteredSkill] = {}  # rowid -> the registry's skill it indexes
         self._by_name: dict[str, list[int]] = {}  # lowercased bare and qualified name -> rowids
         self._synced: tuple[int, int] | None = None  # (id(registry), registry.version) the index follows
@@ -335,13 +345,31 @@ class SkillSearch:
             _Key, tuple[RegisteredSkill, str]
         ] = {}  # what each skill's row was made of at the last sync
         self._body_of = body_of
+        self._bodies_at_once = bodies_at_once
+        self._pending: set[_Key] = set()  # rows indexed without their body yet (_BODY_PENDING)
+        self._worker: threading.Thread | None = None  # indexing the pending bodies
+        self._queue: list[_Key] = []  # pending rows, highest rowid first (the worker pops the lowest)
+        self._stopping = False
         # Each table's bm25(), in Python off FTS5's postings.
         self._scores = (TableScores("names"), TableScores("bodies"))
         self.ranking = ranking
         self.indexed = 0  # rows made since creation (what tests and the benchmark watch)
+        self.bodies_indexed = 0  # of which the background thread gave their bodies later
         self.scored_by_sqlite = 0  # queries whose full ranking SQLite's bm25() scored (a word FTS5 splits)
 
+    def wait_for_bodies(self, timeout: float | None = None) -> bool:
+        """Wait until the background thread has indexed every pending body; False if `timeout` passed first."""
+        worker = self._worker
+        if worker is not None:
+            worker.join(timeout)
+        return self._worker is None or not self._worker.is_alive()
+
     def close(self) -> None:
+        self._stopping = True  # the background thread stops after its batch; the rest waits in the file
+        worker = self._worker
+        if worker is not None:
+            worker.join()
+        self._stopping = False
         with self._lock:
             if self._db is not None:
                 self._db.close()
@@ -443,7 +471,11 @@ class SkillSearch:
         db.execute("CREATE TABLE IF NOT EXISTS meta (key TEXT PRIMARY KEY, value TEXT NOT NULL)")
         db.execute("INSERT OR REPLACE INTO meta (key, value) VALUES ('format', ?)", (INDEX_FORMAT,))
 
-    def _row(self, skill: RegisteredSkill) -> tuple[tuple[str, str, str, str, str, str], bool]:
+    def _row(self, skill: RegisteredSkill, *, defer: bool = False) -> tuple[tuple[str, str, str, str, str, str], int]:
+        """The row's columns and its body state; with `defer`, the body is left for the background thread."""
+        if defer:
+            own = " ".join(aliases_of(skill.description))
+            return (_name_text(skill), skill.description, own, "", "", skill.ref.origin), _BODY_PENDING
         body = self._body_of(skill) if self._body_of is not None else None
         headings = prose = ""
         own_text = skill.description
@@ -452,7 +484,8 @@ class SkillSearch:
             headings, prose = split.headings, split.prose
             own_text = f"{own_text}\n{split.headings}\n{split.prose}"
         aliases = " ".join(aliases_of(own_text))
-        return (_name_text(skill), skill.description, aliases, headings, prose, skill.ref.origin), bool(body)
+        state = _WITH_BODY if body else _NO_BODY
+        return (_name_text(skill), skill.description, aliases, headings, prose, skill.ref.origin), state
 
     def _sync(self, db: sqlite3.Connection, registry: Registry) -> None:
         """Make the index hold exactly the registry's skills (inside the caller's transaction)."""
@@ -464,11 +497,12 @@ class SkillSearch:
             for scores in self._scores:
                 scores.forget()
             self._stored = {
-                (origin, uri): (int(rowid), made_of, bool(with_body))
+                (origin, uri): (int(rowid), made_of, int(with_body))
                 for rowid, origin, uri, made_of, with_body in db.execute(
                     "SELECT rowid, origin, uri, made_of, with_body FROM docs"
                 )
             }
+            self._pending = {key for key, held in self._stored.items() if held[2] == _BODY_PENDING}
         wanted = {(skill.ref.origin, skill.ref.uri): skill for skill in registry}
         stale = [held[0] for key, held in self._stored.items() if key not in wanted]
         fresh: list[tuple[RegisteredSkill, str]] = []
@@ -498,18 +532,22 @@ class SkillSearch:
             for table in ("names", "bodies", "docs"):
                 db.executemany(f"DELETE FROM {table} WHERE rowid = ?", ((rowid,) for rowid in stale))
             self._stored = {key: held for key, held in self._stored.items() if held[0] not in gone}
+            self._pending = {key for key in self._pending if key in self._stored}
         if fresh:
             top = db.execute("SELECT max(rowid) FROM docs").fetchone()[0]
             next_rowid = int(top) + 1 if top is not None else 0
             rows = []
             docs = []
+            defer = self._body_of is not None and len(fresh) > self._bodies_at_once
             for offset, (skill, made_of) in enumerate(fresh):
-                columns, with_body = self._row(skill)
+                columns, with_body = self._row(skill, defer=defer)
                 rowid = next_rowid + offset
                 rows.append((rowid, *columns))
                 self._stored[(skill.ref.origin, skill.ref.uri)] = (rowid, made_of, with_body)
                 current[rowid] = skill
-                docs.append((rowid, skill.ref.origin, skill.ref.uri, made_of, int(with_body)))
+                docs.append((rowid, skill.ref.origin, skill.ref.uri, made_of, with_body))
+                if defer:
+                    self._pending.add((skill.ref.origin, skill.ref.uri))
             db.executemany("INSERT INTO docs (rowid, origin, uri, made_of, with_body) VALUES (?, ?, ?, ?, ?)", docs)
             db.executemany(
                 "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
@@ -560,6 +598,7 @@ class SkillSearch:
                 if self._db is not None:
                     self._db.close()
                 self._db, self._synced, self._data_version, self._stored = None, None, -1, {}
+                self._pending = set()
                 for scores in self._scores:
                     scores.detach()
                 return self._ranked_locked(registry, query, words, limit)
@@ -576,7 +615,80 @@ class SkillSearch:
                 db.execute("ROLLBACK")
             self._synced, self._data_version = None, -1  # what is held in memory may be ahead of the file
             raise
+        if self._pending and self._worker is None and not self._stopping:
+            self._worker = threading.Thread(
+                target=self._index_pending_bodies, name="skillwire-search-bodies", daemon=True
+            )
+            self._worker.start()
         return result
+
+    # -- bodies, after the first answer ----------------------------------------------------------------------------
+
+    def _index_pending_bodies(self) -> None:
+        """The background thread: give pending rows their bodies, a batch per lock hold, until none is left.
+
+        Each row keeps its rowid, so the finished index holds what a synchronous build would have, row for
+        row, and ranks the same (equal scores are ordered by rowid). Queries in between see the rows done.
+        """
+        while True:
+            with self._lock:
+                db = self._db
+                if self._stopping or db is None or not self._pending:
+                    self._worker = None
+                    return
+                batch = self._next_batch()
+                try:
+                    db.execute("BEGIN IMMEDIATE" if self._on_disk else "BEGIN")
+                    self._index_bodies(db, batch)
+                    db.execute("COMMIT")
+                except sqlite3.Error as exc:
+                    if db.in_transaction:
+                        db.execute("ROLLBACK")
+                    logger.warning("search index: bodies not indexed (%s); the next query retries", exc)
+                    self._synced, self._data_version, self._worker = None, -1, None
+                    return
+
+    def _next_batch(self) -> list[_Key]:
+        """The pending rows of lowest rowid. In rowid order because FTS5 flushes its pending postings into
+        a new segment whenever a write's rowid is below the last one's: in set order the same work took
+        ten times as long (5 s of CPU for 10,000 bodies) and left the index in hundreds of segments."""
+        stored = self._stored
+        if not self._queue:
+            self._queue = sorted(self._pending, key=lambda key: stored[key][0], reverse=True)
+        batch: list[_Key] = []
+        while self._queue and len(batch) < _BODY_BATCH:
+            key = self._queue.pop()
+            if key in self._pending:
+                self._pending.discard(key)
+                batch.append(key)
+        return batch
+
+    def _index_bodies(self, db: sqlite3.Connection, keys: list[_Key]) -> None:
+        rows, states = [], []
+        for key in keys:
+            held, known = self._stored.get(key), self._last_made.get(key)
+            if held is None or held[2] != _BODY_PENDING or known is None or known[1] != held[1]:
+                continue  # changed or gone since: the next sync decides
+            columns, state = self._row(known[0])
+            rows.append((held[0], *columns))
+            states.append((state, held[0]))
+            self._stored[key] = (held[0], held[1], state)
+        if not rows:
+            return
+        # A pending row has a `names` row (its aliases may come from the body too) and no `bodies` row.
+        db.executemany("DELETE FROM names WHERE rowid = ?", ((row[0],) for row in rows))
+        db.executemany(
+            "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
+            ((row[0], row[1], row[2], row[3], row[6]) for row in rows),
+        )
+        db.executemany(
+            "INSERT INTO bodies (rowid, headings, body) VALUES (?, ?, ?)",
+            ((row[0], row[4], row[5]) for row in rows if row[4] or row[5]),
+        )
+        db.executemany("UPDATE docs SET with_body = ? WHERE rowid = ?", states)
+        for scores in self._scores:
+            scores.forget()
+        self.bodies_indexed += len(rows)
 
     def _query(self, db: sqlite3.Connection, query: str, words: list[str], limit: int | None) -> SearchResult:
         ranking = self.ranking
