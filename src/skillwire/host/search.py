@@ -40,6 +40,10 @@ catalog re-indexes nothing and reads no body. A query hands back only the rows i
 (`ranked(..., limit=)`) and counts the rest. Each table's bm25() is computed in Python from
 FTS5's own postings (`host/search_scores.py`, exactly FTS5's doubles): FTS5 has no top-k pruning and
 scored every matching row per query, which over 10,000 bodies was most of a later query's time.
+
+A new index of more than `BODIES_AT_ONCE` skills answers its first query from names, descriptions and
+labels, and a background thread indexes the bodies after it (about a second of CPU at 10,000 skills,
+which the first answer does not wait for); the finished index is what a synchronous build gives.
 """
 
 from __future__ import annotations
