@@ -18,7 +18,7 @@ import pytest
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.filesystem import SkillRoot, WalkRecords
 from skillwire.catalog.persist import Persisted, SnapshotStore, _write, snapshot_key
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.errors import ServedFileChanged
@@ -355,7 +355,8 @@ def test_a_write_cut_short_anywhere_never_loads(tmp_path: Path, caplog: pytest.L
     catalog = saved_catalog(root, tmp_path / "other")
     unfinished = tmp_path / "unfinished"
     with open(unfinished, "wb") as handle:
-        _write(handle, snapshot_key([SkillRoot(root)], True), catalog._root_results, [[]], time.time_ns(), finish=False)
+        key = snapshot_key([SkillRoot(root)], True)
+        _write(handle, key, catalog._root_results, [WalkRecords()], time.time_ns(), finish=False)
     assert len(unfinished.read_bytes()) > len(whole) // 2
     assert SnapshotStore(unfinished).load([SkillRoot(root)], True) is None
 
@@ -378,7 +379,7 @@ def test_the_snapshot_is_written_without_holding_it_whole_in_memory(tmp_path: Pa
     catalog.wait_for_save(30)
     size = (state / "digests.sqlite.snapshot").stat().st_size
     assert size > 2_000_000
-    records: list[Any] = [[]]
+    records = [WalkRecords()]
     catalog._scan_root(0, None, None, records[0])
     store = SnapshotStore(tmp_path / "again.snapshot")
     key_roots = [SkillRoot(root)]
@@ -390,3 +391,27 @@ def test_the_snapshot_is_written_without_holding_it_whole_in_memory(tmp_path: Pa
         tracemalloc.stop()
     assert store.load(key_roots, True) is not None
     assert peak < size * 1.5, f"saving a {size:,}-byte snapshot allocated {peak:,} bytes at its peak"
+
+
+def test_nested_skills_round_trip_and_flat_ones_need_no_file_index(tmp_path: Path) -> None:
+    """Files are written in manifest order (a skill's members are consecutive indexes) unless a skill is
+    nested in another, whose files are in both manifests; either way the warm catalog is the scan's."""
+    from skillwire.catalog.persist import _in_manifest_order
+
+    flat, nested = tmp_path / "flat", tmp_path / "nested"
+    make_tree(flat, ["alpha", "alpha-beta", "gamma"])
+    make_tree(nested, ["alpha", "alpha-beta", "gamma"])
+    inner = nested / "team" / "alpha" / "inner"
+    inner.mkdir()
+    (inner / "SKILL.md").write_text(SKILL_MD.format(name="inner", n=9))
+    os.utime(inner / "SKILL.md", (PAST, PAST))
+    os.utime(inner, (PAST, PAST))
+    os.utime(nested / "team" / "alpha", (PAST, PAST))
+    for root, state in ((flat, tmp_path / "s1"), (nested, tmp_path / "s2")):
+        cold = saved_catalog(root, state)
+        ordered = _in_manifest_order(cold._root_results[0])
+        assert (ordered is None) == (root == nested)
+        warm = catalog_for(root, state)
+        assert published(warm.snapshot) == published(cold.snapshot)
+        assert not warm.validated
+    assert "skill://team/alpha/inner/SKILL.md" in warm.snapshot.skill_by_uri

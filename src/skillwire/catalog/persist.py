@@ -36,10 +36,10 @@ import stat as stat_module
 import threading
 import time
 import zlib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, BinaryIO
+from typing import Any, BinaryIO, cast
 
 from skillwire._version import __version__
 from skillwire.catalog.digests import RACY_SECONDS, STAT_BYTES, pack_stat
@@ -164,6 +164,7 @@ class SnapshotStore:
 # str, its UTF-8 bytes, the compressed walk records) at the peak of a cold start, about 93 MB at
 # 10,000 skills. `json.dumps` of a slice stays in the C encoder (`iterencode` is pure Python, 5-10x slower).
 _SLICE = 1024
+_BASE64_SLICE = 3 * STAT_BYTES * 1024  # packed stats per base64 slice: a multiple of 3 bytes, 3,072 records
 _JSON = {"ensure_ascii": False, "allow_nan": False, "separators": (",", ":")}
 # The header is written first as a placeholder of the final header's length (sizes 0, checksums of
 # zeros) and overwritten once the sections are written: a file whose write stopped anywhere before
@@ -189,13 +190,30 @@ class _Section:
     def write(self, data: bytes) -> None:
         self._out(self.compressor.compress(data) if self.compressor is not None else data)
 
-    def write_list(self, items: Sequence[Any]) -> None:
-        """`json.dumps(items)`, a slice at a time."""
+    def write_list(self, parts: Iterable[Sequence[Any]]) -> None:
+        """`json.dumps` of the concatenation of `parts` (one list), a slice at a time; `parts` may be a
+        generator, each part made only when its turn comes."""
         self.write(b"[")
-        for start in range(0, len(items), _SLICE):
-            part = json.dumps(items[start : start + _SLICE], **_JSON)  # type: ignore[arg-type]
-            self.write((b"," if start else b"") + part[1:-1].encode())
+        first = True
+        for items in parts:
+            for start in range(0, len(items), _SLICE):
+                part = json.dumps(items[start : start + _SLICE], **_JSON)  # type: ignore[arg-type]
+                self.write((b"" if first else b",") + part[1:-1].encode())
+                first = False
         self.write(b"]")
+
+    def write_base64(self, buffers: Iterable[bytes | bytearray]) -> None:
+        """The base64 of the concatenation of `buffers`, a slice at a time: the base64 of whole 3-byte
+        groups concatenates into the base64 of the whole, so what is left of a slice is carried over."""
+        carry = b""
+        for buffer in buffers:
+            view = memoryview(buffer)
+            for start in range(0, len(view), _BASE64_SLICE):
+                chunk = carry + view[start : start + _BASE64_SLICE]
+                whole = len(chunk) - len(chunk) % 3
+                self.write(base64.b64encode(chunk[:whole]))
+                carry = chunk[whole:]
+        self.write(base64.b64encode(carry))
 
     def close(self) -> list[Any]:
         if self.compressor is not None:
@@ -227,13 +245,9 @@ def _write(
     snapshot_table = snapshot.close()
     walk = _Section(handle, compress=True)
     walk.write(b'{"paths":')
-    walk.write_list([path for one in records for path, _ in one])
+    walk.write_list(one.paths for one in records)
     walk.write(b',"stats":"')
-    # Base64 of whole 3-byte groups concatenates into the base64 of the whole (`STAT_BYTES` is 40, so
-    # a multiple of 3 records is one).
-    packed = [stat for one in records for _, stat in one]
-    for start in range(0, len(packed), 3 * 1024):
-        walk.write(base64.b64encode(b"".join(packed[start : start + 3 * 1024])))
+    walk.write_base64(one.stats for one in records)
     walk.write(b'"}')
     walk_table = walk.close()
     if not finish:
@@ -246,31 +260,60 @@ def _write(
     handle.write(header.ljust(width))
 
 
+def _in_manifest_order(result: ScanResult) -> list[CatalogFile] | None:
+    """The result's files as its skills' manifests list them, one after the other, when that lists each
+    file exactly once (no skill nested in another, whose files are in both manifests); else None.
+
+    Written in that order, a skill's members are a run of consecutive indexes: no table from each file
+    to its index is needed, which for 90,000 files was 10 MB at the peak of a cold start (issue 25).
+    """
+    # The roots with a prefix of a root sort right after it: a nested skill has one right before it.
+    previous = None
+    for root in sorted(skill.root_uri + "/" for skill in result.skills):
+        if previous is not None and root.startswith(previous):
+            return None
+        previous = root
+    # A scan's (and a loaded snapshot's) manifests are made of its `CatalogFile`s.
+    ordered = cast(list[CatalogFile], [file for skill in result.skills for file in skill.entry.files])
+    return ordered if len(ordered) == len(result.files) else None
+
+
+def _skill_rows(skills: list[CatalogSkill], index: dict[int, int] | None) -> Iterator[list[list[Any]]]:
+    """The "skills" column a slice at a time; members by `index`, or (None) as consecutive runs."""
+    end = 0
+    for start in range(0, len(skills), _SLICE):
+        rows: list[list[Any]] = []
+        for skill in skills[start : start + _SLICE]:
+            manifest = skill.entry.files
+            if index is None:
+                members = list(range(end, end + len(manifest)))
+                end += len(manifest)
+            else:
+                members = [index[id(m)] for m in manifest]
+            rows.append([skill.entry.uri, skill.entry.frontmatter, members, skill.source, skill.listed])
+        yield rows
+
+
 def _write_result(section: _Section, result: ScanResult) -> None:
     # Columns rather than an object per file: one list per field decodes faster and is smaller.
-    files = result.files
-    index = {id(f): i for i, f in enumerate(files)}
+    ordered = _in_manifest_order(result)
+    files = result.files if ordered is None else ordered
+    index = {id(f): i for i, f in enumerate(files)} if ordered is None else None
     mimes: dict[str, int] = {}
     for f in files:
         mimes.setdefault(f.mime_type, len(mimes))
     # Built one column at a time, each freed once written (lambdas: nothing is built before its turn).
-    columns: list[tuple[str, Callable[[], list[Any]]]] = [
-        ("uris", lambda: [f.uri for f in files]),
-        ("digests", lambda: [f.digest for f in files]),
-        ("sizes", lambda: [f.size for f in files]),
-        ("mimes", lambda: list(mimes)),
-        ("mime", lambda: [mimes[f.mime_type] for f in files]),
-        ("text", lambda: [f.is_text for f in files]),
-        ("paths", lambda: [f.content for f in files]),  # scans make disk files only: a path, never bytes
-        (
-            "skills",
-            lambda: [
-                [s.entry.uri, s.entry.frontmatter, [index[id(m)] for m in s.entry.files], s.source, s.listed]
-                for s in result.skills
-            ],
-        ),
-        ("skipped", lambda: [[s.location, s.reason] for s in result.skipped]),
-        ("ignored", lambda: [list(item) for item in result.ignored]),
+    columns: list[tuple[str, Callable[[], Iterable[Sequence[Any]]]]] = [
+        ("uris", lambda: [[f.uri for f in files]]),
+        ("digests", lambda: [[f.digest for f in files]]),
+        ("sizes", lambda: [[f.size for f in files]]),
+        ("mimes", lambda: [list(mimes)]),
+        ("mime", lambda: [[mimes[f.mime_type] for f in files]]),
+        ("text", lambda: [[f.is_text for f in files]]),
+        ("paths", lambda: [[f.content for f in files]]),  # scans make disk files only: a path, never bytes
+        ("skills", lambda: _skill_rows(result.skills, index)),
+        ("skipped", lambda: [[[s.location, s.reason] for s in result.skipped]]),
+        ("ignored", lambda: [[list(item) for item in result.ignored]]),
     ]
     for n, (name, build) in enumerate(columns):
         section.write((b"{" if n == 0 else b",") + json.dumps(name).encode() + b":")
