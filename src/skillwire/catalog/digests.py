@@ -305,7 +305,8 @@ class DigestCache:
                     )
                     db.executemany(
                         "INSERT OR REPLACE INTO frontmatter VALUES (?, ?)",
-                        [(d, json.dumps(fm, ensure_ascii=False, allow_nan=False)) for d, fm in pending_fm.items()],
+                        # A generator too: a list held every SKILL.md's JSON at once, at the cold start's peak.
+                        ((d, json.dumps(fm, ensure_ascii=False, allow_nan=False)) for d, fm in pending_fm.items()),
                     )
                     if prune:
                         # Parsed frontmatter is only worth keeping for a SKILL.md some catalog still has.
