@@ -309,4 +309,4 @@ def test_a_cold_build_peaks_little_above_what_it_keeps(tmp_path: Path) -> None:
     finally:
         tracemalloc.stop()
     assert (state / "digests.sqlite.snapshot").is_file()
-    assert peak < kept * 1.0, f"a cold build kept {kept:,} bytes and peaked at {peak:,}"
+    assert peak < kept * 1.5, f"a cold build kept {kept:,} bytes and peaked at {peak:,}"
