@@ -311,6 +311,24 @@ def _made_of(skill: RegisteredSkill) -> str:
     return "\x1f".join((*parts, listed.digest if listed is not None else ""))
 
 
+# A row as `SkillSearch` writes it: the rowid, then `_row`'s columns (name, description, aliases, headings,
+# body, origin).
+_IndexRow = tuple[int, str, str, str, str, str, str]
+
+
+def _insert_rows(db: sqlite3.Connection, rows: list[_IndexRow]) -> None:
+    """Write rows into the two ranked tables: every row into `names`, and into `bodies` only a row with
+    a heading or a body (a skill whose body is pending or empty has no `bodies` row)."""
+    db.executemany(
+        "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
+        ((row[0], row[1], row[2], row[3], row[6]) for row in rows),
+    )
+    db.executemany(
+        "INSERT INTO bodies (rowid, headings, body) VALUES (?, ?, ?)",
+        ((row[0], row[4], row[5]) for row in rows if row[4] or row[5]),
+    )
+
+
 class SkillSearch:
     """`ranked(registry, query, limit=...)`: the registry's skills matching `query`, best first.
 
@@ -540,7 +558,7 @@ class SkillSearch:
         if fresh:
             top = db.execute("SELECT max(rowid) FROM docs").fetchone()[0]
             next_rowid = int(top) + 1 if top is not None else 0
-            rows = []
+            rows: list[_IndexRow] = []
             docs = []
             defer = self._body_of is not None and len(fresh) > self._bodies_at_once
             for offset, (skill, made_of) in enumerate(fresh):
@@ -553,14 +571,7 @@ class SkillSearch:
                 if defer:
                     self._pending.add((skill.ref.origin, skill.ref.uri))
             db.executemany("INSERT INTO docs (rowid, origin, uri, made_of, with_body) VALUES (?, ?, ?, ?, ?)", docs)
-            db.executemany(
-                "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
-                ((row[0], row[1], row[2], row[3], row[6]) for row in rows),
-            )
-            db.executemany(
-                "INSERT INTO bodies (rowid, headings, body) VALUES (?, ?, ?)",
-                ((row[0], row[4], row[5]) for row in rows if row[4] or row[5]),
-            )
+            _insert_rows(db, rows)
             self.indexed += len(rows)
         by_name: dict[str, list[int]] = {}
         for rowid, skill in current.items():
@@ -668,7 +679,8 @@ class SkillSearch:
         return batch
 
     def _index_bodies(self, db: sqlite3.Connection, keys: list[_Key]) -> None:
-        rows, states = [], []
+        rows: list[_IndexRow] = []
+        states: list[tuple[int, int]] = []
         for key in keys:
             held, known = self._stored.get(key), self._last_made.get(key)
             if held is None or held[2] != _BODY_PENDING or known is None or known[1] != held[1]:
@@ -681,14 +693,7 @@ class SkillSearch:
             return
         # A pending row has a `names` row (its aliases may come from the body too) and no `bodies` row.
         db.executemany("DELETE FROM names WHERE rowid = ?", ((row[0],) for row in rows))
-        db.executemany(
-            "INSERT INTO names (rowid, name, description, aliases, origin) VALUES (?, ?, ?, ?, ?)",
-            ((row[0], row[1], row[2], row[3], row[6]) for row in rows),
-        )
-        db.executemany(
-            "INSERT INTO bodies (rowid, headings, body) VALUES (?, ?, ?)",
-            ((row[0], row[4], row[5]) for row in rows if row[4] or row[5]),
-        )
+        _insert_rows(db, rows)
         db.executemany("UPDATE docs SET with_body = ? WHERE rowid = ?", states)
         for scores in self._scores:
             scores.forget()
