@@ -196,6 +196,16 @@ class DigestCache:
             return None
         return FileDigest(DIGEST_PREFIX + record[STAT_BYTES:_DIGEST_END].hex(), record[_DIGEST_END] == 1)
 
+    def _cached_locked(self, path: str, stat: bytes) -> FileDigest | None:
+        """`cached` under the lock: what `digest` and `digest_and_bytes` look up before they hash."""
+        if self._unloaded:
+            self._ensure_loaded()
+        with self._lock:
+            found = self._lookup(path, stat)
+            if found is not None:
+                self.hits += 1
+            return found
+
     def cached(self, path: str, stat: bytes) -> FileDigest | None:
         """The digest if this exact (path, `pack_stat`) was hashed before; never hashes."""
         if self._unloaded:
@@ -207,13 +217,9 @@ class DigestCache:
 
     def digest(self, path: str, stat: bytes) -> FileDigest:
         """The digest of the file at `path` whose `pack_stat` is `stat`, hashed unless cached."""
-        if self._unloaded:
-            self._ensure_loaded()
-        with self._lock:
-            cached = self._lookup(path, stat)
-            if cached is not None:
-                self.hits += 1
-                return cached
+        cached = self._cached_locked(path, stat)
+        if cached is not None:
+            return cached
         dev, ino, size, mtime_ns, _ = _STAT.unpack(stat)
         result, read = hash_file(path, size, (dev, ino))
         if read != size:
@@ -225,13 +231,9 @@ class DigestCache:
         """`digest`, and when the file had to be hashed (and is at most `max_bytes`), the very bytes
         hashed: a SKILL.md whose frontmatter is not cached is then parsed from them, not opened, read and
         hashed a second time (10,000 of each on a 10,000-skill cold start)."""
-        if self._unloaded:
-            self._ensure_loaded()
-        with self._lock:
-            cached = self._lookup(path, stat)
-            if cached is not None:
-                self.hits += 1
-                return cached, None
+        cached = self._cached_locked(path, stat)
+        if cached is not None:
+            return cached, None
         dev, ino, size, mtime_ns, _ = _STAT.unpack(stat)
         if size > max_bytes:
             return self.digest(path, stat), None
