@@ -23,7 +23,7 @@ from skillwire.catalog.store import POINTER_KEY
 from skillwire.core.errors import InvalidIndex
 from support.calls import healthz, list_uris, wait_for
 from support.cli import run_cli
-from support.seaweed import BUCKET, SeaweedS3
+from support.seaweed import SeaweedS3
 from support.servers import serve_http
 
 
@@ -57,20 +57,11 @@ def two_publishes(seaweedfs: SeaweedS3, tmp_path: Path) -> tuple[str, S3Store, b
     _skill(root, "alpha")
     _skill(root, "beta")
     _publish(seaweedfs, root, prefix)
-    store = S3Store(BUCKET, prefix=prefix, config=_credentials(seaweedfs), client_options={"allow_http": True})
+    store = seaweedfs.store(prefix)
     first = bytes(obstore.get(store, POINTER_KEY).bytes())
     _skill(root, "gamma")  # the publisher adds a skill (and, say, fixes a bad one): the second index
     _publish(seaweedfs, root, prefix)
     return prefix, store, first, root
-
-
-def _credentials(seaweedfs: SeaweedS3) -> Any:
-    return {
-        "endpoint": seaweedfs.endpoint,
-        "access_key_id": seaweedfs.access_key,
-        "secret_access_key": seaweedfs.secret_key,
-        "region": "us-east-1",
-    }
 
 
 def test_each_changing_publish_numbers_its_index_higher(

@@ -21,14 +21,13 @@ import obstore
 import pytest
 from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import INTERNAL_ERROR
-from obstore.store import S3Store
 
 from skillwire.catalog.store import blob_key
 from skillwire.host.mirror.lock import LOCK_NAME
 from support.calls import call, call_error, healthz, list_uris, wait_for
 from support.cli import run_cli
 from support.conformance import SUCCESS, missing_tools_reason, run_server_scenario
-from support.seaweed import BUCKET, SeaweedS3
+from support.seaweed import SeaweedS3
 from support.servers import CORPUS, EXAMPLES, RunningServer, serve_http
 
 SKILLS_SCENARIOS = ["sep-2640-skills-enumeration", "sep-2640-skills-manifest", "sep-2640-skills-directory"]
@@ -149,7 +148,7 @@ def test_corrupt_blob_is_refused_over_the_wire(seaweedfs: SeaweedS3) -> None:
     uri = "skill://code-review/SKILL.md"
     data = (EXAMPLES / "code-review" / "SKILL.md").read_bytes()
     key = blob_key("sha256:" + hashlib.sha256(data).hexdigest())
-    store = S3Store(BUCKET, prefix=prefix, config=_config(seaweedfs), client_options={"allow_http": True})
+    store = seaweedfs.store(prefix)
     obstore.put(store, key, data.replace(b"e", b"E", 1))
     with serve_http([seaweedfs.url(prefix), "--no-watch"], env=seaweedfs.env) as server:
         error = read_error(server.url, uri)
@@ -177,15 +176,6 @@ def test_new_publish_is_served_within_one_poll(seaweedfs: SeaweedS3, tmp_path: P
         assert sorted(list_uris(server.url)) == sorted([*before, "skill://fresh/SKILL.md"])
         assert "now serving index" in server.log()
         assert read(server.url, "skill://fresh/SKILL.md")["contents"][0]["text"].endswith("Hi.\n")
-
-
-def _config(seaweedfs: SeaweedS3) -> Any:
-    return {
-        "endpoint": seaweedfs.endpoint,
-        "access_key_id": seaweedfs.access_key,
-        "secret_access_key": seaweedfs.secret_key,
-        "region": "us-east-1",
-    }
 
 
 @pytest.mark.corpus

@@ -17,8 +17,12 @@ import sys
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from servers import free_port, stop_process
+
+if TYPE_CHECKING:
+    from obstore.store import S3Config, S3Store
 
 BUCKET = "skillwire"
 
@@ -57,6 +61,22 @@ class SeaweedS3:
             "AWS_REGION": "us-east-1",
             "AWS_ALLOW_HTTP": "true",
         }
+
+    @property
+    def config(self) -> S3Config:
+        """The obstore settings that sign requests to this store (what `env` says, as a config mapping)."""
+        return {
+            "endpoint": self.endpoint,
+            "access_key_id": self.access_key,
+            "secret_access_key": self.secret_key,
+            "region": "us-east-1",
+        }
+
+    def store(self, prefix: str) -> S3Store:
+        """A client on the bucket under `prefix`, for tests that read or overwrite what was published."""
+        from obstore.store import S3Store
+
+        return S3Store(BUCKET, prefix=prefix, config=self.config, client_options={"allow_http": True})
 
     def url(self, prefix: str) -> str:
         return f"s3://{BUCKET}/{prefix}"
@@ -123,12 +143,7 @@ class SeaweedS3:
 
         store = S3Store(
             BUCKET,
-            config={
-                "endpoint": self.endpoint,
-                "access_key_id": self.access_key,
-                "secret_access_key": self.secret_key,
-                "region": "us-east-1",
-            },
+            config=self.config,
             client_options={"allow_http": True, "timeout": "5s", "connect_timeout": "1s"},
             retry_config={"max_retries": 0},
         )
