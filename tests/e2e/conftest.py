@@ -7,7 +7,9 @@ from pathlib import Path
 
 import pytest
 
+from servers import LyingServer, running_lying_server
 from support.gitserver import GitHTTPServer, git_http_server
+from support.servers import EXAMPLES, serve_http
 
 
 @pytest.fixture
@@ -23,3 +25,17 @@ def git_server(tmp_path: Path) -> Iterator[GitHTTPServer]:
     (tmp_path / "served").mkdir()
     with git_http_server(tmp_path / "served") as running:
         yield running
+
+
+@pytest.fixture(scope="module")
+def examples_url() -> Iterator[str]:
+    """`skillwire serve` of the example skills over HTTP, one per test module (no watcher, no digest cache)."""
+    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
+        yield server.url
+
+
+@pytest.fixture(scope="module")
+def lying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LyingServer]:
+    """The lying server (tests/servers/lying_server_cli.py), one per test module."""
+    with running_lying_server(tmp_path_factory.mktemp("lying")) as server:
+        yield server

@@ -44,7 +44,7 @@ from skillwire.cli.args import ServerTarget
 from skillwire.cli.check import render
 from skillwire.cli.output import Output
 from skillwire.client.requests import send_raw
-from support.cli import run_cli
+from support.cli import run_cli, run_cli_process
 from support.fake_skills_server import DIR, EXTENSION_ID, FAKE_FILES, FakeServer, digest, md
 from support.servers import CORPUS, REPO_ROOT
 
@@ -75,14 +75,8 @@ def cli(*args: str) -> Result:
 
 
 def cli_process(*args: str, timeout: float = 120) -> Result:
-    proc = subprocess.run(
-        [sys.executable, "-m", "skillwire.cli.main", *args],
-        capture_output=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-        env={k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")},
-    )
-    return Result(proc.returncode, proc.stdout.decode("utf-8"), proc.stderr.decode("utf-8", errors="replace"))
+    ran = run_cli_process(*args, timeout=timeout)
+    return Result(ran.code, ran.text, ran.err)
 
 
 def keys(findings: list[dict[str, Any]]) -> set[tuple[str, str]]:
@@ -93,7 +87,7 @@ def keys(findings: list[dict[str, Any]]) -> set[tuple[str, str]]:
 
 
 @pytest.fixture(scope="module")
-def examples_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def check_examples_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     port = free_port()
     log = tmp_path_factory.mktemp("check-examples") / "serve.log"
     with running_http_server([*SERVE, "--http", f"127.0.0.1:{port}"], port, log):
@@ -126,15 +120,15 @@ def fastmcp_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         yield f"http://127.0.0.1:{port}/mcp"
 
 
-def test_bundled_examples_pass(examples_url: str) -> None:
-    result = cli("check", examples_url)
+def test_bundled_examples_pass(check_examples_url: str) -> None:
+    result = cli("check", check_examples_url)
     assert result.code == 0, result.out + result.err
     lines = result.out.splitlines()
-    assert lines[0] == f"skillwire check {examples_url}"
+    assert lines[0] == f"skillwire check {check_examples_url}"
     assert lines[1] == "protocol 2026-07-28, 5 skills on 1 page, 13 files read, 13 directories read"
     assert lines[-1] == "check passed: 0 failures, 0 warnings; 5 of 5 skills without findings"
     assert not ANSI_RE.search(result.out)
-    as_json = cli("check", "--json", examples_url)
+    as_json = cli("check", "--json", check_examples_url)
     assert as_json.code == 0
     assert as_json.findings() == []
 
@@ -290,12 +284,12 @@ def test_broken_server_quiet_prints_failures_only(broken_url: str) -> None:
     assert "WARN" not in result.out
 
 
-def test_terminal_gets_colour_and_a_progress_bar(examples_url: str) -> None:
+def test_terminal_gets_colour_and_a_progress_bar(check_examples_url: str) -> None:
     """On a terminal (a pty here) the report is coloured and a progress bar runs on stderr."""
     main_fd, child_fd = pty.openpty()
     env = {k: v for k, v in os.environ.items() if k not in ("NO_COLOR", "TERM")} | {"TERM": "xterm", "COLUMNS": "120"}
     proc = subprocess.Popen(
-        [sys.executable, "-m", "skillwire.cli.main", "check", examples_url],
+        [sys.executable, "-m", "skillwire.cli.main", "check", check_examples_url],
         stdin=subprocess.DEVNULL,
         stdout=child_fd,
         stderr=child_fd,
@@ -387,7 +381,7 @@ def audit_in_mode(url: str, mode: str) -> tuple[str | None, AuditResult]:
     return anyio.run(go)
 
 
-def test_rules_apply_only_in_the_era_that_defines_them(era_url: str, examples_url: str) -> None:
+def test_rules_apply_only_in_the_era_that_defines_them(era_url: str, check_examples_url: str) -> None:
     """`resultType`, `ttlMs` and `cacheScope` exist from 2026-07-28 on: a 2025-11-25 session is not held to them.
 
     The era server omits all three everywhere (as 2025-11-25-schema servers do); what holds in every era
@@ -410,7 +404,7 @@ def test_rules_apply_only_in_the_era_that_defines_them(era_url: str, examples_ur
         "metadata.trigger-keywords must be a string (Agent Skills metadata values are strings), not a list"
     )
     for mode in ("legacy", "auto"):
-        assert audit_in_mode(examples_url, mode)[1].findings == []
+        assert audit_in_mode(check_examples_url, mode)[1].findings == []
 
 
 # -- the in-memory fake --------------------------------------------------------------------------------------------

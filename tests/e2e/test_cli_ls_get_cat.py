@@ -7,9 +7,7 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 import re
-import subprocess
 import sys
 from collections.abc import Iterator
 from pathlib import Path
@@ -23,9 +21,9 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import human_size
 from skillwire.core.skill_md import parse_skill_md
 from skillwire.host.trust import SignatureCheck
-from support.cli import CliResult as Result
 from support.cli import run_cli as cli
-from support.servers import EXAMPLES, serve_http
+from support.cli import run_cli_process as cli_process
+from support.servers import EXAMPLES
 
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
 EXAMPLE_SKILLS = {
@@ -35,20 +33,6 @@ EXAMPLE_SKILLS = {
     "skill://git-workflow/SKILL.md": EXAMPLES / "git-workflow",
     "skill://pdf-processing/SKILL.md": EXAMPLES / "pdf-processing",
 }
-
-
-def cli_process(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> Result:
-    """The CLI as a real process, stdout and stderr being pipes."""
-    child_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
-    child_env.update(env or {})
-    proc = subprocess.run(
-        [sys.executable, "-m", "skillwire.cli.main", *args],
-        capture_output=True,
-        timeout=timeout,
-        env=child_env,
-        stdin=subprocess.DEVNULL,
-    )
-    return Result(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
 
 
 def columns(line: str) -> list[str]:
@@ -63,18 +47,6 @@ def disk_files(root: Path) -> dict[str, bytes]:
 
 def digest(data: bytes) -> str:
     return "sha256:" + hashlib.sha256(data).hexdigest()
-
-
-@pytest.fixture(scope="module")
-def examples_url() -> Iterator[str]:
-    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
-        yield server.url
-
-
-@pytest.fixture(scope="module")
-def lying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LyingServer]:
-    with running_lying_server(tmp_path_factory.mktemp("lying")) as server:
-        yield server
 
 
 @pytest.fixture(scope="module")

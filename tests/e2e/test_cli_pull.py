@@ -12,22 +12,20 @@ import hashlib
 import importlib.util
 import json
 import shutil
-import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from servers import LyingServer, running_lying_server
+from servers import LyingServer
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import LockError
 from skillwire.core.manifest import human_size
 from skillwire.host.mirror.layout import plan_skill
 from skillwire.host.mirror.lock import LOCK_NAME, Lock
-from support.cli import CliResult as Result
 from support.cli import run_cli as cli
+from support.cli import run_cli_process as cli_process
 from support.servers import EXAMPLES, serve_http
 
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
@@ -38,16 +36,6 @@ EXAMPLE_SKILLS = {
     "skill://git-workflow/SKILL.md": "git-workflow",
     "skill://pdf-processing/SKILL.md": "pdf-processing",
 }
-
-
-def cli_process(*args: str, timeout: float = 120) -> Result:
-    proc = subprocess.run(
-        [sys.executable, "-m", "skillwire.cli.main", *args],
-        capture_output=True,
-        timeout=timeout,
-        stdin=subprocess.DEVNULL,
-    )
-    return Result(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
 
 
 def digest(data: bytes) -> str:
@@ -76,18 +64,6 @@ def read_lock(directory: Path) -> dict[str, Any]:
 
 def leftovers(directory: Path) -> list[str]:
     return [p.name for p in directory.rglob(".skillwire-*")]
-
-
-@pytest.fixture(scope="module")
-def examples_url() -> Iterator[str]:
-    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
-        yield server.url
-
-
-@pytest.fixture(scope="module")
-def lying(tmp_path_factory: pytest.TempPathFactory) -> Iterator[LyingServer]:
-    with running_lying_server(tmp_path_factory.mktemp("lying")) as server:
-        yield server
 
 
 # -- round trip --------------------------------------------------------------------------------------------------

@@ -21,17 +21,11 @@ import pytest
 from servers import free_port, running_http_server
 from skillwire.core.manifest import sha256_digest
 from support.cli import run_cli
-from support.servers import EXAMPLES, serve_http
+from support.servers import EXAMPLES
 
 SLOW_SERVER = Path(__file__).resolve().parents[1] / "servers" / "slow_server.py"
 SLOW_SKILLS = 40
 CLI = [sys.executable, "-m", "skillwire"]
-
-
-@pytest.fixture(scope="module")
-def examples_url() -> Iterator[str]:
-    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
-        yield server.url
 
 
 @pytest.fixture(scope="module")

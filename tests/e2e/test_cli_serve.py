@@ -13,6 +13,7 @@ import socket
 import subprocess
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -145,24 +146,35 @@ def test_port_in_use_is_one_line_naming_the_port_and_how_to_pick_another() -> No
     )
 
 
+def seconds_to_exit_after_ctrl_c(process: subprocess.Popen[bytes], ready: Callable[[], None], settle: float) -> float:
+    """Once `ready()` returns and `settle` seconds more have passed, Ctrl-C: how long the process then took
+    to exit. A process still running when this ends (ready failed, or no exit within 10 s) is killed."""
+    try:
+        ready()
+        time.sleep(settle)
+        started = time.monotonic()
+        process.send_signal(signal.SIGINT)
+        process.wait(timeout=10)
+        return time.monotonic() - started
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+
+
 @pytest.mark.parametrize("watch", [True, False], ids=["watcher-on", "watcher-off"])
 def test_ctrl_c_stops_serve_within_a_second(watch: bool) -> None:
     port = free_port()
     argv = [*SERVE, str(EXAMPLES), "--http", f"127.0.0.1:{port}", *([] if watch else ["--no-watch"])]
     process = subprocess.Popen(argv, stderr=subprocess.PIPE, stdout=subprocess.DEVNULL, stdin=subprocess.DEVNULL)
-    try:
+
+    def listening() -> None:
         assert process.stderr is not None
         while b"listening on" not in (line := process.stderr.readline()):
             assert line, "skillwire serve exited before listening"
-        time.sleep(0.3)  # the watcher is now inside its blocking wait for changes
-        started = time.monotonic()
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=10)
-        elapsed = time.monotonic() - started
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+
+    elapsed = seconds_to_exit_after_ctrl_c(process, listening, settle=0.3)  # the watcher is then in its wait
+    assert process.stderr is not None
     assert elapsed < 1.0, f"serve took {elapsed:.2f} s to exit after Ctrl-C"
     assert process.returncode == 130
     assert b"Traceback" not in process.stderr.read()
@@ -176,18 +188,12 @@ def test_ctrl_c_stops_a_stdio_server_within_a_second(watch: bool) -> None:
     client's next line, forever at a terminal."""
     argv = [*SERVE, str(EXAMPLES), "--stdio", *([] if watch else ["--no-watch"])]
     process = subprocess.Popen(argv, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE)
-    try:
+
+    def serving() -> None:
         assert process.stderr is not None
         assert b"serving 5 skills" in process.stderr.readline()
-        time.sleep(0.5)  # reading stdin now
-        started = time.monotonic()
-        process.send_signal(signal.SIGINT)
-        process.wait(timeout=10)
-        elapsed = time.monotonic() - started
-    finally:
-        if process.poll() is None:
-            process.kill()
-            process.wait()
+
+    elapsed = seconds_to_exit_after_ctrl_c(process, serving, settle=0.5)  # the SDK is then reading stdin
     assert elapsed < 1.0, f"serve --stdio took {elapsed:.2f} s to exit after Ctrl-C"
     assert process.returncode == 130
 

@@ -22,8 +22,6 @@ from pathlib import Path
 
 import pytest
 
-from support.servers import EXAMPLES, serve_http
-
 TMUX = shutil.which("tmux")
 CLI = [sys.executable, "-m", "skillwire.cli.main"]
 BAR = "━"  # rich's progress bar
@@ -100,12 +98,6 @@ def terminal(tmp_path: Path) -> Iterator[Terminal]:
         yield term
     finally:
         term.close()
-
-
-@pytest.fixture(scope="module")
-def examples_url() -> Iterator[str]:
-    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
-        yield server.url
 
 
 @needs_tmux

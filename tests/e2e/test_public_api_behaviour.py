@@ -10,21 +10,14 @@ import os
 import re
 import subprocess
 import sys
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from skillwire import ApprovalDenied, ApproveAll, SkillHost, TaggedContent, UnlistedFile
-from support.servers import EXAMPLES, REPO_ROOT, serve_http
+from support.servers import EXAMPLES, REPO_ROOT
 
 # -- behaviour, against a real server ----------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def examples_url() -> Iterator[str]:
-    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as server:
-        yield server.url
 
 
 @pytest.mark.anyio

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import io
 import os
+import subprocess
 import sys
 from dataclasses import dataclass
 from unittest import mock
@@ -43,3 +44,19 @@ def run_cli(*args: str, env: dict[str, str] | None = None) -> CliResult:
         except SystemExit as exc:  # argparse
             code = exc.code if isinstance(exc.code, int) else 1
     return CliResult(code, out.getvalue(), err.getvalue().decode("utf-8", errors="replace"))
+
+
+def run_cli_process(*args: str, env: dict[str, str] | None = None, timeout: float = 120) -> CliResult:
+    """The CLI as a real process (`python -m skillwire.cli.main`), stdout and stderr pipes and stdin closed,
+    for what `run_cli` cannot show: exit paths, signals, a fresh interpreter's imports. The environment is
+    cleaned as `run_cli` cleans it, with `env` added."""
+    child_env = {k: v for k, v in os.environ.items() if k not in ("COLUMNS", "NO_COLOR")}
+    child_env.update(env or {})
+    proc = subprocess.run(
+        [sys.executable, "-m", "skillwire.cli.main", *args],
+        capture_output=True,
+        timeout=timeout,
+        env=child_env,
+        stdin=subprocess.DEVNULL,
+    )
+    return CliResult(proc.returncode, proc.stdout, proc.stderr.decode("utf-8", errors="replace"))
