@@ -27,18 +27,26 @@ _Number = int | float
 _Scalar = None | bool | int | float | str
 
 
-def _resolve_plain(text: str) -> _Scalar:
-    """The core-schema value of an untagged plain scalar."""
-    if _NULL.fullmatch(text):
-        return None
-    if _BOOL.fullmatch(text):
-        return text[0] in "tT"
+def _resolve_int(text: str) -> _Number | None:
+    """The value of the core schema's integer forms (0o octal, decimal, 0x hex), as npm yaml reads them;
+    None when `text` is none of them. Plain and `!!int` scalars both resolve through here."""
     if _INT_OCT.fullmatch(text):
         return _js_int(text[2:], 8)
     if _INT_DEC.fullmatch(text):
         return _js_int(text, 10)
     if _INT_HEX.fullmatch(text):
         return _js_int(text[2:], 16)
+    return None
+
+
+def _resolve_plain(text: str) -> _Scalar:
+    """The core-schema value of an untagged plain scalar."""
+    if _NULL.fullmatch(text):
+        return None
+    if _BOOL.fullmatch(text):
+        return text[0] in "tT"
+    if (number := _resolve_int(text)) is not None:
+        return number
     if _FLOAT_NAN.fullmatch(text):
         return math.nan if text.endswith(("nan", "NaN", "NAN")) else (-math.inf if text[0] == "-" else math.inf)
     if _FLOAT_EXP.fullmatch(text) or _FLOAT.fullmatch(text):
@@ -53,13 +61,8 @@ def _resolve_tagged(text: str, tag: str) -> _Scalar:
     if tag == _BOOL_TAG:
         return (text[0] in "tT") if _BOOL.fullmatch(text) else text
     if tag == _INT_TAG:
-        if _INT_OCT.fullmatch(text):
-            return _js_int(text[2:], 8)
-        if _INT_DEC.fullmatch(text):
-            return _js_int(text, 10)
-        if _INT_HEX.fullmatch(text):
-            return _js_int(text[2:], 16)
-        return text
+        number = _resolve_int(text)
+        return text if number is None else number
     if tag == _FLOAT_TAG:
         return (
             _resolve_plain(text)
