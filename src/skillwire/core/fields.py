@@ -11,7 +11,7 @@ digests, sizes, the skill's own SKILL.md listed) and the per-skill limits. Each 
 Who asks, and what they do with the answer (`RULES` says, per rule, how bad it is):
 
 * the server before it publishes a skill (`publish_problem`: the first problem that makes a skill
-  unpublishable; catalog/filesystem.py and catalog/code.py skip the skill with that reason);
+  unpublishable; catalog/filesystem.py and catalog/inline.py skip the skill with that reason);
 * a host before it accepts an entry (`SkillEntry.from_wire` raises the first `refused` problem);
 * `skillwire lint` (checks/lint.py) and `skillwire check` (checks/audit/), which report every
   problem as a finding under their own rule ids.
