@@ -1,5 +1,6 @@
 """Errors in one place (issue 24 item 6): every exception class skillwire defines is in `core/errors.py`,
-derives from `SkillwireError`, and is listed in its `__all__` (so the root exports it).
+derives from `SkillwireError`, and is in its `__all__` (made from the classes at import, so a class that is
+not a `SkillwireError` is missing from it and fails here) and so exported from the root.
 
 Read from the AST of `src/skillwire`, with the one stated exception: the command line's own two
 signals, which never leave the `skillwire` command. The scanner is first run on a planted copy.

@@ -16,8 +16,9 @@ from typing import Any
 import pytest
 
 from skillwire.catalog.catalog import SkillCatalog
+from skillwire.checks.findings import Finding
 from skillwire.checks.links import MISSING, Target, check_links
-from skillwire.checks.lint import RULES, Finding, check_skill_md, key_lines, lint_path
+from skillwire.checks.lint import RULES, check_skill_md, key_lines, lint_path
 from skillwire.cli.lint import format_github_line, print_text
 from skillwire.cli.main import main
 from skillwire.cli.output import Output

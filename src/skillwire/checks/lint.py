@@ -30,7 +30,7 @@ from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, scan_root, walk_root
 from skillwire.catalog.safe_open import read_regular
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
-from skillwire.checks.findings import Finding, Rule, RuleSet, Severity, printable
+from skillwire.checks.findings import Finding, Rule, RuleSet, printable
 from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, quote_advice, scan_frontmatter
 from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
 from skillwire.core.errors import FrontmatterError, InvalidSkillURI, LintPathError, NotASkill, SigningError
@@ -45,11 +45,8 @@ from skillwire.core.yaml import parse_frontmatter
 
 __all__ = [
     "RULES",
-    "Finding",
-    "LintPathError",
     "LintReport",
     "LintedSkill",
-    "Severity",
     "SkillMdCheck",
     "check_skill_md",
     "lint_path",

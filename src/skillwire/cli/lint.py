@@ -20,9 +20,11 @@ from typing import Any
 from rich.text import Text
 
 from skillwire.catalog.git import is_git_spec
-from skillwire.checks.lint import RULES, Finding, LintPathError, LintReport, lint_path
+from skillwire.checks.findings import Finding
+from skillwire.checks.lint import RULES, LintReport, lint_path
 from skillwire.cli.args import UsageError, add_output_arguments
 from skillwire.cli.output import Output
+from skillwire.core.errors import LintPathError
 from skillwire.core.uri import DEFAULT_SCHEME
 
 FORMATS = ("text", "json", "github")

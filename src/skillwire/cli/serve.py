@@ -34,10 +34,10 @@ from skillwire.cli.args import (
     say_failure,
 )
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
-from skillwire.core.errors import SigningError
+from skillwire.core.errors import BindError, SigningError
 from skillwire.core.logs import configure_logging, current_format
 from skillwire.core.metrics import multiprocess_directory
-from skillwire.server.app import BindError, bind_http_socket, event_loop_options, serve_http, serve_stdio
+from skillwire.server.app import bind_http_socket, event_loop_options, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE
 from skillwire.server.options import ServeOptions, http_base_url
 

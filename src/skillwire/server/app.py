@@ -37,7 +37,6 @@ from skillwire.server.health import Readiness, health_route, liveness_route
 from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route, request_log
 
 __all__ = [
-    "BindError",
     "bind_http_socket",
     "build_server",
     "event_loop_options",
