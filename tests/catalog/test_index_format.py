@@ -514,3 +514,41 @@ def test_a_swapped_out_indexed_snapshot_is_freed_although_frozen_at_load(tmp_pat
     gc.collect()
     assert gone() is None
     assert records() is None
+
+
+def test_a_watched_republish_awaits_every_async_listener_once(tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    # The poll loop announces through SkillCatalog's own notifier: a failing listener is logged, the
+    # next one still runs, and the poll goes on.
+    source = source_snapshot()
+    location = parse_location(f"file://{tmp_path / 'store'}")
+    anyio.run(lambda: publish(source, location))
+    catalog = PublishedCatalog(str(location), poll_seconds=0.05)
+    assert catalog.snapshot is not None
+    heard: list[str] = []
+
+    async def failing() -> None:
+        heard.append("failing")
+        raise RuntimeError("listener broke")
+
+    async def listening() -> None:
+        heard.append("listening")
+
+    catalog.on_change_async(failing)
+    catalog.on_change_async(listening)
+
+    async def main() -> None:
+        stop = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: catalog.watch(stop_event=stop))
+            smaller = CatalogSnapshot(list(source.skill_by_uri.values())[1:], source.files.values())
+            await publish(smaller, location)
+            with anyio.fail_after(30):
+                while "listening" not in heard:
+                    await anyio.sleep(0.02)
+            await anyio.sleep(0.3)  # several more polls of the same pointer: nothing announced again
+            stop.set()
+
+    with caplog.at_level(logging.ERROR, "skillwire"):
+        anyio.run(main)
+    assert heard == ["failing", "listening"]
+    assert "catalog change notification failed" in caplog.text

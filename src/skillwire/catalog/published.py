@@ -766,8 +766,4 @@ class PublishedCatalog(SkillCatalog):
                 )
             if not differs:
                 continue
-            for listener in self._async_listeners:
-                try:
-                    await listener()
-                except Exception:
-                    logger.exception("catalog change notification failed")
+            await self._notify_async()
