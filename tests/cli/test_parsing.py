@@ -173,6 +173,13 @@ def test_serve_and_bridge_share_allow_host() -> None:
         assert parse(*command).allow_host == [], command
 
 
+def test_serve_and_publish_share_audience() -> None:
+    for command in (["serve", "skills"], ["publish", "skills", "file:///tmp/out"]):
+        args = parse(*command, "--audience", "acme=a,b", "--audience", "beta=c")
+        assert args.audience == ["acme=a,b", "beta=c"], command
+        assert parse(*command).audience == [], command
+
+
 @pytest.mark.parametrize(
     "argv",
     [["serve", "skills"], ["bridge"], ["cat", "x", NOWHERE], ["publish", "a", "b"], ["pull", NOWHERE], ["ls", NOWHERE]],

@@ -117,6 +117,20 @@ def add_allow_host_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--allow-host", action="append", default=[], metavar="NAME", help="extra Host header to accept")
 
 
+def add_audience_argument(parser: argparse.ArgumentParser) -> None:
+    """`--audience`, for the commands that decide who sees what (serve, and publish, whose index carries it)."""
+    parser.add_argument(
+        "--audience",
+        action="append",
+        default=[],
+        metavar="PREFIX=AUD[,AUD]",
+        help=(
+            "only callers with one of these audiences see skills under PREFIX "
+            "(repeatable; a caller's audiences come from serve --tokens)"
+        ),
+    )
+
+
 def add_trust_arguments(parser: argparse.ArgumentParser, *, qualifier: str = "") -> None:
     """`--trust` and `--trust-file`: publisher signatures judged as the bridge judges them (bridge, approve,
     `pull --for`); `qualifier` starts each help text (`with --for: `). Read them with `trust_from_args`."""

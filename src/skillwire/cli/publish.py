@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from skillwire.cli.args import UsageError, add_output_arguments
+from skillwire.cli.args import UsageError, add_audience_argument, add_output_arguments
 
 
 def add_parser(commands: Any) -> None:
@@ -31,13 +31,7 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="skill folders, then the target")
     p.add_argument("--no-limits", action="store_true", help="publish skills over 512 files / 16 MiB anyway")
-    p.add_argument(
-        "--audience",
-        action="append",
-        default=[],
-        metavar="PREFIX=AUD[,AUD]",
-        help="only callers with one of these audiences see skills under PREFIX (repeatable; see serve --tokens)",
-    )
+    add_audience_argument(p)
     add_output_arguments(p, json=False)
     p.set_defaults(run=run)
 

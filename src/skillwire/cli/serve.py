@@ -29,6 +29,7 @@ from skillwire.cli.args import (
     INTERRUPTED,
     UsageError,
     add_allow_host_argument,
+    add_audience_argument,
     add_log_arguments,
     add_output_arguments,
     say_failure,
@@ -129,13 +130,7 @@ def add_parser(commands: Any) -> None:
         metavar="FILE",
         help="require a bearer token listed in FILE (JSON); each caller sees what its audiences allow",
     )
-    p.add_argument(
-        "--audience",
-        action="append",
-        default=[],
-        metavar="PREFIX=AUD[,AUD]",
-        help="only callers with one of these audiences see skills under PREFIX (repeatable)",
-    )
+    add_audience_argument(p)
     p.add_argument(
         "--workers",
         type=int,
