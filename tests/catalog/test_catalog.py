@@ -414,6 +414,20 @@ def test_after_editing_one_file_refresh_rehashes_exactly_that_file(tmp_path: Pat
     assert changed == {uri}
 
 
+def test_hash_reads_the_file_without_looking_it_up_and_stores_what_it_read(tmp_path: Path) -> None:
+    # What a scan calls for each file `cached` just missed: one look-up per file, not two.
+    path = tmp_path / "f.md"
+    path.write_bytes(b"first")
+    cache = DigestCache()
+    stat = pack_stat(os.lstat(path))
+    first = cache.hash(str(path), stat)
+    assert first.digest == "sha256:" + hashlib.sha256(b"first").hexdigest()
+    assert (cache.hashed, cache.hits) == (1, 0)
+    assert cache.cached(str(path), stat) == first
+    assert cache.hash(str(path), stat) == first  # hashed again, although it is cached
+    assert (cache.hashed, cache.hits) == (2, 1)
+
+
 def test_the_cache_file_keeps_one_row_per_path_across_edits(tmp_path: Path) -> None:
     root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
     total = _tree(root, skills=2, files_per_skill=2)

@@ -427,7 +427,7 @@ def _scan_batch(
 
     def hash_one(item: _Found) -> tuple[RelPath, FileDigest | Exception]:
         try:
-            return item.rel, cache.digest(item.real, item.stat)
+            return item.rel, cache.hash(item.real, item.stat)  # only misses are hashed (below)
         except Exception as exc:  # OSError, or a bug: either way only this file's skill is skipped
             return item.rel, exc
 
