@@ -154,6 +154,9 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
     from skillwire.core.protocol import (
         EXTENSION_ID,
     )
+    from skillwire.core.published_index import (
+        PublishedIndex,
+    )
     from skillwire.core.skill_md import (
         SkillDocument,
         parse_skill_md,
@@ -284,6 +287,7 @@ __all__ = [
     "NotASkill",
     "PerCallerSkills",
     "Policy",
+    "PublishedIndex",
     "RegisteredSkill",
     "RequestTimeout",
     "ResourceContent",
@@ -443,6 +447,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "ManifestFile",
     ),
     "skillwire.core.protocol": ("EXTENSION_ID",),
+    "skillwire.core.published_index": ("PublishedIndex",),
     "skillwire.core.skill_md": (
         "SkillDocument",
         "parse_skill_md",

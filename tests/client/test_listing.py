@@ -23,7 +23,8 @@ from mcp_types import ErrorData, PaginatedRequestParams
 from skillwire.client.limits import ClientLimits, Refusal, ResponseBudget
 from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import ServerError
-from skillwire.core.protocol import EXTENSION_ID, METHOD_LIST, METHOD_RESOURCES_READ
+from skillwire.core.protocol import EXTENSION_ID, INDEX_META_KEY, METHOD_LIST, METHOD_RESOURCES_READ
+from skillwire.core.published_index import PublishedIndex
 
 pytestmark = pytest.mark.anyio
 
@@ -205,3 +206,55 @@ async def test_a_refusal_is_taken_once_by_the_request_it_belongs_to() -> None:
     assert budget.take_refusal(METHOD_RESOURCES_READ, "skill://acme/a/other.md") is None
     assert budget.take_refusal(METHOD_RESOURCES_READ, "skill://acme/a/x.md") is refusal
     assert budget.take_refusal(METHOD_RESOURCES_READ, "skill://acme/a/x.md") is None
+
+
+# -- which published index the pages came from (`_meta[INDEX_META_KEY]`) -----------------------------------
+
+OLD_ID, NEW_ID = "0a" * 32, "0b" * 32
+
+
+def index_pages(*claims: object) -> Page:
+    """One entry a page, page N claiming `claims[N]` in its `_meta` (`...`: no `_meta` at all)."""
+
+    def page_of(cursor: str | None) -> HandlerResult:
+        at = 0 if cursor is None else int(cursor[1:])
+        result: dict[str, Any] = {"resultType": "complete", "skills": [entry(f"s{at}")]}
+        if claims[at] is not ...:
+            result["_meta"] = {INDEX_META_KEY: claims[at], "other.vendor/key": 1}
+        if at + 1 < len(claims):
+            result["nextCursor"] = f"p{at + 1}"
+        return result
+
+    return page_of
+
+
+async def test_the_published_index_a_listing_came_from_is_read_from_its_meta() -> None:
+    listing = await listing_of(index_pages({"id": NEW_ID, "sequence": 5}, {"id": NEW_ID, "sequence": 5}))
+    assert listing.index == PublishedIndex(NEW_ID, 5)
+    assert listing.index_problem is None
+
+
+async def test_a_server_that_names_no_index_gives_none_and_no_problem() -> None:
+    listing = await listing_of(index_pages(..., ...))
+    assert (listing.index, listing.index_problem) == (None, None)
+    assert [e.name for e in listing.entries] == ["s0", "s1"]
+
+
+async def test_pages_from_different_indexes_give_the_oldest() -> None:
+    # Behind a load balancer the second page may come from a replica still on the older index.
+    listing = await listing_of(index_pages({"id": NEW_ID, "sequence": 5}, {"id": OLD_ID, "sequence": 4}, ...))
+    assert listing.index == PublishedIndex(OLD_ID, 4)
+    listing = await listing_of(index_pages({"id": OLD_ID, "sequence": 4}, {"id": NEW_ID, "sequence": 5}))
+    assert listing.index == PublishedIndex(OLD_ID, 4)
+
+
+@pytest.mark.parametrize(
+    "claim", ["5", {"id": NEW_ID}, {"id": "x" * 64, "sequence": 5}, {"id": NEW_ID, "sequence": -1}, None]
+)
+async def test_garbage_in_the_meta_is_a_one_line_problem_and_the_entries_still_list(claim: object) -> None:
+    listing = await listing_of(index_pages({"id": NEW_ID, "sequence": 5}, claim))
+    assert listing.index == PublishedIndex(NEW_ID, 5)  # what the good page said
+    assert listing.index_problem is not None
+    assert listing.index_problem.startswith(f"page 2's _meta {INDEX_META_KEY} is ")
+    assert "\n" not in listing.index_problem
+    assert [e.name for e in listing.entries] == ["s0", "s1"]

@@ -60,6 +60,7 @@ from skillwire.catalog.snapshot import (
 )
 from skillwire.catalog.store import BlobReader, StoredFile
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.published_index import PublishedIndex
 from skillwire.core.uri import ancestors, lineage, scheme_of
 
 INDEX_FORMAT_1 = "skillwire-index/1"
@@ -68,12 +69,28 @@ _PREFIX_LISTINGS_KEPT = 64
 
 
 class PublishedSnapshot(CatalogSnapshot):
-    """A snapshot loaded from an index: also which index, and the audience rules it declares."""
+    """A snapshot loaded from an index: also which index (its id and sequence), and the audience rules it
+    declares."""
 
-    def __init__(self, *args: Any, index_id: str = "", rules: AudienceRules = (), **options: Any) -> None:
+    def __init__(
+        self,
+        *args: Any,
+        index_id: str = "",
+        sequence: int | None = None,
+        rules: AudienceRules = (),
+        **options: Any,
+    ) -> None:
         super().__init__(*args, **options)
         self.index_id = index_id
+        self.sequence = sequence  # the header's number (None: a snapshot not loaded through `load_index`)
         self.audience_rules = rules
+
+    @property
+    def published_index(self) -> PublishedIndex | None:
+        """Which index this is, as `skills/list` tells clients (server/extension.py), when both are known."""
+        if self.sequence is None or not self.index_id:
+            return None
+        return PublishedIndex(self.index_id, self.sequence)
 
 
 class _Skills(Mapping[str, CatalogSkill]):
@@ -203,9 +220,19 @@ class IndexedSnapshot(PublishedSnapshot):
         ignored: Sequence[tuple[str, str]] = (),
         cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
         index_id: str = "",
+        sequence: int | None = None,
         rules: AudienceRules = (),
     ) -> None:
-        super().__init__((), (), skipped, ignored=ignored, cursor_secret=cursor_secret, index_id=index_id, rules=rules)
+        super().__init__(
+            (),
+            (),
+            skipped,
+            ignored=ignored,
+            cursor_secret=cursor_secret,
+            index_id=index_id,
+            sequence=sequence,
+            rules=rules,
+        )
         self.records = records
         if positions is None:  # the whole index
             self.positions: Sequence[int] = range(len(records))
@@ -255,6 +282,7 @@ class IndexedSnapshot(PublishedSnapshot):
             kept,
             cursor_secret=self.cursor_secret,
             index_id=self.index_id,
+            sequence=self.sequence,
             rules=self.audience_rules,
         )
 
@@ -367,6 +395,7 @@ def indexed_snapshot(
     ignored: Sequence[tuple[str, str]],
     rules: AudienceRules,
     cursor_secret: bytes,
+    sequence: int | None = None,
 ) -> IndexedSnapshot:
     """The snapshot of a format-2 index whose header is parsed and whose bytes hashed to `index_id`."""
     count, files = header.get("skills"), header.get("files")
@@ -393,5 +422,6 @@ def indexed_snapshot(
         ignored=ignored,
         cursor_secret=cursor_secret,
         index_id=index_id,
+        sequence=sequence,
         rules=rules,
     )

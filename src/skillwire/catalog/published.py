@@ -92,6 +92,7 @@ from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.metrics import metrics, observe_snapshot, record_reload
 from skillwire.core.provenance import PROVENANCE_META_KEY
+from skillwire.core.published_index import MAX_SEQUENCE, goes_back
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.tracing import span
 from skillwire.core.uri import parent_of
@@ -377,8 +378,9 @@ class Pointer:
 def _sequence_of(value: object, where: str) -> int:
     if value is None:
         return 0
-    if type(value) is not int or value < 0:
-        raise InvalidIndex(f"{where}: 'sequence' must be a whole number of at least 0, not {value!r:.40}")
+    # Bounded as a client reads it (core/published_index.py): a number clients refuse is refused here first.
+    if type(value) is not int or not 0 <= value <= MAX_SEQUENCE:
+        raise InvalidIndex(f"{where}: 'sequence' must be a whole number from 0 to {MAX_SEQUENCE}, not {value!r:.40}")
     return value
 
 
@@ -455,6 +457,7 @@ def load_index(
             ignored=ignored,
             rules=rules,
             cursor_secret=cursor_secret,
+            sequence=numbered,
         )
     logger.warning(
         "index %s is in format %s: built whole at load (slow and large at fleet scale); "
@@ -486,6 +489,7 @@ def load_index(
         ignored=ignored,
         cursor_secret=cursor_secret,
         index_id=index_id,
+        sequence=numbered,
         rules=rules,
     )
 
@@ -655,7 +659,7 @@ class PublishedCatalog(SkillCatalog):
     def _older_than_accepted(self, pointer: Pointer) -> InvalidIndex | None:
         """The refusal of a pointer naming an index numbered below the one this replica accepted last."""
         accepted = self.accepted
-        if accepted is None or self.accept_older or pointer.sequence >= accepted.sequence:
+        if accepted is None or self.accept_older or not goes_back(pointer.sequence, accepted.sequence):
             return None
         return InvalidIndex(
             f"{POINTER_KEY} names index {pointer.id[:12]} with sequence {pointer.sequence}, older than sequence "
@@ -666,7 +670,7 @@ class PublishedCatalog(SkillCatalog):
     def _remember(self, pointer: Pointer) -> None:
         """Record the accepted index as the newest (a failure to write is one warning: serving goes on)."""
         accepted = self.accepted
-        if not self.accept_older and accepted is not None and pointer.sequence < accepted.sequence:
+        if not self.accept_older and accepted is not None and goes_back(pointer.sequence, accepted.sequence):
             return
         self.accepted = Accepted(pointer.sequence, pointer.id)
         if self.replica_state is None or accepted == self.accepted:

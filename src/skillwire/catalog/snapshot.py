@@ -27,6 +27,7 @@ from skillwire.core.errors import ServedFileChanged
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.protocol import DIRECTORY_MIME_TYPE, METHOD_LIST, SPEC_META_PREFIX
+from skillwire.core.published_index import PublishedIndex
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import (
     SKILL_MD,
@@ -287,6 +288,12 @@ class CatalogSnapshot:
         # Outermost skill root -> the listings served for it. Usually the skill's own index (shared,
         # not copied); see `_build_skill_index` for when it is not.
         self._skill_indexes: dict[str, Mapping[str, DirectoryListing]] = {}
+
+    @property
+    def published_index(self) -> PublishedIndex | None:
+        """The published index this snapshot is (id and sequence): only a snapshot loaded from one has it
+        (`catalog.indexed.PublishedSnapshot`); `skills/list` tells clients in its `_meta`."""
+        return None
 
     # -- directories ----------------------------------------------------------------------------------
 

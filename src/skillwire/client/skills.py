@@ -55,11 +55,13 @@ from skillwire.core.protocol import (
     DIRECTORY_MIME_TYPE,
     DIRECTORY_READ_SETTING,
     EXTENSION_ID,
+    INDEX_META_KEY,
     METHOD_GET,
     METHOD_LIST,
     METHOD_READ_DIRECTORY,
     METHOD_RESOURCES_READ,
 )
+from skillwire.core.published_index import PublishedIndex, goes_back, read_published_index
 from skillwire.core.uri import child_name
 
 __all__ = ["DirectoryItem", "EntryProblem", "Listing", "ResourceContent", "SkillsClient"]
@@ -117,6 +119,11 @@ class Listing:
     pages: int = 0
     stopped_early: str | None = None  # why paging stopped before the server said it was done
     ttl_ms: int = 0
+    # The published index the pages came from (`_meta[INDEX_META_KEY]`; the oldest when pages name
+    # different ones), None when no page named one (a folder server, another implementation) ...
+    index: PublishedIndex | None = None
+    # ... and why a page's claim was not one (garbage from the server), for a caller that relies on it.
+    index_problem: str | None = None
 
 
 @dataclass(frozen=True)
@@ -295,6 +302,8 @@ class SkillsClient:
         seen_uris: set[str] = set()
         counted = 0  # entries seen, valid or not: the entry cap bounds the work, not only the result
         ttl = 0
+        served_from: PublishedIndex | None = None
+        index_problem: str | None = None
         walk = PageWalk(limits.max_pages)
 
         async def fetch(cursor: str | None) -> dict[str, Any]:
@@ -316,6 +325,13 @@ class SkillsClient:
                 page = walk.pages
                 if page == 1:
                     ttl = _cache_ttl(result)
+                meta = result.get("_meta")
+                if isinstance(meta, dict) and INDEX_META_KEY in meta:
+                    claimed = read_published_index(meta[INDEX_META_KEY])
+                    if isinstance(claimed, str):
+                        index_problem = index_problem or f"page {page}'s _meta {INDEX_META_KEY} is {claimed}"
+                    elif served_from is None or goes_back(claimed.sequence, served_from.sequence):
+                        served_from = claimed  # the oldest: what any entry of this listing may come from
                 raw_entries = result.get("skills")
                 if not isinstance(raw_entries, list):
                     raise InvalidResponse("skills/list result has no 'skills' array", origin=self.origin)
@@ -347,7 +363,7 @@ class SkillsClient:
         pages_read, stopped = walk.pages, walk.stopped
         if deadline.cancelled_caught:
             stopped = f"stopped after {limits.listing_seconds:g} s ({pages_read} pages read)"
-        listing = Listing(tuple(entries), tuple(problems), pages_read, stopped, ttl)
+        listing = Listing(tuple(entries), tuple(problems), pages_read, stopped, ttl, served_from, index_problem)
         if ttl and stopped is None:  # a listing cut short is not reused as if it were the server's answer
             self._listing = (now + ttl / 1000, listing)
             for entry in entries:

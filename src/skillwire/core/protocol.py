@@ -21,6 +21,7 @@ __all__ = [
     "DIRECTORY_MIME_TYPE",
     "DIRECTORY_READ_SETTING",
     "EXTENSION_ID",
+    "INDEX_META_KEY",
     "MAX_BYTES_PER_SKILL",
     "MAX_FILES_PER_SKILL",
     "METHOD_GET",
@@ -57,6 +58,10 @@ DIRECTORY_MIME_TYPE: Final = "inode/directory"
 # is ever shadowed.
 SPEC_META_PREFIX: Final = "io.modelcontextprotocol.skills/"
 SKILLWIRE_META_PREFIX: Final = "io.skillwire/"
+# In a `skills/list` result's own `_meta` (not an entry's), when the server answers from a published
+# index (`skillwire serve s3://...`): `{"id": "<the index's SHA-256>", "sequence": N}`, so a client can
+# refuse to go back to an older index (core/published_index.py reads it, `skillwire pull` applies it).
+INDEX_META_KEY: Final = SKILLWIRE_META_PREFIX + "index"
 
 
 class GetSkillParamsShape(TypedDict):

@@ -40,6 +40,7 @@ from skillwire.core.params import GetSkillParams, ReadDirectoryParams
 from skillwire.core.protocol import (
     DIRECTORY_READ_SETTING,
     EXTENSION_ID,
+    INDEX_META_KEY,
     METHOD_GET,
     METHOD_LIST,
     METHOD_READ_DIRECTORY,
@@ -292,6 +293,11 @@ class SkillsExtension(Extension):
         if next_cursor is not None:
             result["nextCursor"] = next_cursor
         result.update(self.cache_fields())
+        published = snapshot.published_index
+        if published is not None:
+            # Which index this page lists, on every page (behind a load balancer, pages may come from
+            # different replicas), so a client can refuse an index older than one it took before.
+            result["_meta"] = {INDEX_META_KEY: published.to_json()}
         self.pages.put(snapshot, params.cursor, result, len(page) + sum(len(s.entry.files) for s in page))
         return result
 
