@@ -3,6 +3,7 @@ query hands back only the rows asked for with a count of the rest (issue 21: fir
 
 from __future__ import annotations
 
+import gc
 import logging
 import sqlite3
 import threading
@@ -219,3 +220,32 @@ def test_a_restart_finishes_the_bodies_a_stopped_process_left_pending(tmp_path: 
         got, expected = restarted.ranked(registry, query), synchronous.ranked(registry, query)
         assert (names(got.skills), got.total) == (names(expected.skills), expected.total), query
     restarted.close()
+
+
+@pytest.mark.parametrize("enabled", [True, False])
+def test_a_query_pauses_the_cyclic_collector_and_leaves_it_as_it_found_it(enabled: bool) -> None:
+    registry, plain = catalog(30)
+    seen: list[bool] = []
+    failing = False
+
+    def body_of(skill: RegisteredSkill) -> str | None:
+        seen.append(gc.isenabled())  # read during the query's sync
+        if failing:
+            raise RuntimeError("a body source that fails mid-sync")
+        return plain(skill)
+
+    search = SkillSearch(body_of)
+    was = gc.isenabled()
+    try:
+        gc.enable() if enabled else gc.disable()
+        assert names(search.search(registry, "kiln")) == ["skill-0017"]
+        assert gc.isenabled() is enabled
+        assert len(seen) == 30
+        assert not any(seen)
+        registry.set_origin("work", "mcp", [entry("broken", "Fails mid-sync.")])
+        failing = True
+        with pytest.raises(RuntimeError):
+            search.search(registry, "broken")
+        assert gc.isenabled() is enabled  # back as it was after a failed query too
+    finally:
+        gc.enable() if was else gc.disable()

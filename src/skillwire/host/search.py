@@ -48,12 +48,14 @@ which the first answer does not wait for); the finished index is what a synchron
 
 from __future__ import annotations
 
+import contextlib
+import gc
 import heapq
 import logging
 import re
 import sqlite3
 import threading
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -154,9 +156,13 @@ def _match_expression(words: list[str], ranking: Ranking) -> str:
     return _expression(_phrases(words, ranking))
 
 
+# Compiled once: `re.sub` with a pattern string looks it up in `re`'s cache on every call, once per row.
+_NAME_SEPARATORS = re.compile(r"[-_/.:]+")
+
+
 def _name_text(skill: RegisteredSkill) -> str:
     # The name and the qualified name (origin/path suffix), separators as spaces so each part is a token.
-    return re.sub(r"[-_/.:]+", " ", f"{skill.name} {skill.display_name}")
+    return _NAME_SEPARATORS.sub(" ", f"{skill.name} {skill.display_name}")
 
 
 # -- what a skill says about itself ------------------------------------------------------------------------------
@@ -622,8 +628,9 @@ class SkillSearch:
         db = self._open()
         db.execute("BEGIN IMMEDIATE" if self._on_disk else "BEGIN")
         try:
-            self._sync(db, registry)
-            result = self._query(db, query, words, limit)
+            with _collector_paused():
+                self._sync(db, registry)
+                result = self._query(db, query, words, limit)
             db.execute("COMMIT")
         except BaseException:
             if db.in_transaction:
@@ -757,6 +764,27 @@ class SkillSearch:
         for rowid, score in small.items():
             sums[rowid] = get(rowid, 0.0) + score
         return sums
+
+
+@contextlib.contextmanager
+def _collector_paused() -> Iterator[None]:
+    """The cyclic garbage collector off for the block, back on after it only if it was on before.
+
+    A query's sync and ranking allocate tens of thousands of container objects (a new index's rows and
+    keys, a restart's `docs` rows, each word's postings), none of them cyclic, and every 700 of them the
+    collector walked the young heap, and now and then the whole heap: about 40% of a new 10,000-skill
+    index's first query and 35-60% of a restart's (`bench.search_eval --scale`, README). Only for the block: `gc` is
+    process-wide, so the other threads' cyclic garbage waits for it, a few hundred milliseconds at most,
+    and is collected when the next allocations after it trigger a collection (nothing is frozen, unlike
+    `catalog._build`).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 class _Matches:
