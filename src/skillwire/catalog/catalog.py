@@ -29,6 +29,7 @@ from skillwire.catalog.inline import InlineSkills
 from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.persist import Persisted, SnapshotStore
 from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.catalog.watcher import watching
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.metrics import observe_snapshot, record_reload
 from skillwire.core.tracing import span
@@ -36,8 +37,6 @@ from skillwire.core.tracing import span
 __all__ = ["SkillCatalog"]
 
 logger = logging.getLogger("skillwire.catalog")
-# watchfiles logs every batch of changes at INFO; that is noise in a server's output.
-logging.getLogger("watchfiles").setLevel(logging.WARNING)
 
 Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
 # What an incremental refresh rescanned under one root: its real folder prefixes, and the paths now served there.
@@ -428,23 +427,22 @@ class SkillCatalog:
     async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
         """Refresh whenever a watched folder changes, until cancelled (or `stop_event` is set).
 
-        A persisted snapshot being served is validated meanwhile (`validate_and_notify`): the
-        watcher is set up while validation runs, so a change made during it is seen by one or the other.
+        A persisted snapshot being served is validated meanwhile (`validate_and_notify`): the check
+        starts once the watcher is armed, so a change made before arming shows in the check and one
+        made after it reaches the watcher.
         """
         if self._unvalidated is None:
-            await self._watch(stop_event, debounce_ms)
+            await self._watch(stop_event, debounce_ms, None)
             return
-        # Arming the watcher holds the GIL for the whole set-up (watchfiles' RustNotify adds one
-        # inotify watch per folder without releasing it: 0.6 s of CPU for 30,000 folders here, the
-        # event loop frozen meanwhile), and the stat check is a few tenths of a second more. A warm
-        # start answers first: both wait a moment, so the requests waiting at start-up are served
-        # from the persisted snapshot. Nothing is missed by waiting: the check runs after the
-        # watcher is armed (tasks start in the order they are started, and awatch builds its
-        # watcher before its first await), so a change made before arming shows in the check and
-        # one made after it reaches the watcher. A cold start arms at once, as its scan just ran.
+        # A warm start answers first: arming walks every folder (in a worker thread, but holding the
+        # GIL between its system calls) and the stat check is a few tenths of a second more, so both
+        # wait a moment and the requests waiting at start-up are served from the persisted snapshot.
+        # A cold start arms at once, as its scan just ran.
         await anyio.sleep(_WARM_SETTLE_S)
+        armed = anyio.Event()
         async with anyio.create_task_group() as group:
-            group.start_soon(self._watch, stop_event, debounce_ms)
+            group.start_soon(self._watch, stop_event, debounce_ms, armed)
+            await armed.wait()
             group.start_soon(self.validate_and_notify)
 
     async def _notify_async(self) -> None:
@@ -454,21 +452,23 @@ class SkillCatalog:
             except Exception:
                 logger.exception("catalog change notification failed")
 
-    async def _watch(self, stop_event: anyio.Event | None, debounce_ms: int) -> None:
-        from watchfiles import awatch
-
+    async def _watch(self, stop_event: anyio.Event | None, debounce_ms: int, armed: anyio.Event | None) -> None:
         paths = self.watch_paths()
         if not paths:
+            if armed is not None:
+                armed.set()
             return
-        async for changes in awatch(*paths, debounce=debounce_ms, stop_event=stop_event, recursive=True):
-            changed = [path for _, path in changes]
-            try:
-                _, differs = await anyio.to_thread.run_sync(self._refresh, changed)
-            except Exception:
-                logger.exception("catalog refresh failed; still serving the previous snapshot")
-                continue
-            if differs:
-                await self._notify_async()
+        async with watching(paths, debounce_ms=debounce_ms, stop_event=stop_event) as batches:
+            if armed is not None:
+                armed.set()  # before the batches' first await: see `watching`
+            async for changed in batches:  # None: events were lost, rescan everything
+                try:
+                    _, differs = await anyio.to_thread.run_sync(self._refresh, changed)
+                except Exception:
+                    logger.exception("catalog refresh failed; still serving the previous snapshot")
+                    continue
+                if differs:
+                    await self._notify_async()
 
 
 # How long a warm start serves before arming its watcher and checking its snapshot (see `watch`).

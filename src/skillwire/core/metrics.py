@@ -88,6 +88,7 @@ class Metrics:
     index_checked: Gauge  # unix time the store's pointer was last read successfully
     reloads: Counter  # outcome: swapped | unchanged | failed
     reload_seconds: Histogram
+    watch_events: Counter  # backend: inotify | watchfiles
     store_reads: Counter  # outcome: hit | miss | error
     poll_failures: Counter
     signatures: Gauge  # status: signed | unsigned | stale
@@ -147,6 +148,11 @@ def _build() -> Metrics:
         reloads=Counter("skillwire_reloads", "Catalog reloads, by outcome", ("outcome",)),
         reload_seconds=Histogram(
             "skillwire_reload_duration_seconds", "Time to rescan folders or look at the store", buckets=RELOAD_BUCKETS
+        ),
+        watch_events=Counter(
+            "skillwire_watch_events",
+            "File-system events the catalog watcher was woken for, by backend (inotify | watchfiles)",
+            ("backend",),
         ),
         store_reads=Counter(
             "skillwire_store_reads", "Skill files read from the object store, by outcome", ("outcome",)
@@ -216,6 +222,13 @@ def record_reload(outcome: str, seconds: float) -> None:
     m = metrics()
     m.reloads.labels(outcome).inc()
     m.reload_seconds.observe(seconds)
+
+
+def record_watch_events(backend: str, count: int) -> None:
+    """The catalog watcher read `count` events: inotify's as the kernel delivered them (a read of a served
+    file delivers none), watchfiles' as it batched them (after its own filter)."""
+    if count:
+        metrics().watch_events.labels(backend).inc(count)
 
 
 def add_info_source(source: Callable[[], dict[str, str] | None]) -> None:
