@@ -80,3 +80,44 @@ def test_a_local_read_of_an_unknown_label_names_it(tmp_path: Path) -> None:
     with pytest.raises(UnknownOrigin, match="'elsewhere'"):
         reader.read_local("elsewhere", entry.uri)
     assert reader.read_local("mine", entry.uri) == SKILL_MD.encode()
+
+
+@pytest.mark.anyio
+async def test_a_skill_md_is_hashed_once_per_step_and_a_cached_one_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # Review 12b: a fetched SKILL.md was hashed by the reader, again by `cache.put`, and a cached one
+    # three times (the hit, `put`'s check, `put` re-reading its own copy). Every check goes through
+    # core/verify, so counting its hashes of these bytes counts them all (the in-process server's read
+    # of its file included).
+    from mcp.client import Client
+
+    from skillwire.catalog.catalog import SkillCatalog
+    from skillwire.core import verify
+    from skillwire.core.manifest import sha256_digest
+    from skillwire.host.cache import ContentCache
+    from skillwire.host.host import SkillHost
+    from skillwire.host.policy import ApproveAll
+    from skillwire.server.app import build_server
+    from skillwire.server.extension import SkillsExtension
+
+    (tmp_path / "skills" / "hello").mkdir(parents=True)
+    (tmp_path / "skills" / "hello" / "SKILL.md").write_text(SKILL_MD)
+    hashed: list[bytes] = []
+    real = sha256_digest
+
+    def counting(data: bytes) -> str:
+        hashed.append(bytes(data))
+        return real(data)
+
+    monkeypatch.setattr(verify, "sha256_digest", counting)
+    cache = ContentCache(tmp_path / "cache")
+    server = build_server(SkillsExtension(SkillCatalog([tmp_path / "skills"])))
+    for expected in (3, 1):  # served (the server's read, the reader, the cache's own check), then cached
+        async with Client(server) as client, SkillHost(policy=ApproveAll(), cache=cache) as host:
+            await host.attach_client("work", client)
+            await host.list_skills()
+            hashed.clear()
+            await host.load("work", "skill://hello/SKILL.md")
+            assert hashed.count(SKILL_MD.encode()) == expected
+    assert (cache.stats().hits, cache.stats().misses) == (1, 1)

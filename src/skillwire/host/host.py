@@ -51,7 +51,7 @@ from skillwire.core.errors import (
     UnknownOrigin,
     UnlistedFile,
 )
-from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestFile
+from skillwire.core.manifest import MAX_BYTES_PER_SKILL
 from skillwire.core.tracing import span
 from skillwire.core.verify import skill_md_mismatch
 from skillwire.host.active import ActiveSkill
@@ -506,25 +506,25 @@ class SkillHost:
         return grant, True
 
     async def _fetch_skill_md(self, ref: SkillRef, entry: SkillEntry) -> str:
-        listed: ManifestFile | None = None
+        async def matches_entry(data: bytes) -> None:
+            # The served file's own words (values, parse errors quoting it) stay out of the exception, which
+            # may reach the model unframed; they are logged for the operator instead.
+            # Off the event loop: decoding is linear and bounded, but other servers' requests must not wait on it.
+            _, mismatch = await anyio.to_thread.run_sync(skill_md_mismatch, entry.frontmatter, data)
+            if mismatch is not None:
+                logger.warning("%s: the served SKILL.md does not match the entry: %s", ref, "; ".join(mismatch.details))
+                raise FrontmatterMismatch(ref.uri, mismatch.fields)
+
         if entry.is_dynamic:
             data = await self.reader.fetch_unverified(ref.origin, ref.uri)
             if len(data) > MAX_BYTES_PER_SKILL:
                 raise LimitExceeded(f"{ref}: dynamic SKILL.md is over {MAX_BYTES_PER_SKILL:,} bytes")
+            await matches_entry(data)
         else:
             listed = entry.file(ref.uri)
             assert listed is not None  # from_wire guarantees SKILL.md is listed
-            # Cached only once the frontmatter check below passes too: that is part of verifying it.
-            data = await self.reader.fetch_verified(ref.origin, listed, store=False)
-        # The served file's own words (values, parse errors quoting it) stay out of the exception, which
-        # may reach the model unframed; they are logged for the operator instead.
-        # Off the event loop: decoding is linear and bounded, but other servers' requests must not wait on it.
-        _, mismatch = await anyio.to_thread.run_sync(skill_md_mismatch, entry.frontmatter, data)
-        if mismatch is not None:
-            logger.warning("%s: the served SKILL.md does not match the entry: %s", ref, "; ".join(mismatch.details))
-            raise FrontmatterMismatch(ref.uri, mismatch.fields)
-        if listed is not None:
-            self.reader.store_verified(ref.origin, listed, data)
+            # Cached only once it matches the frontmatter too: that is part of verifying it.
+            data = await self.reader.fetch_verified(ref.origin, listed, accept=matches_entry)
         return data.decode("utf-8")
 
     def indexable_body(self, skill: RegisteredSkill) -> str | None:

@@ -6,7 +6,8 @@ origin (a server's `SkillsClient`, or the files a local folder scan found), the 
 `core/verify.py`, which decides whether bytes are the listed file.
 
 - A listed file of a server comes from the cache (re-hashed on every hit) or from the server, and is
-  returned only when its size and digest match the manifest; then it is cached.
+  returned only when its size and digest match the manifest; then (a server's bytes, once they pass
+  the caller's own check if it gives one) it is cached.
 - A local file is read like a server reads a served file (`CatalogFile.read`: never through a
   symlink, never blocking on a FIFO, checked against the scan's digest), so one replaced since the
   scan raises `VerificationFailed` instead of being used.
@@ -15,7 +16,7 @@ origin (a server's `SkillsClient`, or the files a local folder scan found), the 
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 
 from skillwire.catalog.snapshot import CatalogFile
 from skillwire.client.skills import DirectoryListing, SkillsClient
@@ -51,37 +52,36 @@ class OriginReader:
         """The skill's current entry (`skills/get`; `use_cache=False` asks the server again)."""
         return await self._server(ref.origin).get_skill(ref.uri, use_cache=use_cache)
 
-    async def fetch_verified(self, origin: str, listed: ManifestFile, *, store: bool = True) -> bytes:
+    async def fetch_verified(
+        self, origin: str, listed: ManifestFile, *, accept: Callable[[bytes], Awaitable[None]] | None = None
+    ) -> bytes:
         """Bytes of a listed file, from the cache (re-hashed) or the origin, checked against the manifest.
 
-        `store=False` leaves a server's bytes out of the cache (the load path caches SKILL.md only once
-        its frontmatter matched too: `store_verified`).
+        `accept` is one more check the bytes must pass (it raises to refuse them) before a server's bytes
+        are cached: the load path's SKILL.md must match its entry's frontmatter too. A cache hit is
+        returned without being stored again: it was checked when it was stored and is re-hashed now.
         """
         local = self._local_files(origin) is not None
+        cached: bytes | None = None
         attributes: dict[str, str | int] = {"skillwire.origin": origin, "skillwire.bytes": listed.size}
         with span("skillwire.verify", **attributes) as current:
             if local:
                 current.set_attribute("skillwire.source", "local")
                 data = self.read_local(origin, listed.uri)
+            elif self.cache is not None and (cached := self.cache.get(origin, listed.uri, listed)) is not None:
+                current.set_attribute("skillwire.source", "cache")  # re-hashed by the cache: verified too
+                data = cached
             else:
-                if self.cache is not None:
-                    cached = self.cache.get(origin, listed.uri, listed)  # re-hashed: verified too
-                    if cached is not None:
-                        current.set_attribute("skillwire.source", "cache")
-                        return cached
                 current.set_attribute("skillwire.source", "server")
                 content = await self._server(origin).read_skill_uri(listed.uri, size=listed.size)
                 data = content.data
-            verify_file(listed, data)
-        if store and not local:
-            self.store_verified(origin, listed, data)
+            if cached is None:
+                verify_file(listed, data)
+        if accept is not None:
+            await accept(data)
+        if self.cache is not None and not local and cached is None:
+            self.cache.put(origin, listed.uri, data, listed)  # a no-op for bytes it already holds intact
         return data
-
-    def store_verified(self, origin: str, listed: ManifestFile, data: bytes) -> None:
-        """Keep bytes already verified as `listed` in the cache (a no-op without one; the cache checks
-        them again itself)."""
-        if self.cache is not None:
-            self.cache.put(origin, listed.uri, data, listed)
 
     async def fetch_unverified(self, origin: str, uri: str) -> bytes:
         """A dynamic skill's bytes: there is no digest to check them against (the caller bounds them)."""
