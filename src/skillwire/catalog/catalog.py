@@ -385,6 +385,17 @@ class SkillCatalog:
         # frontmatter nobody references scans the whole cache file: worth it on a full scan, not on
         # every watcher event.
         self.digests.flush(prune=changed is None)
+        save = persist and self.snapshot_store is not None and not self._missing_roots
+        if save and self._snapshot is None and self.snapshot_store is not None:
+            # The first build, before anything is served: saved here (a few tenths of a second at
+            # 10,000 skills), because a server stopped soon after it starts (SIGTERM re-raised by
+            # uvicorn ends the process at once) never finished a save in a daemon thread, and its
+            # next start scanned again. Measured: the bench's restart was then 78% of cold. Saved
+            # before the snapshot's tables are built, and the walk records dropped once written: held
+            # to the end of the build, they were 11 MB of a 10,000-skill cold start's peak (issue 25).
+            self.snapshot_store.save(self.roots, self.enforce_limits, results, records, started_ns)
+            records.clear()
+            save = False
         skills, files, skipped, ignored = merge_sources(results)
         snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
         if changed is not None and len(rescanned) == len(self.roots):
@@ -402,21 +413,14 @@ class SkillCatalog:
             )
         if changed is None:
             self._unvalidated = None  # a full scan is the disk's own answer
-        if persist and self.snapshot_store is not None and not self._missing_roots:
+        if save and self.snapshot_store is not None:
+            # A rescan while serving: in a thread, so the swap and its notification do not wait.
             save_args = (self.roots, self.enforce_limits, results, records, started_ns)
-            if self._snapshot is None:
-                # The first build, before anything is served: saved here (a few tenths of a second at
-                # 10,000 skills), because a server stopped soon after it starts (SIGTERM re-raised by
-                # uvicorn ends the process at once) never finished a save in a daemon thread, and its
-                # next start scanned again. Measured: the bench's restart was then 78% of cold.
-                self.snapshot_store.save(*save_args)
-            else:
-                # A rescan while serving: in a thread, so the swap and its notification do not wait.
-                saver = threading.Thread(
-                    target=self.snapshot_store.save, args=save_args, name="skillwire-snapshot-save", daemon=True
-                )
-                self._saver = saver
-                saver.start()
+            saver = threading.Thread(
+                target=self.snapshot_store.save, args=save_args, name="skillwire-snapshot-save", daemon=True
+            )
+            self._saver = saver
+            saver.start()
         return snapshot
 
     # -- watching -------------------------------------------------------------------------------------
