@@ -169,7 +169,13 @@ class ScanResult:
 
 
 class _Walker:
-    def __init__(self, root: SkillRoot, result: ScanResult, record: WalkRecords | None = None) -> None:
+    def __init__(
+        self,
+        root: SkillRoot,
+        result: ScanResult,
+        record: WalkRecords | None = None,
+        sizes: dict[int, int] | None = None,
+    ) -> None:
         self.root = root
         self.base = os.path.realpath(root.path)
         self.result = result
@@ -179,6 +185,10 @@ class _Walker:
         # (path, `pack_stat`) of each folder entered and `.skillignore` read, when the caller keeps
         # them to validate a persisted snapshot (catalog.persist); the files found are added after.
         self.record = record
+        # One int object per distinct file size, shared by every file of that size: CPython caches
+        # only the ints up to 256, and a served file keeps its size for the life of the server (90,000
+        # ints were 2.9 MB of a 10,000-skill cold start, where a few thousand sizes repeat).
+        self.sizes: dict[int, int] = {} if sizes is None else sizes
 
     def _inside(self, real: str) -> bool:
         return real == self.base or real.startswith(self.base + os.sep)
@@ -212,6 +222,7 @@ class _Walker:
                 return
             specs = (*specs, (rel, spec_or_problem))
         files = self.files
+        shared_size = self.sizes.setdefault
         for entry, name in zip(entries, names, strict=True):
             # The ignore list first: a name it hides costs neither a path tuple nor a stat call.
             if (only is not None and name not in only) or _is_ignored_cached(name):
@@ -226,7 +237,8 @@ class _Walker:
                 else:
                     if stat.S_ISREG(st.st_mode):
                         path = (*rel, name)
-                        files.append(_Found(path, entry.path, st.st_size, pack_stat(st)))
+                        size = st.st_size
+                        files.append(_Found(path, entry.path, shared_size(size, size), pack_stat(st)))
                         if name == SKILL_MD:
                             self.skill_dirs.append(rel)
                         continue
@@ -319,7 +331,7 @@ class _Walker:
             return
         if specs and self._excluded(rel, False, specs):
             return
-        self.files.append(_Found(rel, real, st.st_size, pack_stat(st)))
+        self.files.append(_Found(rel, real, self.sizes.setdefault(st.st_size, st.st_size), pack_stat(st)))
         if rel[-1] == SKILL_MD:
             self.skill_dirs.append(rel[:-1])
 
@@ -363,18 +375,19 @@ def scan_root(
     per-file bookkeeping of a scan is held for one batch instead of the whole catalog (on 100,000
     files, about 70 MB less at the peak).
     """
+    sizes: dict[int, int] = {}  # shared by every batch (see `_Walker.sizes`)
     if only is not None or not root.path.is_dir():
-        return _scan_batch(root, cache, enforce_limits, executor, only, record)
+        return _scan_batch(root, cache, enforce_limits, executor, only, record, sizes)
     try:
         names = sorted(entry.name for entry in os.scandir(root.path))
     except OSError:
         names = []
     if SKILL_MD in names or len(names) <= _TOP_LEVEL_BATCH:
-        return _scan_batch(root, cache, enforce_limits, executor, None, record)
+        return _scan_batch(root, cache, enforce_limits, executor, None, record, sizes)
     result = ScanResult()
     for start in range(0, len(names), _TOP_LEVEL_BATCH):
         batch = frozenset(names[start : start + _TOP_LEVEL_BATCH])
-        part = _scan_batch(root, cache, enforce_limits, executor, batch, record)
+        part = _scan_batch(root, cache, enforce_limits, executor, batch, record, sizes)
         result.skills += part.skills
         result.files += part.files
         result.skipped += part.skipped
@@ -394,25 +407,26 @@ def _scan_batch(
     executor: ThreadPoolExecutor | None,
     only: frozenset[str] | None,
     record: WalkRecords | None = None,
+    sizes: dict[int, int] | None = None,
 ) -> ScanResult:
     result = ScanResult()
     if not root.path.is_dir():
         result.skipped.append(SkippedSkill(str(root.path), "not a directory"))
         return result
-    walker = _Walker(root, result, record)
+    walker = _Walker(root, result, record, sizes)
     walker.walk(only)
     if record is not None:
         record.paths += [f.real for f in walker.files]
         record.stats += b"".join([f.stat for f in walker.files])
     found = sorted(walker.files, key=_by_rel)
     keys = [f.rel for f in found]
-    plans: list[tuple[RelPath, list[_Found], dict[str, JSONValue]]] = []
+    plans: list[tuple[RelPath, list[_Found], dict[str, JSONValue], FileDigest]] = []
 
     for skill_dir in sorted(walker.skill_dirs):
         location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
         members = _members(found, keys, skill_dir)
         try:
-            frontmatter = _check_skill(root, skill_dir, members, enforce_limits, cache)
+            frontmatter, skill_md_digest = _check_skill(root, skill_dir, members, enforce_limits, cache)
         except SkillError as exc:
             result.skipped.append(SkippedSkill(location, str(exc)))
             continue
@@ -420,10 +434,10 @@ def _scan_batch(
             logger.exception("unexpected error while checking %s", location)
             result.skipped.append(SkippedSkill(location, f"unexpected error while checking this skill: {exc!r}"))
             continue
-        plans.append((skill_dir, members, frontmatter))
+        plans.append((skill_dir, members, frontmatter, skill_md_digest))
 
     # A file of a nested skill is also a member of the enclosing one: each is hashed once.
-    wanted = {f.rel: f for _, members, _ in plans for f in members}
+    wanted = {f.rel: f for _, members, _, _ in plans for f in members}
 
     def hash_one(item: _Found) -> tuple[RelPath, FileDigest | Exception]:
         try:
@@ -457,6 +471,12 @@ def _scan_batch(
             failures[rel] = outcome
         else:
             digests[rel] = outcome
+    # A SKILL.md's digest as `_check_skill` found it, whose string the frontmatter cache keeps as its key:
+    # the look-up above made an equal string of its own, and a served file kept it (1.2 MB at 10,000 skills).
+    for skill_dir, _, _, skill_md_digest in plans:
+        skill_md_rel = (*skill_dir, SKILL_MD)
+        if digests.get(skill_md_rel) == skill_md_digest:
+            digests[skill_md_rel] = skill_md_digest
 
     file_uri = _UriBuilder(root).file_uri
     # One object per file serves as its manifest item and as what the snapshot reads it from; a file
@@ -471,7 +491,7 @@ def _scan_batch(
             made_file = made[f.rel] = CatalogFile(file_uri(f.rel), d.digest, f.size, mime, d.is_text, f.real)
         return made_file
 
-    for skill_dir, members, frontmatter in plans:
+    for skill_dir, members, frontmatter, _ in plans:
         location = os.path.join(str(root.path), *skill_dir) if skill_dir else str(root.path)
         broken = [f for f in members if f.rel in failures] if failures else None
         if broken:
@@ -479,10 +499,12 @@ def _scan_batch(
             result.skipped.append(SkippedSkill(location, f"cannot read {'/'.join(first.rel)}: {failures[first.rel]}"))
             continue
         manifest = tuple(sorted(map(file_of, members), key=_by_uri))
-        skill_md_uri = file_uri((*skill_dir, SKILL_MD))
-        entry = SkillEntry(skill_md_uri, frontmatter, manifest)
+        # The manifest's own SKILL.md URI, not the same text made again (1.1 MB at 10,000 skills).
+        entry = SkillEntry(made[(*skill_dir, SKILL_MD)].uri, frontmatter, manifest)
         result.skills.append(CatalogSkill(entry, location))
     result.files += made.values()
+    # The names this batch asked about are not asked again by the next one (a skill's folder name is its own).
+    release_name_caches()
     return result
 
 
@@ -550,6 +572,15 @@ _by_uri = operator.attrgetter("uri")
 _by_rel = operator.attrgetter("rel")
 
 
+def release_name_caches() -> None:
+    """Empty the per-name caches a batch's walk filled (ignore rules, segment checks, MIME types, segment
+    encoding): they help within a batch, where every skill repeats the same file names, and afterwards
+    held each name walked, a skill's folder name being one of its own (3.5 MB at 10,000 skills, at the
+    peak of a cold start, issue 25)."""
+    for cached in (_is_ignored_cached, _segment_problem, _mime_of, encode_segment, validate_segment):
+        cached.cache_clear()
+
+
 @functools.lru_cache(maxsize=65536)
 def _mime_of(file_name: str, is_text: bool) -> str:
     # Cached by the whole name: every skill repeats the same few file names.
@@ -558,8 +589,9 @@ def _mime_of(file_name: str, is_text: bool) -> str:
 
 def _check_skill(
     root: SkillRoot, skill_dir: RelPath, members: list[_Found], enforce_limits: bool, cache: DigestCache
-) -> dict[str, JSONValue]:
-    """Every rule a skill folder must pass before anything in it is hashed; returns its frontmatter."""
+) -> tuple[dict[str, JSONValue], FileDigest]:
+    """Every rule a skill folder must pass before anything in it is hashed; returns its frontmatter and
+    its SKILL.md's digest."""
     segments = root.prefix + skill_dir
     if not segments:
         raise SkillError(
@@ -604,4 +636,4 @@ def _check_skill(
         raise SkillError(unpublishable.message)
     # The digest cache's own dict, not a copy: entries are immutable, and the cache keeps the frontmatter
     # of every SKILL.md served, so a copy held each skill's frontmatter twice (2 MB at 10,000 skills).
-    return fm
+    return fm, found

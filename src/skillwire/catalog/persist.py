@@ -390,6 +390,9 @@ def _decode_result(root: dict[str, Any], base: str) -> ScanResult:
     if not all(map(str.startswith, paths, itertools.repeat(inside))):
         raise _Unusable("a file outside its root")
     mime_types = [mimes[i] for i in mime]  # an index out of range is an IndexError: malformed
+    # One int object per distinct size, as a scan shares them (see filesystem's `_Walker.sizes`).
+    shared: dict[int, int] = {}
+    sizes = list(map(shared.setdefault, sizes, sizes))
     files = list(map(CatalogFile, uris, digests, sizes, mime_types, text, paths))
     skills: list[CatalogSkill] = []
     for uri, frontmatter, members, source, listed in root["skills"]:

@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import math
 import re
+import sys
 
 from skillwire.core.json import JSONValue
 from skillwire.core.yaml._schema import _resolve_plain
@@ -75,7 +76,9 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, JSONValue] | None:
         match = _TOP.fullmatch(line)
         if match is None:
             return None
-        key, raw = match.group(1), match.group(2) or ""
+        # Keys interned: every skill repeats the same few (`name`, `description`, `metadata`), and a
+        # server keeps every frontmatter (3.4 MB of keys at 10,000 skills, issue 25).
+        key, raw = sys.intern(match.group(1)), match.group(2) or ""
         if key in result or not _plain_string_key(key):
             return None
         ok, value = _scalar(raw.rstrip(" "))
@@ -113,7 +116,7 @@ def _nested_mapping(lines: list[str], index: int) -> tuple[dict[str, JSONValue] 
         if match is None or (indent is not None and match.group(1) != indent):
             return None, index
         indent = match.group(1)
-        key, raw = match.group(2), (match.group(3) or "").rstrip(" ")
+        key, raw = sys.intern(match.group(2)), (match.group(3) or "").rstrip(" ")
         if key in nested or not _plain_string_key(key) or raw == "":
             return None, index
         ok, value = _scalar(raw)
