@@ -24,6 +24,7 @@ from typing import Any
 import pytest
 
 from servers import free_port
+from skillwire.core.metrics import FLUSH_SECONDS
 from support.apt_tool import apt_tool
 from support.calls import call, list_uris, wait_for
 from support.seaweed import SeaweedS3, env_without_aws
@@ -109,7 +110,9 @@ def test_prometheus_scrapes_two_workers_as_one_and_answers_the_counter_and_a_qua
         gets = 40
         for _ in range(gets):
             call(server.url, "skills/get", {"uri": uri})
-        # Whichever worker answers the scrape, the total is both workers' (multi-process mode).
+        # Whichever worker answers the scrape, the total is both workers' (multi-process mode), once each
+        # worker's flush thread has written its counts (within FLUSH_SECONDS; three for a loaded machine).
+        time.sleep(FLUSH_SECONDS * 3)
         for _ in range(6):
             text = http_get(base + "/metrics")[1].decode()
             line = next(

@@ -14,6 +14,10 @@ Gauges in multi-process mode say how they combine: sizes take the largest live w
 timestamps the oldest live worker's (so a stale-index alert fires when any worker is stale). The
 index id, a label that changes at every publish, is not a multi-process series (its files would keep
 every id ever served): it is read from the scraped worker at scrape time (`skillwire_index_info`).
+
+The per-request series (requests, request latency, response bytes) are `RequestCounts`: plain Python
+numbers on the request path, handed to prometheus_client when it reads them (its Counter and Histogram
+calls cost some 30 Python calls and two locks per request, about 2.7% of a `skills/get`'s instructions).
 """
 
 from __future__ import annotations
@@ -39,6 +43,7 @@ from skillwire.core.protocol import (
 
 if TYPE_CHECKING:
     from prometheus_client import Counter, Gauge, Histogram
+    from prometheus_client.metrics_core import Metric
     from prometheus_client.registry import CollectorRegistry
 
 __all__: list[str] = []  # internal: the metric names are the interface (README, "Deployment")
@@ -64,6 +69,8 @@ KNOWN_METHODS = frozenset(
 )
 # From 0.5 ms (a cached skills/get on loopback) to 10 s (a cold listing of a big catalog over a slow store).
 LATENCY_BUCKETS = (0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0)
+# How late a worker's request counts may reach its multi-process files (`RequestCounts`).
+FLUSH_SECONDS = 1.0
 RELOAD_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
@@ -76,11 +83,193 @@ def multiprocess_dir() -> str | None:
     return os.environ.get(MULTIPROC_ENV) or None
 
 
+REQUESTS = ("skillwire_requests", "MCP requests answered, by method and outcome", ("method", "outcome", "code"))
+REQUEST_SECONDS = ("skillwire_request_duration_seconds", "Time to answer an MCP request, by method", ("method",))
+RESPONSE_BYTES = ("skillwire_response_bytes", "Bytes of HTTP response bodies sent on /mcp", ())
+
+
+class RequestCounts:
+    """`skillwire_requests_total{method,outcome,code}`, `skillwire_request_duration_seconds{method}` and
+    `skillwire_response_bytes_total`, counted in plain Python and written by prometheus_client when read.
+
+    The request path (`server.observe`) adds to `series_of(method, code)`, a list of one count per latency
+    bucket (the last one +Inf) and then the sum of seconds, and to `response_bytes`: no call into
+    prometheus_client, no lock. A request is counted by the thread of the event loop that answers it, as
+    every skillwire server runs one loop per process. What is exposed is what prometheus_client's Counter
+    and Histogram wrote when the request path called them (tests/e2e/test_metrics_exposition.py):
+    - one process: `collect()` builds the three families at scrape time, on the loop's thread (so a scrape
+      sees every request answered before it), with the series in the order they were first seen and
+      their `_created` times;
+    - multi-process mode (`serve --workers N`): a scrape is one worker reading every worker's files, so
+      each worker writes its own counts into its own files (`flush`): the scraped worker at the scrape,
+      every worker each `FLUSH_SECONDS` from a thread, and at exit (`server.workers`). Another worker's
+      counts are at most FLUSH_SECONDS (plus the time its thread waits for the interpreter) behind; a
+      worker killed with SIGKILL loses at most that last second.
+    """
+
+    def __init__(self, multiprocess: bool) -> None:
+        self.response_bytes = 0
+        self.series: dict[tuple[str, str], list[float]] = {}
+        self._created: dict[tuple[str, str], float] = {}
+        self._method_created: dict[str, float] = {}
+        self._bytes_created = time.time()
+        self._flushed: _Flushed | None = _Flushed() if multiprocess else None
+
+    def series_of(self, method: str, code: str) -> list[float]:
+        """The counts of (`method`, `code`), made at their first request (the bounded set of `method_label`
+        and the server's own error codes: see the module docstring)."""
+        key = (method, code)
+        series = self.series.get(key)
+        if series is None:
+            now = time.time()
+            self._method_created.setdefault(method, now)
+            self._created[key] = now
+            series = self.series[key] = [0] * (len(LATENCY_BUCKETS) + 1) + [0.0]
+            if self._flushed is not None:
+                self._flushed.start(self)
+        return series
+
+    def totals(self) -> tuple[list[tuple[tuple[str, str], list[float]]], dict[str, list[float]]]:
+        """A copy of every series (in the order first seen), and their sums by method (the histogram's
+        label): what a scrape or a flush writes."""
+        series = [(key, list(counts)) for key, counts in list(self.series.items())]
+        by_method: dict[str, list[float]] = {}
+        for (method, _), counts in series:
+            total = by_method.setdefault(method, [0.0] * len(counts))
+            for index, count in enumerate(counts):
+                total[index] += count
+        return series, by_method
+
+    def describe(self) -> list[Metric]:
+        return list(self._families(with_samples=False))
+
+    def collect(self) -> list[Metric]:
+        return list(self._families(with_samples=True))
+
+    def _families(self, *, with_samples: bool) -> Iterator[Metric]:
+        from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
+        from prometheus_client.samples import Sample
+        from prometheus_client.utils import floatToGoString
+
+        created = _created_series()
+        requests = CounterMetricFamily(REQUESTS[0], REQUESTS[1], labels=REQUESTS[2])
+        seconds = HistogramMetricFamily(REQUEST_SECONDS[0], REQUEST_SECONDS[1], labels=REQUEST_SECONDS[2])
+        if with_samples:
+            bounds = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
+            series, by_method = self.totals()
+            for (method, code), counts in series:
+                requests.add_metric(
+                    [method, "error" if code else "ok", code],
+                    float(sum(counts[:-1])),
+                    created=self._created[(method, code)] if created else None,
+                )
+            for method, total in by_method.items():
+                cumulative, running = [], 0.0
+                for bound, count in zip(bounds, total[:-1], strict=True):
+                    running += count
+                    cumulative.append((bound, running))
+                seconds.add_metric([method], cumulative, total[-1])
+                if created:  # HistogramMetricFamily takes no created time; the Histogram's sample, as it wrote it
+                    when = self._method_created[method]
+                    seconds.samples.append(Sample(REQUEST_SECONDS[0] + "_created", {"method": method}, when))
+        yield requests
+        yield seconds
+        if with_samples:
+            yield CounterMetricFamily(
+                RESPONSE_BYTES[0],
+                RESPONSE_BYTES[1],
+                value=float(self.response_bytes),
+                created=self._bytes_created if created else None,
+            )
+        else:
+            yield CounterMetricFamily(RESPONSE_BYTES[0], RESPONSE_BYTES[1])
+
+    def flush(self) -> None:
+        """Multi-process mode: this process's counts into its own files now (nothing otherwise)."""
+        if self._flushed is not None:
+            self._flushed.write(self)
+
+
+def _created_series() -> bool:
+    """Whether prometheus_client writes `_created` series (PROMETHEUS_DISABLE_CREATED_SERIES, or its
+    `disable_created_metrics()`): its own flag, read so the series written here follow it."""
+    from prometheus_client import metrics as client_metrics
+
+    return bool(getattr(client_metrics, "_use_created", True))
+
+
+class _Flushed:
+    """A process's request counts as prometheus_client's multi-process values (its files in
+    PROMETHEUS_MULTIPROC_DIR), made in the order its Counter and Histogram made them and set to the
+    running totals: a flush that runs twice writes the same numbers."""
+
+    def __init__(self) -> None:
+        from prometheus_client import values
+
+        self._value = values.ValueClass
+        self._lock = threading.Lock()
+        self._pid = os.getpid()
+        self._thread: threading.Thread | None = None
+        self._requests: dict[tuple[str, str], Any] = {}
+        self._seconds: dict[str, tuple[Any, list[Any]]] = {}
+        self._written: dict[object, float] = {}
+        # The unlabelled counter has its value from the start, as the Counter made it at `metrics()`.
+        self._bytes = self._value("counter", RESPONSE_BYTES[0], RESPONSE_BYTES[0] + "_total", (), (), RESPONSE_BYTES[1])
+
+    def start(self, counts: RequestCounts) -> None:
+        """The thread that flushes each FLUSH_SECONDS, started in the process that counts (a fork keeps no
+        thread: `serve --workers N` forks before anything counts)."""
+        with self._lock:
+            if self._thread is not None and self._pid == os.getpid():
+                return
+            self._pid = os.getpid()
+            self._thread = threading.Thread(
+                target=self._run, args=(counts,), name="skillwire-metrics-flush", daemon=True
+            )
+            self._thread.start()
+
+    def _run(self, counts: RequestCounts) -> None:
+        while True:
+            time.sleep(FLUSH_SECONDS)
+            self.write(counts)
+
+    def write(self, counts: RequestCounts) -> None:
+        from prometheus_client.utils import floatToGoString
+
+        with self._lock:
+            self._set(self._bytes, counts.response_bytes)
+            series, by_method = counts.totals()
+            for (method, code), snapshot in series:
+                value = self._requests.get((method, code))
+                if value is None:
+                    name, doc, names = REQUESTS
+                    outcome = "error" if code else "ok"
+                    value = self._value("counter", name, name + "_total", names, (method, outcome, code), doc)
+                    self._requests[(method, code)] = value
+                self._set(value, sum(snapshot[:-1]))
+                if method not in self._seconds:
+                    name, doc, labels = REQUEST_SECONDS
+                    total_sum = self._value("histogram", name, name + "_sum", labels, (method,), doc)
+                    buckets = [
+                        self._value("histogram", name, name + "_bucket", (*labels, "le"), (method, le), doc)
+                        for le in [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
+                    ]
+                    self._seconds[method] = (total_sum, buckets)
+            for method, total in by_method.items():
+                total_sum, buckets = self._seconds[method]
+                for value, count in zip(buckets, total[:-1], strict=True):  # per bucket, as Histogram keeps them
+                    self._set(value, count)
+                self._set(total_sum, total[-1])
+
+    def _set(self, value: Any, number: float) -> None:
+        if self._written.get(value) != number:  # an unchanged series is not written again
+            value.set(float(number))
+            self._written[value] = number
+
+
 @dataclass(frozen=True)
 class Metrics:
-    requests: Counter  # method, outcome (ok | error), code (JSON-RPC error code, "" when ok)
-    request_seconds: Histogram  # method
-    response_bytes: Counter  # bytes of HTTP response bodies sent on /mcp
+    requests: RequestCounts  # requests, their latency and the bytes answered (counted per request)
     catalog_skills: Gauge
     catalog_files: Gauge
     skipped_skills: Gauge
@@ -113,6 +302,22 @@ def metrics() -> Metrics:
     return _metrics
 
 
+def _request_counts() -> RequestCounts:
+    from prometheus_client import REGISTRY
+
+    directory = multiprocess_dir()
+    counts = RequestCounts(multiprocess=directory is not None)
+    if directory is None:
+        REGISTRY.register(counts)
+    return counts
+
+
+def flush() -> None:
+    """Multi-process mode: this process's request counts into its files (a worker about to exit)."""
+    if _metrics is not None:
+        _metrics.requests.flush()
+
+
 def _build() -> Metrics:
     from prometheus_client import Counter, Gauge, Histogram
 
@@ -120,16 +325,8 @@ def _build() -> Metrics:
         return Gauge(name, doc, labels, multiprocess_mode=mode)  # type: ignore[arg-type]
 
     return Metrics(
-        requests=Counter(
-            "skillwire_requests", "MCP requests answered, by method and outcome", ("method", "outcome", "code")
-        ),
-        request_seconds=Histogram(
-            "skillwire_request_duration_seconds",
-            "Time to answer an MCP request, by method",
-            ("method",),
-            buckets=LATENCY_BUCKETS,
-        ),
-        response_bytes=Counter("skillwire_response_bytes", "Bytes of HTTP response bodies sent on /mcp"),
+        # Made first, as its three families were: the scrape's order of families does not change.
+        requests=_request_counts(),
         catalog_skills=gauge("skillwire_catalog_skills", "Skills in the snapshot served"),
         catalog_files=gauge("skillwire_catalog_files", "Files in the snapshot served"),
         skipped_skills=gauge("skillwire_catalog_skipped_skills", "Skills found but not served (see the log)"),
@@ -267,7 +464,7 @@ def exposition(accept: str | None = None) -> tuple[bytes, str]:
     from prometheus_client import CollectorRegistry
     from prometheus_client.exposition import choose_encoder
 
-    metrics()  # series exist (at zero) before anything happened
+    metrics().requests.flush()  # series exist (at zero) before anything happened; this worker's counts are exact
     encoder, content_type = choose_encoder(accept or "")
     body = encoder(_registry())
     info = CollectorRegistry()

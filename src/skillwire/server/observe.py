@@ -17,8 +17,9 @@ from __future__ import annotations
 
 import logging
 import time
+from bisect import bisect_left
 from collections.abc import Awaitable, Callable
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
 from mcp.shared.exceptions import MCPError
@@ -29,10 +30,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from skillwire.core.metrics import exposition, method_label, metrics
-
-if TYPE_CHECKING:
-    from prometheus_client import Counter, Histogram
+from skillwire.core.metrics import LATENCY_BUCKETS, exposition, method_label, metrics
 
 __all__: list[str] = []  # internal (see the module docstring)
 
@@ -46,12 +44,8 @@ class RequestObserver:
     def __init__(self, *, log_requests: bool = False, count: bool = True) -> None:
         self.log_requests = log_requests
         self.count = count  # False: log only (`--no-metrics`), nothing recorded for /metrics
-        m = metrics()
-        self._requests = m.requests
-        self._seconds = m.request_seconds
-        # The series of each (method, code), looked up once: `labels()` validates and locks at every call.
-        # Bounded: methods are `KNOWN_METHODS` or "other", and codes are the server's own.
-        self._series: dict[tuple[str, str], tuple[Counter, Histogram]] = {}
+        # Plain counts (core.metrics.RequestCounts): a request costs two list additions and a bisect here.
+        self._counts = metrics().requests
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.request_id is None:  # a notification: nothing is answered
@@ -74,12 +68,9 @@ class RequestObserver:
             seconds = time.perf_counter() - started
             outcome = "error" if code else "ok"
             if self.count:
-                series = self._series.get((method, code))
-                if series is None:
-                    series = (self._requests.labels(method, outcome, code), self._seconds.labels(method))
-                    self._series[(method, code)] = series
-                series[0].inc()
-                series[1].observe(seconds)
+                series = self._counts.series.get((method, code)) or self._counts.series_of(method, code)
+                series[bisect_left(LATENCY_BUCKETS, seconds)] += 1  # the first bucket whose bound >= seconds
+                series[-1] += seconds
             if self.log_requests or request_log.isEnabledFor(logging.DEBUG):
                 request_log.log(
                     logging.INFO if self.log_requests else logging.DEBUG,
@@ -104,20 +95,20 @@ class CountResponseBytes:
 
     def __init__(self, app: ASGIApp) -> None:
         self.app = app
-        self._bytes = metrics().response_bytes
+        self._counts = metrics().requests
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] != "http":
             await self.app(scope, receive, send)
             return
-        counted = self._bytes
+        counts = self._counts
 
-        async def counting(message: Message) -> None:
+        # Not a coroutine function: it hands back `send`'s own awaitable, so each message sent costs one
+        # plain call here instead of a coroutine of its own (a response is two messages, or more streamed).
+        def counting(message: Message) -> Awaitable[None]:
             if message["type"] == "http.response.body":
-                size = len(message.get("body", b""))
-                if size:
-                    counted.inc(size)
-            await send(message)
+                counts.response_bytes += len(message.get("body", b""))
+            return send(message)
 
         await self.app(scope, receive, counting)
 

@@ -24,6 +24,7 @@ import traceback
 from collections.abc import Callable
 from types import FrameType
 
+from skillwire.core.metrics import flush as flush_metrics
 from skillwire.core.metrics import mark_process_dead
 
 
@@ -48,6 +49,9 @@ def run_workers(count: int, work: Callable[[int], int], *, debug: bool = False) 
                     traceback.print_exc()
                 print(f"skillwire: error in worker {index}: {exc}", file=sys.stderr, flush=True)
             finally:
+                # os._exit runs no atexit: the request counts of the last second reach this worker's files here.
+                with contextlib.suppress(Exception):
+                    flush_metrics()
                 sys.stdout.flush()
                 sys.stderr.flush()
                 os._exit(code)
