@@ -318,26 +318,30 @@ def signature_summary(signatures: SignatureBook, snapshot: CatalogSnapshot) -> s
     return "\n".join(lines)
 
 
-def fix_malloc_mmap_threshold(threshold: int = 128 * 1024) -> bool:
-    """On glibc, keep large allocations on mmap (returned to the system when freed) for the life of
-    this server process; returns whether it applied.
+def fix_malloc_mmap_threshold(threshold: int = 1024 * 1024) -> bool:
+    """On glibc, keep allocations of `threshold` bytes and more on mmap (returned to the system when
+    freed) for the life of this server process, and trim the heap only past twice that; returns whether
+    it applied.
 
-    glibc raises its mmap threshold every time a large block is freed, after which large blocks (a
-    snapshot's URI index, the body of a big page) come from the heap, where freed space is kept.
-    Each watcher refresh then left its transient tables resident: +17-26 MB of RSS per refresh on
-    10,000 skills, against +6 MB with the threshold fixed at glibc's own default (128 KiB).
-    A process-wide setting, so `skillwire serve` sets it, not the library.
+    Left alone, glibc raises its mmap threshold every time a large block is freed (up to 32 MiB), after
+    which a refresh's multi-megabyte transient tables come from the heap, where freed space is kept:
+    RSS across 30 watcher refreshes of 10,000 skills rose 197 -> 218 MB. At glibc's starting 128 KiB
+    (the value here until issue 25) each ~171 KB `skills/list` page of 100 entries got a fresh mapping:
+    1,700-2,400 minor faults and 9-12 ms of system CPU per 2,000-skill listing. At 1 MiB (trim at 2 MiB)
+    pages stay on the heap (0 faults, 3 ms) and the refreshes still level off: 192 -> 207 MB, against
+    182 -> 197 MB at 128 KiB (2026-12-02, load 1-4). A process-wide setting, so `skillwire serve` sets
+    it, not the library.
     """
     if not sys.platform.startswith("linux"):
         return False
     try:
         libc = ctypes.CDLL("libc.so.6")
-        return bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold))
+        return bool(libc.mallopt(_M_MMAP_THRESHOLD, threshold)) and bool(libc.mallopt(_M_TRIM_THRESHOLD, 2 * threshold))
     except (OSError, AttributeError):  # not glibc (musl has no mallopt)
         return False
 
 
-_M_MMAP_THRESHOLD = -3  # from glibc's <malloc.h>
+_M_TRIM_THRESHOLD, _M_MMAP_THRESHOLD = -1, -3  # from glibc's <malloc.h>
 
 
 def serve_options(args: argparse.Namespace) -> ServeOptions:
