@@ -18,6 +18,12 @@ the copies on disk against the lock (a skill whose folder or files are missing o
 interrupted pull, is `damaged`), exit code 1 when anything differs. A locked publisher signature is
 judged by the trust policy a host applies (`--origin LABEL` names the label a host gives this server,
 for keys scoped to origins). It writes nothing.
+
+A server answering from a published index names it in `skills/list` (id and sequence); the lock records
+it (`skillwire.host.mirror.lock`), and a later pull from a server serving a lower sequence is refused in
+one line naming both, exit code 1, nothing written (a rolled-back pointer, a replica left behind);
+`--allow-older` takes it and says so. `--check` reports it the same way. A pull that names skills by URI
+reads no listing unless the lock records an index (then one listing, to be held to it).
 """
 
 from __future__ import annotations
@@ -48,15 +54,16 @@ from skillwire.cli.hostsync import add_sync_arguments, run_sync
 from skillwire.cli.output import Output, printable, report_failure
 from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.cli.signed import trusted_keys
-from skillwire.client.skills import SkillsClient
+from skillwire.client.skills import Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import LockError, ServerError, SkillNotFound, SkillwireError
+from skillwire.core.errors import InvalidResponse, LockError, ServerError, SkillNotFound, SkillwireError
 from skillwire.core.manifest import human_size
+from skillwire.core.published_index import PublishedIndex
 from skillwire.host.discovery import is_inside_discovery_path
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.mirror.drift import Change, check_disk, check_signatures, lock_changes
 from skillwire.host.mirror.layout import Plan, plan_entries
-from skillwire.host.mirror.lock import LOCK_NAME, Lock, read_lock, write_lock
+from skillwire.host.mirror.lock import LOCK_NAME, Lock, index_verdict, older_index_line, read_lock, write_lock
 from skillwire.host.mirror.swap import recover_interrupted
 from skillwire.host.mirror.writer import Mirror, Outcome
 
@@ -107,6 +114,11 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("--to", metavar="DIR", type=Path, help="directory to write into (or --for HOST)")
     p.add_argument("--check", action="store_true", help="compare DIR/skills.lock with the server; write nothing")
+    p.add_argument(
+        "--allow-older",
+        action="store_true",
+        help="pull even when the server serves an older published index than DIR/skills.lock records",
+    )
     add_header_argument(p)
     p.add_argument(
         "--origin",
@@ -152,8 +164,19 @@ def _discovery_warning(path: Path, shown: str) -> str | None:
     )
 
 
-async def _choose(client: SkillsClient, refs: list[str]) -> tuple[list[SkillEntry], list[Outcome], list[str]]:
-    """The entries to pull, the ones that failed before planning, and warnings."""
+def served_index(listing: Listing, origin: str | None) -> PublishedIndex | None:
+    """The published index a listing came from (its `skills/list` `_meta`); `InvalidResponse` for a claim that
+    is garbage (one line: `Listing.index_problem` quotes nothing the server sent)."""
+    if listing.index_problem is not None:
+        raise InvalidResponse(f"skills/list: {listing.index_problem}", origin=origin)
+    return listing.index
+
+
+async def _choose(
+    client: SkillsClient, refs: list[str], listing: Listing | None = None
+) -> tuple[list[SkillEntry], list[Outcome], list[str]]:
+    """The entries to pull, the ones that failed before planning, and warnings; with no refs, from `listing`
+    when given (the one whose index was judged: a second listing could come from another replica)."""
     entries: list[SkillEntry] = []
     failed: list[Outcome] = []
     warnings: list[str] = []
@@ -164,7 +187,7 @@ async def _choose(client: SkillsClient, refs: list[str]) -> tuple[list[SkillEntr
             except (SkillNotFound, ServerError) as exc:
                 failed.append(Outcome(skill_md_uri(ref) if is_uri(ref) else ref, "failed", error=str(exc)))
     else:
-        listing = await client.list_skills()
+        listing = listing if listing is not None else await client.list_skills()
         entries = list(listing.entries)
         for problem in listing.problems:
             where = problem.uri or f"page {problem.page}, entry {problem.index}"
@@ -195,6 +218,7 @@ class _PullState:
     planned: int = 0
     pulled: int = 0
     interrupted: bool = False
+    refused: str | None = None  # the server's index is older than the lock's: nothing was written
 
 
 def _can_handle_signals() -> bool:
@@ -232,7 +256,22 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     streamed: set[int] = set()  # outcomes (by id) whose result line was written as they were pulled
 
     async def body(client: SkillsClient) -> None:
-        entries, failed, warnings = await _choose(client, refs)
+        listing = None
+        if not refs or lock.index is not None:
+            listing = await client.list_skills()
+            served = served_index(listing, client.origin)
+            verdict = index_verdict(lock.index, served, allow_older=args.allow_older)
+            shown_lock = f"{shown_dest.rstrip('/')}/{LOCK_NAME}"
+            if verdict.older and served is not None and lock.index is not None:
+                line = older_index_line(served, lock.index, shown_lock)
+                if verdict.refused:
+                    state.refused = (
+                        f"skillwire: {line}: refusing to go back; nothing was written (--allow-older pulls it)"
+                    )
+                    return
+                out.warn(f"note: {line}; pulling it, as --allow-older asks")
+            lock.index = verdict.record
+        entries, failed, warnings = await _choose(client, refs, listing)
         outcomes.extend(failed)
         for text in warnings:
             out.warn(text)
@@ -307,6 +346,9 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         else:
             out.error("skillwire: interrupted before any skill was pulled; nothing was written")
         return 130
+    if state.refused is not None:
+        out.error(state.refused)
+        return 1
     if existed and not any(o.status == "pulled" for o in outcomes) and dest.is_dir():
         write_lock(dest, lock)  # the selection may have changed
     for note in puller_notes:
@@ -373,13 +415,19 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     if lock.origin != target.label:
         out.warn(f"note: {args.to}/{LOCK_NAME} was pulled from {lock.origin}; comparing with {target.label}")
 
-    async def body(client: SkillsClient) -> list[Change]:
-        return await lock_changes(client, lock)
+    async def body(client: SkillsClient) -> tuple[list[Change], PublishedIndex | None]:
+        changes = await lock_changes(client, lock)
+        # With selection `all` this listing is the one lock_changes just read (reused for the server's ttlMs).
+        return changes, (served_index(await client.list_skills(), client.origin) if lock.index is not None else None)
 
     try:
-        changes = run_client(target, body)
+        changes, served = run_client(target, body)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
+    older = index_verdict(lock.index, served, allow_older=False).older
+    older_line = None
+    if older and served is not None and lock.index is not None:
+        older_line = older_index_line(served, lock.index, f"{str(args.to).rstrip('/')}/{LOCK_NAME}")
     for note in check_disk(dest, str(args.to), lock, changes):  # the lock is only honest if the disk agrees
         out.warn(note)
     check_signatures(dest, lock, changes, trusted_keys(out), args.origin)
@@ -391,13 +439,23 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
             "origin": target.label,
             "lock_origin": lock.origin,
             "to": str(args.to),
-            "changed": bool(differ),
+            "changed": bool(differ) or older,
+            "index": {
+                "locked": lock.index.to_json() if lock.index is not None else None,
+                "served": served.to_json() if served is not None else None,
+                "older": older,
+            },
             "skills": [c.to_json() for c in changes],
         }
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     elif not out.quiet:
-        out.write("\n".join(check_lines(changes, len(lock.skills))) + "\n")
-    return 1 if differ else 0
+        lines = check_lines(changes, len(lock.skills))
+        if older_line is not None:
+            lines = [f"older     {older_line}", *lines[:-1], lines[-1].replace("up to date: ", "skills: ")]
+        out.write("\n".join(lines) + "\n")
+    if older_line is not None and out.quiet:
+        out.error(f"skillwire: {older_line}")
+    return 1 if differ or older else 0
 
 
 def check_lines(changes: list[Change], locked: int) -> list[str]:
@@ -429,6 +487,8 @@ def run(args: argparse.Namespace) -> int:
     refs = split_items(args)
     out = Output(quiet=args.quiet, json_mode=args.json)
     if args.host is not None:
+        if args.allow_older:
+            raise UsageError("--allow-older goes with --to DIR (skills.lock records the published index)")
         return run_sync(args, refs, out)
     sync_only = [flag for flag, given in _SYNC_ONLY.items() if getattr(args, given)]
     if sync_only:

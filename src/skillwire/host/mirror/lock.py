@@ -29,6 +29,20 @@ file's `path` is relative to that directory. A skill whose entry carried a publi
 `signature`, exactly as served (core/signing.py); `pull --check` verifies it over the locked manifest
 and the pulled SKILL.md.
 
+When the server answered from a published index (`skillwire serve s3://...`: its `skills/list` names it,
+core/published_index.py), the lock records the newest one a pull into the directory took skills from,
+after `selection`:
+
+    "index": {"id": "<the index's SHA-256>", "sequence": 1796226683}
+
+A later pull from a server serving a lower sequence is refused before anything is written (a pointer
+rolled back, a replica left behind); `--allow-older` takes it and records it. The id names one index
+(every publish has a new one), so only the sequence orders two: an index from another bucket or
+publisher is compared by its number too (publish numbers by the clock, so a lower one was published
+earlier), and `--allow-older` once moves the lock to it. A server that names no index (folders,
+another implementation) leaves the record as it was: nothing is refused, and the newest index seen is
+still the one a published server is held to.
+
 A skill served from a git root (its entry's provenance, core/provenance.py) also has, after `path`:
 
     "source": {"repository": "https://git.example.com/team/skills.git",
@@ -58,6 +72,7 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, LockError
 from skillwire.core.manifest import DIGEST_RE
 from skillwire.core.provenance import is_commit_id, read_provenance
+from skillwire.core.published_index import PublishedIndex, goes_back, read_published_index
 from skillwire.core.uri import validate_segment
 
 LOCK_NAME = "skills.lock"
@@ -156,19 +171,43 @@ class LockedSkill:
         return data
 
 
+@dataclass(frozen=True)
+class IndexVerdict:
+    """What a pull does with the published index the server names (`index_verdict`)."""
+
+    record: PublishedIndex | None  # what the lock records after the pull
+    older: bool = False  # the server's index goes back from the locked one
+    refused: bool = False  # older, and --allow-older was not given: nothing may be written
+
+
+def index_verdict(locked: PublishedIndex | None, served: PublishedIndex | None, *, allow_older: bool) -> IndexVerdict:
+    """The lock's index against the server's, by the replica's own rule (`core.published_index.goes_back`)."""
+    if served is None:
+        return IndexVerdict(locked)  # a server that names no index: as before, and the record stands
+    if locked is None or not goes_back(served.sequence, locked.sequence):
+        return IndexVerdict(served)
+    if allow_older:
+        return IndexVerdict(served, older=True)
+    return IndexVerdict(locked, older=True, refused=True)
+
+
+def older_index_line(served: PublishedIndex, locked: PublishedIndex, where: str) -> str:
+    """The one line naming both numbers: the server's index and the newer one the lock records."""
+    return f"the server serves {served.describe()}, older than {locked.describe()} recorded in {where}"
+
+
 @dataclass
 class Lock:
     origin: str
     selection: Selection = "named"
     skills: dict[str, LockedSkill] = field(default_factory=dict)
+    index: PublishedIndex | None = None  # the newest published index pulled from (see the module docstring)
 
     def to_text(self) -> str:
-        data = {
-            "version": LOCK_VERSION,
-            "origin": self.origin,
-            "selection": self.selection,
-            "skills": [self.skills[uri].to_json() for uri in sorted(self.skills)],
-        }
+        data: dict[str, Any] = {"version": LOCK_VERSION, "origin": self.origin, "selection": self.selection}
+        if self.index is not None:
+            data["index"] = self.index.to_json()
+        data["skills"] = [self.skills[uri].to_json() for uri in sorted(self.skills)]
         return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
 
     def owns(self, relative: str) -> bool:
@@ -215,6 +254,11 @@ class Lock:
         if not isinstance(skills, list):
             raise bad("no skills array")
         lock = cls(origin, cast(Selection, selection))
+        if "index" in data:
+            published = read_published_index(data["index"])
+            if isinstance(published, str):
+                raise bad(f"index: {published}")
+            lock.index = published
         for index, raw in enumerate(cast(list[object], skills)):
             skill = skill_from_json(raw, f"skills[{index}]", bad)
             if skill.uri in lock.skills:
