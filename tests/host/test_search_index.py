@@ -183,10 +183,15 @@ def test_a_large_new_index_answers_before_reading_any_body_then_ranks_as_a_synch
     registry, plain = catalog(300)
     bodies = GatedBodies(plain.bodies)
     search = SkillSearch(bodies, bodies_at_once=100)  # 300 new rows > 100: bodies in the background
-    assert names(search.search(registry, "helps topic"))  # answered from names and descriptions
+    bodies.gate.clear()  # the pass stays before its first body until the answer is checked
+    answered = search.ranked(registry, "helps topic")
+    assert answered.skills  # answered from names and descriptions
+    assert answered.bodies_pending == 300  # and it says that no body is in its ranking yet
     assert bodies.main_thread_reads == 0
+    bodies.gate.set()
     assert search.wait_for_bodies(timeout=60)
     assert search.bodies_indexed == 300
+    assert search.ranked(registry, "helps topic").bodies_pending == 0
     synchronous = SkillSearch(Bodies(plain.bodies))  # 300 < BODIES_AT_ONCE: every body before answering
     for query in QUERIES:
         got, expected = search.ranked(registry, query), synchronous.ranked(registry, query)
@@ -211,7 +216,9 @@ def test_a_restart_finishes_the_bodies_a_stopped_process_left_pending(tmp_path: 
     closing.join(60)
     assert first.bodies_indexed == 250  # one batch (_BODY_BATCH) done, 50 rows left pending in the file
     restarted = SkillSearch(bodies, path=path, bodies_at_once=100)
-    restarted.search(registry, "helps")
+    bodies.gate.clear()
+    assert restarted.ranked(registry, "glaze").bodies_pending == 50  # answered before the rest of the pass
+    bodies.gate.set()
     assert restarted.wait_for_bodies(timeout=60)
     assert (restarted.indexed, restarted.bodies_indexed) == (0, 50)  # nothing re-made, only the rest finished
     assert names(restarted.search(registry, "glaze")) == ["skill-0299"]

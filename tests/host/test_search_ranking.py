@@ -14,6 +14,7 @@ from skillwire.core.manifest import ManifestFile
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill, Registry
 from skillwire.host.search import SkillSearch, aliases_of, content_words, split_body
+from skillwire.host.tool_listing import BODIES_PENDING_NOTE, LISTING_NOTICE, SkillListing
 from skillwire.host.tool_schemas import LIST_SKILLS_OUTPUT_SCHEMA
 from skillwire.host.tools import SkillTools
 
@@ -154,6 +155,35 @@ def test_the_untrusted_notice_is_in_list_skills_structured_content(tmp_path: Pat
     assert [s["name"] for s in structured["skills"]] == ["slack-format"]
     assert "untrusted" in structured["notice"]
     jsonschema.validate(structured, LIST_SKILLS_OUTPUT_SCHEMA)
+
+
+def test_list_skills_says_when_the_search_index_is_still_adding_bodies(tmp_path: Path) -> None:
+    """A query answered before the background pass gave every skill its body says so, in the text and in the
+    structured notice; once the pass is done it does not, and the skill only its body names is found."""
+    for i in range(3):
+        folder = tmp_path / "skills" / f"skill-{i}"
+        folder.mkdir(parents=True)
+        body = "Fire the kiln slowly." if i == 2 else "Bake bread."
+        (folder / "SKILL.md").write_text(f"---\nname: skill-{i}\ndescription: Helps with ovens.\n---\n{body}\n")
+
+    async def run() -> None:
+        async with SkillHost(use_cache=False) as host:
+            host.add_local("local", [tmp_path / "skills"])
+            search = SkillSearch(host.indexable_body, bodies_at_once=2)  # 3 new rows > 2: bodies afterwards
+            listing = SkillListing(host, search, page_size=50)
+            text, structured = await listing.list_skills({"query": "ovens kiln"})
+            pending = BODIES_PENDING_NOTE.format(pending=3)
+            assert pending in text
+            assert structured["notice"] == f"{LISTING_NOTICE} {pending}"
+            jsonschema.validate(structured, LIST_SKILLS_OUTPUT_SCHEMA)
+            assert search.wait_for_bodies(timeout=60)
+            text, structured = await listing.list_skills({"query": "ovens kiln"})
+            assert "still adding" not in text
+            assert structured["notice"] == LISTING_NOTICE
+            assert structured["skills"][0]["name"] == "skill-2"
+            search.close()
+
+    anyio.run(run)
 
 
 def test_a_long_body_does_not_bury_the_skill_whose_description_says_it() -> None:

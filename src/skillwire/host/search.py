@@ -292,10 +292,16 @@ def split_body(skill_md: str, limit: int = BODY_CHARS) -> BodyText:
 
 @dataclass(frozen=True)
 class SearchResult:
-    """The first skills of a ranking, best first, and how many matched in all (a long query's weak ones cut)."""
+    """The first skills of a ranking, best first, and how many matched in all (a long query's weak ones cut).
+
+    `bodies_pending`: skills this answer ranked without their SKILL.md body, because the background
+    pass of a new index (or one a stopped process left) has not reached them yet; while it is not 0 a
+    skill that only its body matches is missing, and the ranking changes once the pass is done.
+    """
 
     skills: list[RegisteredSkill]
     total: int
+    bodies_pending: int = 0
 
 
 # What a stored row holds (columns, tokenizer, `split_body`, `aliases_of`): an index file of another format
@@ -637,12 +643,13 @@ class SkillSearch:
                 db.execute("ROLLBACK")
             self._synced, self._data_version = None, -1  # what is held in memory may be ahead of the file
             raise
-        if self._pending and self._worker is None and not self._stopping:
+        pending = len(self._pending)
+        if pending and self._worker is None and not self._stopping:
             self._worker = threading.Thread(
                 target=self._index_pending_bodies, name="skillwire-search-bodies", daemon=True
             )
             self._worker.start()
-        return result
+        return SearchResult(result.skills, result.total, pending) if pending else result
 
     # -- bodies, after the first answer ----------------------------------------------------------------------------
 

@@ -41,6 +41,14 @@ LISTING_NOTICE = (
 )
 
 
+# Said (in the text and in structuredContent's notice) while the search index's background pass has not
+# given every skill its body yet: a skill only its body matches is missing until then.
+BODIES_PENDING_NOTE = (
+    "The search index is still adding skill bodies ({pending} skills ranked by name and description only so "
+    "far): a skill may be missing or rank lower; run the query again in a few seconds for the full ranking."
+)
+
+
 def _encode_cursor(payload: dict[str, Any]) -> str:
     # core/cursor's codec (the one in skillwire), under this tool's own kind. The default secret, not a
     # per-process one: a host that starts a new bridge per call (langchain-mcp-adapters) must still be able
@@ -204,7 +212,8 @@ class SkillListing:
         next_cursor = (
             _encode_cursor({"k": "query", "q": query, "at": offset + len(page), "cat": token}) if more else None
         )
-        return self._render_page(page, offset, ranked.total, next_cursor, query, notes)
+        incomplete = BODIES_PENDING_NOTE.format(pending=ranked.bodies_pending) if ranked.bodies_pending else None
+        return self._render_page(page, offset, ranked.total, next_cursor, query, notes, incomplete)
 
     def _render_page(
         self,
@@ -214,6 +223,7 @@ class SkillListing:
         next_cursor: str | None,
         query: str | None,
         notes: list[str],
+        incomplete: str | None = None,
     ) -> tuple[str, dict[str, Any]]:
         items: list[dict[str, Any]] = []
         lines: list[str] = []
@@ -234,10 +244,11 @@ class SkillListing:
                 f'<skill name="{_attribute(skill.display_name)}" server="{_attribute(skill.ref.origin)}" '
                 f'uri="{_attribute(skill.ref.uri)}">{_attribute(description)}</skill>'
             )
-        structured: dict[str, Any] = {"skills": items, "total": total, "notice": LISTING_NOTICE}
+        notice = LISTING_NOTICE if incomplete is None else f"{LISTING_NOTICE} {incomplete}"
+        structured: dict[str, Any] = {"skills": items, "total": total, "notice": notice}
         if next_cursor is not None:
             structured["nextCursor"] = next_cursor
-        notes = notes + self._origin_notes()
+        notes = notes + self._origin_notes() + ([incomplete] if incomplete is not None else [])
 
         if not page:
             if query is not None:

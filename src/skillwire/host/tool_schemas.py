@@ -103,7 +103,10 @@ LIST_SKILLS_OUTPUT_SCHEMA: dict[str, Any] = {
         },
         "notice": {
             "type": "string",
-            "description": "Where these names and descriptions come from and how far to trust them.",
+            "description": (
+                "Where these names and descriptions come from and how far to trust them; for a query, also "
+                "whether the search index was still adding skill bodies (the ranking then incomplete)."
+            ),
         },
         "nextCursor": {"type": "string", "description": "Present while more results remain."},
         "total": {
