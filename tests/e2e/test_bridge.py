@@ -11,6 +11,7 @@ import shlex
 import subprocess
 import time
 from collections.abc import Iterator
+from contextlib import ExitStack
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -299,41 +300,46 @@ async def test_killed_upstream_gives_a_clear_error_and_the_other_keeps_working(
         "--approvals",
         str(approvals),
     ]
-    async with bridge_client(args, elicitor=Elicitor()) as client:
-        with running_http_server(serve, port, tmp_path / "c-1.log") as doomed:
+    # `c` listens before the bridge starts, so the bridge's first connection to it succeeds. Started after
+    # the bridge, `c` was unreachable at the bridge's start and still inside its 1 s back-off when a quick
+    # start (a quiet machine) made it reachable, so the first listing left it out.
+    with ExitStack() as first_life:
+        doomed = first_life.enter_context(running_http_server(serve, port, tmp_path / "c-1.log"))
+        async with bridge_client(args, elicitor=Elicitor()) as client:
             before = await _page_all(client)
             assert ("c", doomed_uri) in {(s["server"], s["uri"]) for s in before}
             doomed.kill()  # mid-session, without a goodbye
             doomed.wait()
+            first_life.close()  # the first life of `c` is over: its port is free for the second
 
-        after = await client.call_tool("list_skills", {})
-        assert not after.is_error, text_of(after)
-        assert after.structured_content is not None
-        (missing,) = after.structured_content["unavailable"]
-        assert missing["server"] == "c"
-        assert "cannot connect" in missing["reason"]
-        assert "Server 'c' is unavailable" in text_of(after)
-        servers = {s["server"] for s in await _page_all(client)}
-        assert servers == {"a"}
+            after = await client.call_tool("list_skills", {})
+            assert not after.is_error, text_of(after)
+            assert after.structured_content is not None
+            (missing,) = after.structured_content["unavailable"]
+            assert missing["server"] == "c"
+            assert "cannot connect" in missing["reason"]
+            assert "Server 'c' is unavailable" in text_of(after)
+            servers = {s["server"] for s in await _page_all(client)}
+            assert servers == {"a"}
 
-        dead = await client.call_tool("read_skill", {"server": "c", "uri": doomed_uri})
-        assert dead.is_error
-        assert "server 'c' is unavailable" in text_of(dead)
-        assert "not affected" in text_of(dead)
-        alive = await client.call_tool("read_skill", {"server": "a", "uri": PDF})
-        assert not alive.is_error, text_of(alive)
+            dead = await client.call_tool("read_skill", {"server": "c", "uri": doomed_uri})
+            assert dead.is_error
+            assert "server 'c' is unavailable" in text_of(dead)
+            assert "not affected" in text_of(dead)
+            alive = await client.call_tool("read_skill", {"server": "a", "uri": PDF})
+            assert not alive.is_error, text_of(alive)
 
-        # The upstream comes back: the bridge reconnects it (after its short back-off) and lists it again.
-        with running_http_server(serve, port, tmp_path / "c-2.log"):
-            deadline = time.monotonic() + 30
-            while True:
-                listing = await client.call_tool("list_skills", {"query": "die"})
-                assert listing.structured_content is not None
-                if any(s["server"] == "c" for s in listing.structured_content["skills"]):
-                    break
-                assert time.monotonic() < deadline, text_of(listing)
-                await anyio.sleep(0.5)
-            assert "unavailable" not in listing.structured_content
+            # The upstream comes back: the bridge reconnects it (after its short back-off) and lists it again.
+            with running_http_server(serve, port, tmp_path / "c-2.log"):
+                deadline = time.monotonic() + 30
+                while True:
+                    listing = await client.call_tool("list_skills", {"query": "die"})
+                    assert listing.structured_content is not None
+                    if any(s["server"] == "c" for s in listing.structured_content["skills"]):
+                        break
+                    assert time.monotonic() < deadline, text_of(listing)
+                    await anyio.sleep(0.5)
+                assert "unavailable" not in listing.structured_content
 
 
 def _run(command: str) -> subprocess.CompletedProcess[str]:
