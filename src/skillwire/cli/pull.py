@@ -172,6 +172,14 @@ def served_index(listing: Listing, origin: str | None) -> PublishedIndex | None:
     return listing.index
 
 
+def _older_line(lock: Lock, served: PublishedIndex | None, older: bool, shown_dir: str) -> str | None:
+    """The one line naming both indexes when the served one goes back from the one `lock` records (pull and
+    pull --check say it alike), else None."""
+    if not older or served is None or lock.index is None:
+        return None
+    return older_index_line(served, lock.index, f"{shown_dir.rstrip('/')}/{LOCK_NAME}")
+
+
 async def _choose(
     client: SkillsClient, refs: list[str], listing: Listing | None = None
 ) -> tuple[list[SkillEntry], list[Outcome], list[str]]:
@@ -261,9 +269,8 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
             listing = await client.list_skills()
             served = served_index(listing, client.origin)
             verdict = index_verdict(lock.index, served, allow_older=args.allow_older)
-            shown_lock = f"{shown_dest.rstrip('/')}/{LOCK_NAME}"
-            if verdict.older and served is not None and lock.index is not None:
-                line = older_index_line(served, lock.index, shown_lock)
+            line = _older_line(lock, served, verdict.older, shown_dest)
+            if line is not None:
                 if verdict.refused:
                     state.refused = (
                         f"skillwire: {line}: refusing to go back; nothing was written (--allow-older pulls it)"
@@ -425,9 +432,7 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     except SkillwireError as exc:
         return report_failure(out, args, exc)
     older = index_verdict(lock.index, served, allow_older=False).older
-    older_line = None
-    if older and served is not None and lock.index is not None:
-        older_line = older_index_line(served, lock.index, f"{str(args.to).rstrip('/')}/{LOCK_NAME}")
+    older_line = _older_line(lock, served, older, str(args.to))
     for note in check_disk(dest, str(args.to), lock, changes):  # the lock is only honest if the disk agrees
         out.warn(note)
     check_signatures(dest, lock, changes, trusted_keys(out), args.origin)

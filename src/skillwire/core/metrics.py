@@ -149,13 +149,12 @@ class RequestCounts:
     def _families(self, *, with_samples: bool) -> Iterator[Metric]:
         from prometheus_client.core import CounterMetricFamily, HistogramMetricFamily
         from prometheus_client.samples import Sample
-        from prometheus_client.utils import floatToGoString
 
         created = _created_series()
         requests = CounterMetricFamily(REQUESTS[0], REQUESTS[1], labels=REQUESTS[2])
         seconds = HistogramMetricFamily(REQUEST_SECONDS[0], REQUEST_SECONDS[1], labels=REQUEST_SECONDS[2])
         if with_samples:
-            bounds = [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
+            bounds = _latency_bucket_labels()
             series, by_method = self.totals()
             for (method, code), counts in series:
                 requests.add_metric(
@@ -188,6 +187,14 @@ class RequestCounts:
         """Multi-process mode: this process's counts into its own files now (nothing otherwise)."""
         if self._flushed is not None:
             self._flushed.write(self)
+
+
+def _latency_bucket_labels() -> list[str]:
+    """The `le` label of each latency bucket, +Inf last, as prometheus_client's Histogram writes them (the
+    scrape's families and the multi-process files name the same buckets)."""
+    from prometheus_client.utils import floatToGoString
+
+    return [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
 
 
 def _created_series() -> bool:
@@ -234,8 +241,6 @@ class _Flushed:
             self.write(counts)
 
     def write(self, counts: RequestCounts) -> None:
-        from prometheus_client.utils import floatToGoString
-
         with self._lock:
             self._set(self._bytes, counts.response_bytes)
             series, by_method = counts.totals()
@@ -252,7 +257,7 @@ class _Flushed:
                     total_sum = self._value("histogram", name, name + "_sum", labels, (method,), doc)
                     buckets = [
                         self._value("histogram", name, name + "_bucket", (*labels, "le"), (method, le), doc)
-                        for le in [*map(floatToGoString, LATENCY_BUCKETS), "+Inf"]
+                        for le in _latency_bucket_labels()
                     ]
                     self._seconds[method] = (total_sum, buckets)
             for method, total in by_method.items():
