@@ -115,7 +115,7 @@ def loaded(root: Path, state: Path) -> Persisted:
     comparison decides (what `unchanged` would say of files settled long before the walk)."""
     persisted = SnapshotStore(state / "digests.sqlite.snapshot").load([root_of(root)], True)
     assert persisted is not None
-    persisted.scan_started_ns = 2**62
+    persisted.walk.scan_started_ns = 2**62
     return persisted
 
 
@@ -205,6 +205,26 @@ def test_edits_made_while_down_are_refused_then_served_after_validation(tmp_path
     assert published(catalog_for(root, state).snapshot) == published(fresh)
 
 
+def watch_until_announced(catalog: SkillCatalog) -> None:
+    """Run `catalog.watch` until it tells its async listeners (the list-changed notification) of a change."""
+    heard = anyio.Event()
+
+    async def listener() -> None:
+        heard.set()
+
+    catalog.on_change_async(listener)
+
+    async def main() -> None:
+        stop = anyio.Event()
+        async with anyio.create_task_group() as group:
+            group.start_soon(lambda: catalog.watch(stop_event=stop))
+            with anyio.fail_after(30):
+                await heard.wait()
+            stop.set()
+
+    anyio.run(main)
+
+
 def test_validation_during_watch_notifies_async_listeners(tmp_path: Path) -> None:
     root, state = tmp_path / "skills", tmp_path / "state"
     make_tree(root, ["alpha", "beta"])
@@ -216,22 +236,7 @@ def test_validation_during_watch_notifies_async_listeners(tmp_path: Path) -> Non
         "description": "The alpha skill, for snapshot tests.",
         "metadata": {"n": "0"},
     }
-    heard = anyio.Event()
-
-    async def listener() -> None:
-        heard.set()
-
-    warm.on_change_async(listener)
-
-    async def main() -> None:
-        stop = anyio.Event()
-        async with anyio.create_task_group() as group:
-            group.start_soon(lambda: warm.watch(stop_event=stop))
-            with anyio.fail_after(30):
-                await heard.wait()
-            stop.set()
-
-    anyio.run(main)
+    watch_until_announced(warm)
     assert warm.validated
     frontmatter = warm.snapshot.frontmatter_of("skill://team/alpha/SKILL.md")
     assert frontmatter is not None
@@ -415,3 +420,38 @@ def test_nested_skills_round_trip_and_flat_ones_need_no_file_index(tmp_path: Pat
         assert published(warm.snapshot) == published(cold.snapshot)
         assert not warm.validated
     assert "skill://team/alpha/inner/SKILL.md" in warm.snapshot.skill_by_uri
+
+
+@pytest.mark.parametrize("saved", [True, False], ids=["snapshot-saved", "in-memory"])
+def test_an_edit_between_the_cold_scan_and_the_arming_is_served(tmp_path: Path, saved: bool) -> None:
+    # The window: the scan has run (the snapshot is built) and no watch is armed yet. An edit made
+    # then reaches no watch; only the check after arming can see it.
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    cold = catalog_for(root, state) if saved else SkillCatalog([root])
+    uri = "skill://team/alpha/SKILL.md"
+    before = cold.snapshot.files[uri].digest
+    assert cold.validated  # a cold start: nothing persisted to validate
+    edited = SKILL_MD.format(name="alpha", n=42).encode()
+    (root / "team" / "alpha" / "SKILL.md").write_bytes(edited)
+    os.utime(root / "team" / "alpha" / "SKILL.md", (PAST, PAST))  # the old mtime: size and ctime tell
+    watch_until_announced(cold)
+    served = cold.snapshot.files[uri]
+    assert served.digest == "sha256:" + hashlib.sha256(edited).hexdigest() != before
+    assert served.read() == edited
+    frontmatter = cold.snapshot.frontmatter_of(uri)
+    assert frontmatter is not None
+    assert frontmatter["metadata"] == {"n": "42"}
+
+
+def test_the_cold_check_of_an_untouched_tree_rescans_nothing(tmp_path: Path) -> None:
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    cold = catalog_for(root, state)
+    before = cold.snapshot
+    walk = cold._cold_walk
+    assert walk is not None
+    walk.scan_started_ns = 2**62  # the racy window out of the way (ctime cannot be set back)
+    assert cold._check_cold_walk() is False
+    assert cold.snapshot is before  # a rescan swaps in a new snapshot, even an equal one
+    assert cold._cold_walk is None  # checked once, then dropped

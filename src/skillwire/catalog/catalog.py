@@ -14,11 +14,11 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Coroutine, Iterable
 from concurrent.futures import ThreadPoolExecutor
 from contextlib import nullcontext
 from pathlib import Path
-from typing import Concatenate, ParamSpec, TypeVar
+from typing import Any, Concatenate, ParamSpec, TypeVar
 
 import anyio
 
@@ -27,7 +27,7 @@ from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords, scan_root, uri_for
 from skillwire.catalog.inline import InlineSkills
 from skillwire.catalog.merge import merge_sources
-from skillwire.catalog.persist import Persisted, SnapshotStore
+from skillwire.catalog.persist import Persisted, RecordedWalk, SnapshotStore, record_walk
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.watcher import watching
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
@@ -117,6 +117,9 @@ class SkillCatalog:
         self.snapshot_store = snapshot_store
         # The persisted snapshot being served until `validate` has compared it with the disk.
         self._unvalidated: Persisted | None = None
+        # What the first scan's walk saw, until `watch` compares it with the disk once its watches are
+        # armed: an edit made between that scan and the arming reaches no watch (see `watch`).
+        self._cold_walk: RecordedWalk | None = None
         self._saver: threading.Thread | None = None
 
     # -- skills defined in Python (see catalog.inline) -------------------------------------------------
@@ -204,10 +207,22 @@ class SkillCatalog:
     async def validate_and_notify(self) -> None:
         """`validate` in a worker thread; when it changed what is published, tell the async listeners
         (the clients' list-changed notification), exactly as after a watcher refresh."""
+        await self._check_and_notify(self.validate, "validating the persisted snapshot")
+
+    def _check_cold_walk(self) -> bool:
+        """Compare what the first scan's walk saw with the disk (the check `validate` makes, by stat)
+        and rescan when anything differs; whether what is published changed. Once: the walk is dropped."""
+        walk, self._cold_walk = self._cold_walk, None
+        if walk is None or walk.unchanged():
+            return False
+        logger.debug("the folders changed between the first scan and the watcher's arming; rescanning")
+        return self._refresh(None)[1]
+
+    async def _check_and_notify(self, check: Callable[[], bool], what: str) -> None:
         try:
-            differs = await anyio.to_thread.run_sync(self.validate)
+            differs = await anyio.to_thread.run_sync(check)
         except Exception:
-            logger.exception("validating the persisted snapshot failed; rescanning")
+            logger.exception("%s failed; rescanning", what)
             differs = (await anyio.to_thread.run_sync(self._refresh, None))[1]
         if differs:
             await self._notify_async()
@@ -362,11 +377,13 @@ class SkillCatalog:
         workers = self.hash_workers
         # Only a full scan of folders alone is saved: its walk records validate the whole snapshot.
         persist = self.snapshot_store is not None and changed is None and not len(self.inline)
+        # The first scan's walk is kept, saved or not, for `watch` to check once it is armed.
+        first = changed is None and self._snapshot is None
         records = [WalkRecords() for _ in self.roots]
         started_ns = time.time_ns()
         with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
             scans = [
-                self._scan_root(index, changed, pool, records[index] if persist else None)
+                self._scan_root(index, changed, pool, records[index] if persist or first else None)
                 for index in range(len(self.roots))
             ]
             self._note_missing_roots()
@@ -386,16 +403,21 @@ class SkillCatalog:
         # every watcher event.
         self.digests.flush(prune=changed is None)
         save = persist and self.snapshot_store is not None and not self._missing_roots
-        if save and self._snapshot is None and self.snapshot_store is not None:
+        walk: RecordedWalk | None = None
+        if save and first and self.snapshot_store is not None:
             # The first build, before anything is served: saved here (a few tenths of a second at
             # 10,000 skills), because a server stopped soon after it starts (SIGTERM re-raised by
             # uvicorn ends the process at once) never finished a save in a daemon thread, and its
             # next start scanned again. Measured: the bench's restart was then 78% of cold. Saved
             # before the snapshot's tables are built, and the walk records dropped once written: held
             # to the end of the build, they were 11 MB of a 10,000-skill cold start's peak (issue 25).
-            self.snapshot_store.save(self.roots, self.enforce_limits, results, records, started_ns)
-            records.clear()
+            walk = self.snapshot_store.save(self.roots, self.enforce_limits, results, records, started_ns)
             save = False
+        if first:
+            # Compressed (the saved file's own walk section when there is one) and the records dropped
+            # before the tables are built: 48 bytes a record, they were 11 MB of a 10,000-skill peak.
+            self._cold_walk = walk if walk is not None else record_walk(records, started_ns)
+            records.clear()
         skills, files, skipped, ignored = merge_sources(results)
         snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
         if changed is not None and len(rescanned) == len(self.roots):
@@ -431,23 +453,28 @@ class SkillCatalog:
     async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
         """Refresh whenever a watched folder changes, until cancelled (or `stop_event` is set).
 
-        A persisted snapshot being served is validated meanwhile (`validate_and_notify`): the check
-        starts once the watcher is armed, so a change made before arming shows in the check and one
-        made after it reaches the watcher.
+        What is served is compared with the disk meanwhile, by stat: a persisted snapshot
+        (`validate_and_notify`), or the first scan's walk (an edit between that scan and the arming
+        reaches no watch). The check starts once the watcher is armed, so a change made before arming
+        shows in the check and one made after it reaches the watcher.
         """
-        if self._unvalidated is None:
+        if self._unvalidated is not None:
+            # A warm start answers first: arming walks every folder (in a worker thread, but holding the
+            # GIL between its system calls) and the stat check is a few tenths of a second more, so both
+            # wait a moment and the requests waiting at start-up are served from the persisted snapshot.
+            await anyio.sleep(_WARM_SETTLE_S)
+            check: Callable[[], Coroutine[Any, Any, None]] = self.validate_and_notify
+        elif self._cold_walk is not None:
+            # A cold start arms at once, as its scan just ran, and then checks that scan.
+            check = functools.partial(self._check_and_notify, self._check_cold_walk, "checking the first scan")
+        else:
             await self._watch(stop_event, debounce_ms, None)
             return
-        # A warm start answers first: arming walks every folder (in a worker thread, but holding the
-        # GIL between its system calls) and the stat check is a few tenths of a second more, so both
-        # wait a moment and the requests waiting at start-up are served from the persisted snapshot.
-        # A cold start arms at once, as its scan just ran.
-        await anyio.sleep(_WARM_SETTLE_S)
         armed = anyio.Event()
         async with anyio.create_task_group() as group:
             group.start_soon(self._watch, stop_event, debounce_ms, armed)
             await armed.wait()
-            group.start_soon(self.validate_and_notify)
+            group.start_soon(check)
 
     async def _notify_async(self) -> None:
         for listener in self._async_listeners:

@@ -28,6 +28,7 @@ from __future__ import annotations
 import base64
 import contextlib
 import hashlib
+import io
 import itertools
 import json
 import logging
@@ -77,18 +78,20 @@ def snapshot_file_name(stem: str, roots: Sequence[SkillRoot], enforce_limits: bo
 
 
 @dataclass
-class Persisted:
-    """A loaded snapshot: each root's scan result, and what validating it needs."""
+class RecordedWalk:
+    """What one full scan's walk saw (every folder it entered, `.skillignore` it read and file it found,
+    with their stats), compressed as the snapshot file's walk section: the one check, by stat, of
+    whether the disk still is what that scan published. A warm start validates the persisted snapshot
+    with it; a cold start checks its own scan with it once the watcher is armed (`SkillCatalog.watch`)."""
 
-    results: list[ScanResult]
     scan_started_ns: int
-    _records: bytes  # the compressed walk records, decoded only by `unchanged`
+    records: bytes  # the compressed walk section, decoded only by `unchanged`
 
     def unchanged(self) -> bool:
-        """Whether every folder, `.skillignore` and file the saved walk saw still has the same stat,
+        """Whether every folder, `.skillignore` and file the walk saw still has the same stat,
         and none was modified so close to that walk that an equal stat proves nothing."""
         try:
-            decoded = json.loads(zlib.decompress(self._records))
+            decoded = json.loads(zlib.decompress(self.records))
             paths, stats = decoded["paths"], base64.b64decode(decoded["stats"])
         except (ValueError, KeyError, TypeError, zlib.error):
             return False
@@ -116,6 +119,27 @@ class Persisted:
         return True
 
 
+def record_walk(records: Sequence[WalkRecords], scan_started_ns: int) -> RecordedWalk:
+    """`records` compressed as a snapshot file's walk section (for a scan whose snapshot is not saved)."""
+    buffer = io.BytesIO()
+    walk = _Section(buffer, compress=True)
+    _write_walk(walk, records)
+    walk.close()
+    return RecordedWalk(scan_started_ns, buffer.getvalue())
+
+
+@dataclass
+class Persisted:
+    """A loaded snapshot: each root's scan result, and the walk that validates it."""
+
+    results: list[ScanResult]
+    walk: RecordedWalk
+
+    def unchanged(self) -> bool:
+        """Whether the disk still is what the saved walk saw (`RecordedWalk.unchanged`)."""
+        return self.walk.unchanged()
+
+
 class SnapshotStore:
     """Where one catalog's snapshot is saved and loaded (see the module docstring)."""
 
@@ -141,15 +165,17 @@ class SnapshotStore:
         logger.warning("catalog snapshot %s not used (%s); scanning the folders instead", self.path, why)
 
     def save(self, roots: Sequence[SkillRoot], enforce_limits: bool, results: Sequence[ScanResult],
-             records: Sequence[WalkRecords], scan_started_ns: int) -> None:  # fmt: skip
-        """Write the snapshot atomically; a failure is logged in one line and costs the next start a scan."""
+             records: Sequence[WalkRecords], scan_started_ns: int) -> RecordedWalk | None:  # fmt: skip
+        """Write the snapshot atomically; the walk it saved (None when a failure was logged, in one line:
+        it costs the next start a scan)."""
         with self._save_lock:
             temporary = self.path.with_name(f".{self.path.name}.{os.getpid()}.{threading.get_ident()}.tmp")
             try:
                 self.path.parent.mkdir(parents=True, exist_ok=True)
                 with open(temporary, "wb") as handle:
-                    _write(handle, snapshot_key(roots, enforce_limits), results, records, scan_started_ns)
+                    walk = _write(handle, snapshot_key(roots, enforce_limits), results, records, scan_started_ns)
                 os.replace(temporary, self.path)
+                return RecordedWalk(scan_started_ns, walk)
             except (ValueError, TypeError) as exc:  # frontmatter that JSON cannot carry: nothing to save
                 logger.warning("catalog snapshot not saved (%s)", exc)
                 with contextlib.suppress(OSError):
@@ -158,6 +184,7 @@ class SnapshotStore:
                 logger.warning("catalog snapshot %s not saved (%s)", self.path, exc.strerror or exc)
                 with contextlib.suppress(OSError):
                     temporary.unlink(missing_ok=True)
+            return None
 
 
 # Streamed a slice at a time: encoding the whole snapshot first held it two or three times over (the
@@ -175,15 +202,18 @@ _HEADER_ROOM = 40
 class _Section:
     """A section being written: its bytes go to the file as they come, counted and hashed."""
 
-    def __init__(self, handle: BinaryIO, compress: bool = False) -> None:
+    def __init__(self, handle: BinaryIO, compress: bool = False, *, keep: bool = False) -> None:
         self.handle = handle
         self.length = 0
         self.sha = hashlib.sha256()
         self.compressor = zlib.compressobj(1) if compress else None
+        self.kept: list[bytes] | None = [] if keep else None  # a copy of what was written, when kept
 
     def _out(self, data: bytes) -> None:
         if data:
             self.handle.write(data)
+            if self.kept is not None:
+                self.kept.append(data)
             self.length += len(data)
             self.sha.update(data)
 
@@ -229,8 +259,9 @@ def _header(key: dict[str, Any], scan_started_ns: int, saved: float, snapshot: l
 def _write(
     handle: BinaryIO, key: dict[str, Any], results: Sequence[ScanResult], records: Sequence[WalkRecords],
     scan_started_ns: int, *, finish: bool = True,
-) -> None:  # fmt: skip
-    """Stream the snapshot file into `handle`; `finish=False` leaves the placeholder header (tests: a
+) -> bytes:  # fmt: skip
+    """Stream the snapshot file into `handle`; its walk section is returned (kept as the catalog's
+    `RecordedWalk`: compressed once, not again). `finish=False` leaves the placeholder header (tests: a
     write cut short at its very end)."""
     saved = time.time()
     placeholder = _header(key, scan_started_ns, saved, [0, "0" * 64], [0, "0" * 64])
@@ -243,21 +274,27 @@ def _write(
         _write_result(snapshot, result)
     snapshot.write(b"]")
     snapshot_table = snapshot.close()
-    walk = _Section(handle, compress=True)
-    walk.write(b'{"paths":')
-    walk.write_list(one.paths for one in records)
-    walk.write(b',"stats":"')
-    walk.write_base64(one.stats for one in records)
-    walk.write(b'"}')
+    walk = _Section(handle, compress=True, keep=True)
+    _write_walk(walk, records)
     walk_table = walk.close()
+    kept = b"".join(walk.kept or ())
     if not finish:
-        return
+        return kept
     header = _header(key, scan_started_ns, saved, snapshot_table, walk_table)
     if len(header) > width:
         raise ValueError("snapshot header larger than its room")  # sizes past 20 digits: not reachable
     handle.flush()
     handle.seek(len(_MAGIC))
     handle.write(header.ljust(width))
+    return kept
+
+
+def _write_walk(walk: _Section, records: Sequence[WalkRecords]) -> None:
+    walk.write(b'{"paths":')
+    walk.write_list(one.paths for one in records)
+    walk.write(b',"stats":"')
+    walk.write_base64(one.stats for one in records)
+    walk.write(b'"}')
 
 
 def _in_manifest_order(result: ScanResult) -> list[CatalogFile] | None:
@@ -364,7 +401,7 @@ def _read(handle: BinaryIO, key: dict[str, Any]) -> Persisted:
         results = [_decode_result(root, base) for root, (base, _, _) in zip(roots, key["roots"], strict=True)]
     except (ValueError, KeyError, TypeError, IndexError) as exc:
         raise _Unusable(f"malformed content: {type(exc).__name__}") from None
-    return Persisted(results, started, walk)
+    return Persisted(results, RecordedWalk(started, walk))
 
 
 def _only(values: list[Any], *kinds: type) -> bool:
