@@ -15,9 +15,9 @@ request that is skillwire's own.
 
 is the `floor-onepass` peer: the same floor with the SDK's modern-HTTP response writer replaced by one
 that encodes the JSON-RPC reply in one pass with pydantic-core (`model_dump_json`'s serializer, bytes
-out) instead of `model_dump(mode="json")` and then `json.dumps` of the copy. It shows what ask 1 of
-docs/sdk-upstream.md would buy; the replacement reaches into a private SDK module, which only a bench
-peer may do (skillwire itself never does: tests/server/test_sdk_seam.py).
+out) instead of `model_dump(mode="json")` and then `json.dumps` of the copy: `skillwire serve`'s own
+writer (`skillwire.server._sdk.use_one_pass_replies`, what ask 1 of docs/sdk-upstream.md asks upstream),
+so `floor` against `floor-onepass` is what that writer buys on the SDK alone.
 """
 
 from __future__ import annotations
@@ -39,6 +39,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.core.protocol import EXTENSION_ID
+from skillwire.server._sdk import use_one_pass_replies
 from skillwire.server.app import bind_http_socket, event_loop_options, http_app, uvicorn_config
 from skillwire.server.content import file_contents
 
@@ -105,22 +106,9 @@ class Precomputed(Extension):
 
 
 def use_one_pass_json() -> None:
-    """Answer modern HTTP requests with a one-pass encoding of the reply (what ask 1 proposes upstream)."""
-    from mcp.server import _streamable_http_modern as modern
-    from mcp_types import JSONRPCError, JSONRPCResponse
-    from starlette.responses import Response
-    from starlette.types import Receive, Scope, Send
-
-    sdk_write = modern._write
-
-    async def write(msg: JSONRPCResponse | JSONRPCError, scope: Scope, receive: Receive, send: Send) -> None:
-        if isinstance(msg, JSONRPCError):
-            await sdk_write(msg, scope, receive, send)  # errors (and their `id: null` rule) as the SDK writes them
-            return
-        body = msg.__pydantic_serializer__.to_json(msg, by_alias=True, exclude_none=True)
-        await Response(body, status_code=200, media_type="application/json")(scope, receive, send)
-
-    modern._write = write
+    """Answer modern HTTP requests with skillwire's one-pass reply writer (`skillwire.server._sdk`)."""
+    if not use_one_pass_replies():
+        raise SystemExit("floor: the installed mcp has no reply writer the one-pass encoder can replace")
 
 
 def main(argv: list[str] | None = None) -> int:

@@ -133,3 +133,90 @@ def test_the_scan_finds_each_kind_of_private_access(tmp_path: Path) -> None:
     )
     uses = private_sdk_uses(sample, _sdk_private_names(), tmp_path)
     assert [use.split(": ", 1)[0].rsplit(":", 1)[1] for use in uses] == ["1", "2", "3", "5", "6"]
+
+
+def test_the_reply_writer_the_one_pass_encoder_replaces_has_the_shape_it_was_written_against() -> None:
+    import inspect
+
+    from mcp.server import _streamable_http_modern as modern_http
+
+    sdk_write = _sdk._sdk_write or modern_http._write
+    assert inspect.iscoroutinefunction(sdk_write)
+    assert list(inspect.signature(sdk_write).parameters) == ["msg", "scope", "receive", "send"]
+    # What the SDK's writer does that the one-pass one keeps: the status table for errors (left to it) and
+    # the dump-then-dumps it replaces for successes.
+    from collections.abc import Mapping
+
+    assert isinstance(modern_http.ERROR_CODE_HTTP_STATUS, Mapping)  # type: ignore[attr-defined]
+    assert modern_http._OK_STATUS == 200  # the status the one-pass writer gives every success
+    assert "model_dump(" in inspect.getsource(sdk_write)
+    assert "json.dumps(" in inspect.getsource(sdk_write)
+
+
+async def _written(writer: Any, msg: Any) -> tuple[int, bytes]:
+    sent: list[dict[str, Any]] = []
+
+    async def receive() -> dict[str, Any]:
+        return {"type": "http.request"}
+
+    async def send(message: dict[str, Any]) -> None:
+        sent.append(message)
+
+    await writer(msg, {"type": "http"}, receive, send)
+    return sent[0]["status"], b"".join(m.get("body", b"") for m in sent[1:])
+
+
+@pytest.mark.anyio
+async def test_the_one_pass_writer_falls_back_for_what_it_cannot_encode_and_parses_equal() -> None:
+    import json
+
+    from mcp.server import _streamable_http_modern as modern_http
+    from mcp_types import ErrorData, JSONRPCError, JSONRPCResponse
+
+    sdk_write = _sdk._sdk_write or modern_http._write
+    taken: list[Any] = []
+
+    async def recording_sdk(msg: Any, scope: Any, receive: Any, send: Any) -> None:
+        taken.append(msg)
+        await sdk_write(msg, scope, receive, send)
+
+    writer = _sdk.one_pass_writer(recording_sdk)
+    cases = [
+        (JSONRPCResponse(jsonrpc="2.0", id=1, result={"s": "lone \ud800"}), True),  # pydantic-core refuses it
+        (JSONRPCError(jsonrpc="2.0", id=None, error=ErrorData(code=-32700, message="Parse error")), True),
+        (JSONRPCResponse(jsonrpc="2.0", id=2, result={"x": float("nan"), "y": float("inf"), "z": "\u00e9"}), False),
+    ]
+    for msg, falls_back in cases:
+        taken.clear()
+        status, body = await _written(writer, msg)
+        sdk_status, sdk_body = await _written(sdk_write, msg)
+        assert (taken == [msg]) is falls_back
+        assert status == sdk_status
+        assert json.loads(body) == json.loads(sdk_body)  # NaN/inf: null on both (model_dump(mode="json") too)
+    assert b'"id":null' in (await _written(writer, cases[1][0]))[1]
+
+
+def test_installing_is_idempotent_and_guarded(monkeypatch: pytest.MonkeyPatch) -> None:
+    from mcp.server import _streamable_http_modern as modern_http
+
+    original = modern_http._write
+    monkeypatch.setattr(modern_http, "_write", original)  # restored after the test
+    monkeypatch.setattr(_sdk, "_sdk_write", _sdk._sdk_write)
+    monkeypatch.delenv(_sdk.ONE_PASS_ENV, raising=False)
+    assert _sdk.use_one_pass_replies()
+    installed = modern_http._write
+    assert installed is not original or _sdk._sdk_write is not None
+    assert _sdk.use_one_pass_replies()
+    assert modern_http._write is installed
+    monkeypatch.setenv(_sdk.ONE_PASS_ENV, "0")
+    assert not _sdk.use_one_pass_replies()
+    assert modern_http._write is _sdk._sdk_write
+
+    async def moved(message: Any, scope: Any, receive: Any, send: Any, extra: Any) -> None:
+        pass
+
+    monkeypatch.delenv(_sdk.ONE_PASS_ENV)
+    monkeypatch.setattr(_sdk, "_sdk_write", None)
+    monkeypatch.setattr(modern_http, "_write", moved)  # what a future mcp might do
+    assert not _sdk.use_one_pass_replies()
+    assert modern_http._write is moved  # type: ignore[comparison-overlap]  # left alone

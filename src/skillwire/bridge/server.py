@@ -60,6 +60,7 @@ from skillwire.host.identity import SkillRef
 from skillwire.host.load import Ask, plan_load
 from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
 from skillwire.host.trust import TrustPolicy
+from skillwire.server._sdk import use_one_pass_replies
 from skillwire.server.app import transport_security
 from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route
 
@@ -524,6 +525,7 @@ async def serve_http(
     `serve_stdio`, `log_requests` one log line per request."""
     async with bridge:
         server = bridge.build_server(log_requests=log_requests)
+        use_one_pass_replies()  # as `skillwire serve` over HTTP (server/_sdk.py; SKILLWIRE_SDK_ONE_PASS=0: off)
         app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
         # The scrape, open: a bridge serves one host's person, and its series name only the configured
         # upstream labels and its own tools (no catalog a caller could be denied, unlike `serve`'s views).

@@ -1,4 +1,5 @@
-"""The only place skillwire touches private parts of the `mcp` SDK: three attributes, each checked here.
+"""The only place skillwire touches private parts of the `mcp` SDK: three attributes and one reply writer, each
+checked here.
 
 Everything else goes through public hooks: `MCPServer(extensions=[...], middleware=[...], subscriptions=...)`, the
 low-level `Server`'s `add_request_handler` / `get_request_handler` / `extensions` / `middleware`, and
@@ -21,6 +22,20 @@ low-level `Server`'s `add_request_handler` / `get_request_handler` / `extensions
     notifier holds connections (weakly). No public route leads from a request's context to its `Connection`.
     Would go away with: a public `ServerSession.connection` (or `ServerRequestContext.connection`) property.
 
+`mcp.server._streamable_http_modern._write` (the 2026-07-28 wire's JSON reply writer)
+    It encodes every reply twice: `model_dump(mode="json")` copies the whole result into new dicts and lists,
+    then `json.dumps` encodes the copy. A `skills/list` page of 100 entries with their manifests is most of a
+    listing's server time there (docs/sdk-upstream.md, ask 1: the floor with a one-pass writer lists 10,000
+    skills 1.9x faster than the floor without). `use_one_pass_replies()` replaces it, for `skillwire serve`'s
+    HTTP app only, with a writer that encodes a successful reply in one pass (pydantic-core, bytes out) and
+    hands everything else to the SDK's own: error replies (their `id: null` rule and status table), and any
+    reply pydantic-core cannot encode as `json.dumps` would (a lone surrogate; NaN and infinities need no
+    fallback: `model_dump(mode="json")` already turns them into null, as pydantic-core does). SSE frames
+    (`_sse_event`) stay the SDK's: `skillwire serve` answers requests with one JSON body (`json_response`), so
+    only notifications on a listen stream go out as SSE. It installs only over the
+    function it was written against (the same name and parameters; otherwise the SDK is left alone and one
+    debug line says why) and `SKILLWIRE_SDK_ONE_PASS=0` keeps the SDK's writer. Would go away with: ask 1.
+
 Checked against mcp 2.3.0 (and only that: pyproject pins `mcp>=2.3,<2.4`). `check_sdk_shapes()` verifies all three
 against the installed SDK and raises one `SdkShapeChanged` naming whatever moved; `tests/server/test_sdk_seam.py`
 runs it, so a new mcp fails one test with one clear message instead of many tests with AttributeErrors.
@@ -30,6 +45,10 @@ Nothing outside this module may name a private SDK attribute (`tests/server/test
 
 from __future__ import annotations
 
+import inspect
+import logging
+import os
+from collections.abc import Awaitable, Callable
 from importlib.metadata import PackageNotFoundError, version
 from typing import Any, cast
 
@@ -39,10 +58,21 @@ from mcp.server.mcpserver import MCPServer
 from mcp.server.session import ServerSession
 from mcp.server.subscriptions import SubscriptionBus
 from mcp.shared.dispatcher import DispatchContext
+from mcp_types import JSONRPCError, JSONRPCResponse
+from pydantic_core import PydanticSerializationError
+from starlette.responses import Response
+from starlette.types import Receive, Scope, Send
 
 from skillwire.core.errors import SdkShapeChanged
 
 CHECKED_MCP_VERSIONS = ("2.3.0",)
+ONE_PASS_ENV = "SKILLWIRE_SDK_ONE_PASS"
+logger = logging.getLogger(__name__)
+
+ReplyWriter = Callable[[JSONRPCResponse | JSONRPCError, Scope, Receive, Send], Awaitable[None]]
+# The SDK's writer, as found before any replacement (None until `use_one_pass_replies` first runs).
+_sdk_write: ReplyWriter | None = None
+_WRITER_PARAMETERS = ["msg", "scope", "receive", "send"]
 
 
 def _installed_mcp() -> str:
@@ -83,6 +113,53 @@ def connection_of(session: ServerSession) -> Connection:
     if not isinstance(connection, Connection) or not callable(getattr(connection, "send_resource_list_changed", None)):
         raise _changed("ServerSession._connection (a Connection with send_resource_list_changed())", type(connection))
     return connection
+
+
+def one_pass_writer(sdk_write: ReplyWriter) -> ReplyWriter:
+    """A reply writer that encodes a successful reply in one pass and leaves every other to `sdk_write`."""
+
+    async def write(msg: JSONRPCResponse | JSONRPCError, scope: Scope, receive: Receive, send: Send) -> None:
+        if not isinstance(msg, JSONRPCResponse):
+            await sdk_write(msg, scope, receive, send)
+            return
+        try:
+            # The SDK's `model_dump(mode="json", by_alias=True, exclude_none=True)` and then `json.dumps`, in
+            # one pass: the same keys and values (a result is a dict by then, dumped by the runner).
+            body = msg.__pydantic_serializer__.to_json(msg, by_alias=True, exclude_none=True)
+        except PydanticSerializationError:  # a lone surrogate: json.dumps escapes it, pydantic-core refuses
+            await sdk_write(msg, scope, receive, send)
+            return
+        await Response(body, status_code=200, media_type="application/json")(scope, receive, send)
+
+    return write
+
+
+def use_one_pass_replies() -> bool:
+    """Install `one_pass_writer` as the SDK's modern-HTTP reply writer (see the module docstring); True when
+    it is installed. Idempotent; `SKILLWIRE_SDK_ONE_PASS=0` (or a changed SDK) leaves the SDK's writer."""
+    global _sdk_write
+    try:  # imported here: an SDK without this module must still import skillwire
+        from mcp.server import _streamable_http_modern as modern_http
+    except ImportError:
+        logger.debug("mcp %s has no modern streamable-HTTP module: replies are the SDK's", _installed_mcp())
+        return False
+    current = getattr(modern_http, "_write", None)
+    if _sdk_write is None:
+        if not callable(current) or not inspect.iscoroutinefunction(current):
+            logger.debug("mcp %s has no reply writer _write to replace: replies are the SDK's", _installed_mcp())
+            return False
+        if list(inspect.signature(current).parameters) != _WRITER_PARAMETERS:
+            logger.debug("mcp %s changed the reply writer's parameters: replies are the SDK's", _installed_mcp())
+            return False
+        _sdk_write = cast("ReplyWriter", current)
+    if os.environ.get(ONE_PASS_ENV, "1").strip() == "0":
+        setattr(modern_http, "_write", _sdk_write)  # noqa: B010 - a private SDK attribute, set on purpose
+        return False
+    if getattr(current, "__wrapped_sdk_writer__", None) is not _sdk_write:
+        replacement = one_pass_writer(_sdk_write)
+        replacement.__wrapped_sdk_writer__ = _sdk_write  # type: ignore[attr-defined]
+        setattr(modern_http, "_write", replacement)  # noqa: B010 - a private SDK attribute, set on purpose
+    return True
 
 
 def check_sdk_shapes() -> None:

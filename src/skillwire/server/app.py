@@ -32,6 +32,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from skillwire._version import __version__
 from skillwire.core.errors import BindError
+from skillwire.server._sdk import use_one_pass_replies
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import Readiness, health_route, liveness_route
 from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route, request_log
@@ -264,6 +265,9 @@ async def serve_http(
     ]
     if metrics:
         routes.append(metrics_route(audiences_of_token=metrics_token_check, protected=skills.per_caller))
+    # Successful replies encoded in one pass instead of the SDK's dump-then-dumps (`server._sdk`, guarded;
+    # SKILLWIRE_SDK_ONE_PASS=0 keeps the SDK's writer): most of a listing page's server time.
+    use_one_pass_replies()
     app = http_app(
         server,
         host=host,
