@@ -63,3 +63,48 @@ def test_json_lines_carry_each_records_own_second() -> None:
         "2023-11-14T22:13:21.500Z",
         "2023-11-14T22:13:19.000Z",
     ]
+
+
+def json_line(extra: dict[str, object], msg: str = "x") -> str:
+    record = logging.makeLogRecord({"msg": msg, "levelno": logging.INFO, "levelname": "INFO", "name": "t", **extra})
+    return JsonFormatter(tracebacks=False).format(record)
+
+
+def test_a_json_line_is_compact_utf8_with_its_extra_keys_sorted() -> None:
+    line = json_line({"skill": "déjà-vu", "index": 3, "duration_ms": 0.25, "code": None, "_private": 1})
+    entry = json.loads(line)
+    assert list(entry)[:5] == ["time", "level", "logger", "event", "message"]
+    assert list(entry)[5:] == ["duration_ms", "index", "skill"]  # sorted; None and _private left out
+    assert entry["skill"] == "déjà-vu" and "déjà-vu" in line  # UTF-8 as is, not \u escapes
+    assert ", " not in line and '": ' not in line  # one encoder's compact separators
+
+
+def test_a_line_pydantic_core_cannot_encode_is_still_one_json_line() -> None:
+    # A lone surrogate (a file name that is not UTF-8, decoded with surrogateescape) goes to json's encoder.
+    line = json_line({"path": "bad-\udcff-name"}, msg="skipped bad-\udcff-name")
+    assert "\n" not in line
+    assert json.loads(line)["path"] == "bad-\udcff-name"
+    assert json.loads(line)["message"] == "skipped bad-\udcff-name"
+
+
+def test_configured_logging_gathers_no_caller_thread_or_process(monkeypatch: pytest.MonkeyPatch) -> None:
+    # What no line shows is not gathered: walking up the stack for the caller was a third of a request
+    # line's cost. (monkeypatch restores the module's switches after the test.)
+    for name in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing"):
+        monkeypatch.setattr(logging, name, getattr(logging, name))
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))
+    monkeypatch.setattr(root, "level", root.level)
+    stream = io.StringIO()
+    logs.configure_logging("json", stream=stream)
+    records: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            records.append(record)
+
+    logging.getLogger().addHandler(Keep())
+    logging.getLogger("skillwire.test").info("one line", extra={"event": "request"})
+    assert records and records[0].funcName == "(unknown function)" and records[0].threadName is None
+    assert records[0].processName is None and records[0].process is None
+    assert json.loads(stream.getvalue())["event"] == "request"
