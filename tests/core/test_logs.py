@@ -6,6 +6,8 @@ import io
 import json
 import logging
 import re
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
@@ -75,8 +77,10 @@ def test_a_json_line_is_compact_utf8_with_its_extra_keys_sorted() -> None:
     entry = json.loads(line)
     assert list(entry)[:5] == ["time", "level", "logger", "event", "message"]
     assert list(entry)[5:] == ["duration_ms", "index", "skill"]  # sorted; None and _private left out
-    assert entry["skill"] == "déjà-vu" and "déjà-vu" in line  # UTF-8 as is, not \u escapes
-    assert ", " not in line and '": ' not in line  # one encoder's compact separators
+    assert entry["skill"] == "déjà-vu"
+    assert "déjà-vu" in line
+    assert ", " not in line
+    assert '": ' not in line
 
 
 def test_a_line_pydantic_core_cannot_encode_is_still_one_json_line() -> None:
@@ -87,15 +91,10 @@ def test_a_line_pydantic_core_cannot_encode_is_still_one_json_line() -> None:
     assert json.loads(line)["message"] == "skipped bad-\udcff-name"
 
 
-def test_configured_logging_gathers_no_caller_thread_or_process(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_configured_logging_gathers_no_caller_thread_or_process(configured: io.StringIO) -> None:
     # What no line shows is not gathered: walking up the stack for the caller was a third of a request
-    # line's cost. (monkeypatch restores the module's switches after the test.)
-    for name in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing"):
-        monkeypatch.setattr(logging, name, getattr(logging, name))
-    root = logging.getLogger()
-    monkeypatch.setattr(root, "handlers", list(root.handlers))
-    monkeypatch.setattr(root, "level", root.level)
-    stream = io.StringIO()
+    # line's cost. (The fixture puts the module's switches back after the test.)
+    stream = configured
     logs.configure_logging("json", stream=stream)
     records: list[logging.LogRecord] = []
 
@@ -105,6 +104,89 @@ def test_configured_logging_gathers_no_caller_thread_or_process(monkeypatch: pyt
 
     logging.getLogger().addHandler(Keep())
     logging.getLogger("skillwire.test").info("one line", extra={"event": "request"})
-    assert records and records[0].funcName == "(unknown function)" and records[0].threadName is None
-    assert records[0].processName is None and records[0].process is None
+    assert records
+    assert records[0].funcName == "(unknown function)"
+    assert records[0].threadName is None
+    assert records[0].processName is None
+    assert records[0].process is None
     assert json.loads(stream.getvalue())["event"] == "request"
+
+
+@pytest.fixture
+def configured(monkeypatch: pytest.MonkeyPatch) -> Iterator[io.StringIO]:
+    """`configure_logging`'s state for one test, put back after it."""
+    for name in ("_srcfile", "logThreads", "logProcesses", "logMultiprocessing"):
+        monkeypatch.setattr(logging, name, getattr(logging, name))
+    root = logging.getLogger()
+    monkeypatch.setattr(root, "handlers", list(root.handlers))
+    monkeypatch.setattr(logs, "_direct", logs._direct)
+    monkeypatch.setattr(logs, "_format", logs._format)
+    for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
+        logger = logging.getLogger(name)
+        monkeypatch.setattr(logger, "handlers", list(logger.handlers))
+        monkeypatch.setattr(logger, "propagate", logger.propagate)
+    own, root_level = logging.getLogger("skillwire"), root.level
+    own_level = own.level
+    yield io.StringIO()
+    own.setLevel(own_level)  # setLevel, not setattr: it clears the levels isEnabledFor cached
+    root.setLevel(root_level)
+
+
+def through_logging(fmt: str, level: int, code: str) -> str:
+    """The request line as `logging` formats it (the path taken when a program added its own handler)."""
+    formatter = JsonFormatter(tracebacks=False) if fmt == "json" else logs.HumanFormatter(tracebacks=False)
+    shown = f"skills/get {'error ' + code if code else 'ok'} in 1.5 ms"
+    extra = {"event": "request", "method": "skills/get", "outcome": "error" if code else "ok", "code": code or None}
+    record = logging.makeLogRecord(
+        {"msg": shown, "levelno": level, "levelname": logging.getLevelName(level), "name": "skillwire.requests"}
+        | extra
+        | {"duration_ms": 1.5}
+    )
+    return formatter.format(record)
+
+
+@pytest.mark.parametrize("fmt", ["json", "human"])
+@pytest.mark.parametrize("code", ["", "-32602"])
+def test_a_request_line_written_directly_is_the_line_logging_writes(
+    configured: io.StringIO, monkeypatch: pytest.MonkeyPatch, fmt: str, code: str
+) -> None:
+    logs.configure_logging(fmt, stream=configured)
+    made: list[object] = []
+    factory = logging.getLogRecordFactory()
+
+    def counting(*args: Any, **kwargs: Any) -> logging.LogRecord:
+        made.append(args)
+        return factory(*args, **kwargs)
+
+    monkeypatch.setattr(logging, "_logRecordFactory", counting)
+    requests = logging.getLogger("skillwire.requests")
+    logs.log_request(requests, logging.INFO, "skills/get", "error" if code else "ok", code, 0.0015)
+    assert made == []  # no LogRecord: the line went straight to the one handler
+    line = configured.getvalue()
+    assert line.endswith("\n")
+    assert line.count("\n") == 1
+    expected = through_logging(fmt, logging.INFO, code)
+    if fmt == "json":
+        ours, theirs = json.loads(line), json.loads(expected)
+        assert re.fullmatch(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z", ours.pop("time"))
+        theirs.pop("time")
+        assert ours == theirs
+        assert list(ours) == list(theirs)  # the same key order too
+    else:
+        assert line.rstrip("\n") == expected
+
+
+def test_a_request_line_goes_through_logging_when_a_program_added_a_handler(configured: io.StringIO) -> None:
+    logs.configure_logging("json", stream=configured)
+    seen: list[logging.LogRecord] = []
+
+    class Keep(logging.Handler):
+        def emit(self, record: logging.LogRecord) -> None:
+            seen.append(record)
+
+    logging.getLogger().addHandler(Keep())
+    logs.log_request(logging.getLogger("skillwire.requests"), logging.INFO, "skills/list", "ok", "", 0.002)
+    assert len(seen) == 1
+    assert seen[0].__dict__["method"] == "skills/list"
+    assert seen[0].__dict__["event"] == "request"
+    assert json.loads(configured.getvalue())["message"] == "skills/list ok in 2.0 ms"  # and still the same line

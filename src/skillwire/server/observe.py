@@ -30,6 +30,7 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
+from skillwire.core.logs import log_request
 from skillwire.core.metrics import LATENCY_BUCKETS, exposition, method_label, metrics
 
 __all__: list[str] = []  # internal (see the module docstring)
@@ -72,21 +73,9 @@ class RequestObserver:
                 series[bisect_left(LATENCY_BUCKETS, seconds)] += 1  # the first bucket whose bound >= seconds
                 series[-1] += seconds
             if self.log_requests or request_log.isEnabledFor(logging.DEBUG):
-                request_log.log(
-                    logging.INFO if self.log_requests else logging.DEBUG,
-                    "%s %s%s in %.1f ms",
-                    method,
-                    outcome,
-                    f" {code}" if code else "",
-                    seconds * 1000,
-                    extra={
-                        "event": "request",
-                        "method": method,
-                        "outcome": outcome,
-                        "code": code or None,
-                        "duration_ms": round(seconds * 1000, 3),
-                    },
-                )
+                level = logging.INFO if self.log_requests else logging.DEBUG
+                if request_log.isEnabledFor(level):
+                    log_request(request_log, level, method, outcome, code, seconds)
         return result
 
 
