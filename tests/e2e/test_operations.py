@@ -328,3 +328,23 @@ def test_a_denied_request_is_one_line_naming_the_bucket(seaweedfs: SeaweedS3, pu
     line = serve_error(env, published)
     assert "access denied" in line
     assert "bucket 'skillwire'" in line
+
+
+def test_every_worker_logs_its_requests(tmp_path: Path) -> None:
+    # `--workers N` makes every worker but the first quiet (one summary, one "listening on"); the request
+    # lines asked for with --log-requests must still come from all of them. Each request on a connection of
+    # its own, so the kernel spreads them over both workers.
+    log = tmp_path / "serve.log"
+    args = ["--workers", "2", "--log-requests", "--log-format", "json", "--no-snapshot-cache", str(EXAMPLES)]
+    process, base = start_serve(args, log)
+    try:
+        for _ in range(30):
+            assert http_get(base + "/healthz")[0] == 200
+            assert list_uris(base + "/mcp")
+    finally:
+        process.send_signal(signal.SIGTERM)
+        assert process.wait(timeout=30) == 0
+    entries = [json.loads(line) for line in log.read_text().splitlines() if line.strip().startswith("{")]
+    listed = [e for e in entries if e["event"] == "request" and e["method"] == "skills/list"]
+    assert len(listed) >= 30, f"{len(listed)} of at least 30 listings logged"
+    assert len({e["message"] for e in entries if e["event"] == "listening"}) == 1  # still one "listening on"

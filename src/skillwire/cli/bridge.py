@@ -71,10 +71,9 @@ status = logging.getLogger("skillwire.bridge.status")  # the command's own lines
 def run(args: argparse.Namespace) -> int:
     # The program's one log format (core/logs.py). skillwire's loggers stay at warnings, as the bridge always
     # logged: over stdio its stderr is a host's MCP log. Its own lines and --log-requests' are the exception.
-    json_lines = configure_logging(args.log_format, debug=args.debug, quiet=True) == "json"
+    shown = configure_logging(args.log_format, debug=args.debug, quiet=True, requests=args.log_requests)
+    json_lines = shown == "json"
     status.setLevel(logging.DEBUG if args.debug else logging.INFO)
-    if args.log_requests:
-        logging.getLogger("skillwire.requests").setLevel(logging.INFO)
     config = config_from_args(args)
     for origin in config.servers:
         for _, value in origin.headers:  # an upstream's API key or token never reaches a log line

@@ -463,7 +463,7 @@ def exit_on_failure(step: Callable[[], None], debug: bool) -> Callable[[], None]
 
 
 def run(args: argparse.Namespace) -> int:
-    configure_logging(args.log_format, debug=args.debug, quiet=args.quiet)
+    configure_logging(args.log_format, debug=args.debug, quiet=args.quiet, requests=args.log_requests)
     fix_malloc_mmap_threshold()
     paths = args.paths or [str(bundled_examples())]
     published = any(is_store_url(p) for p in paths)
@@ -500,7 +500,7 @@ def run(args: argparse.Namespace) -> int:
 
         def worker(index: int) -> int:
             args.quiet = quiet or index > 0  # one summary and one "listening on", not one per worker
-            configure_logging(args.log_format, debug=args.debug, quiet=args.quiet)
+            configure_logging(args.log_format, debug=args.debug, quiet=args.quiet, requests=args.log_requests)
             return serve(args, paths, published, roots, address, sock)
 
         # Before the fork and before prometheus_client is imported: N workers, one scrape (core.metrics).

@@ -229,7 +229,12 @@ def log_request(logger: logging.Logger, level: int, method: str, outcome: str, c
 
 
 def configure_logging(
-    fmt: str | None = None, *, debug: bool = False, quiet: bool = False, stream: TextIO | None = None
+    fmt: str | None = None,
+    *,
+    debug: bool = False,
+    quiet: bool = False,
+    requests: bool = False,
+    stream: TextIO | None = None,
 ) -> LogFormat:
     """One stderr handler for every logger, in the format asked for; returns it.
 
@@ -261,6 +266,9 @@ def configure_logging(
     root.setLevel(logging.DEBUG if debug else logging.WARNING)
     own = logging.getLogger("skillwire")
     own.setLevel(logging.DEBUG if debug else logging.WARNING if quiet else logging.INFO)
+    # `requests` (--log-requests): the request lines were asked for by name, so `quiet` does not silence
+    # them (a `--workers N` server makes every worker but the first quiet, and those answer requests too).
+    logging.getLogger("skillwire.requests").setLevel(logging.INFO if requests and not debug else logging.NOTSET)
     # uvicorn's loggers have handlers of their own (its default config); its lines come here instead.
     for name in ("uvicorn", "uvicorn.error", "uvicorn.access"):
         logger = logging.getLogger(name)
