@@ -67,6 +67,22 @@ def test_json_lines_carry_each_records_own_second() -> None:
     ]
 
 
+class KeptRecords(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__()
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.records.append(record)
+
+
+def keep_records() -> list[logging.LogRecord]:
+    """The records the root logger sees from now on, through a handler added beside configure_logging's."""
+    handler = KeptRecords()
+    logging.getLogger().addHandler(handler)
+    return handler.records
+
+
 def json_line(extra: dict[str, object], msg: str = "x") -> str:
     record = logging.makeLogRecord({"msg": msg, "levelno": logging.INFO, "levelname": "INFO", "name": "t", **extra})
     return JsonFormatter(tracebacks=False).format(record)
@@ -96,13 +112,7 @@ def test_configured_logging_gathers_no_caller_thread_or_process(configured: io.S
     # line's cost. (The fixture puts the module's switches back after the test.)
     stream = configured
     logs.configure_logging("json", stream=stream)
-    records: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            records.append(record)
-
-    logging.getLogger().addHandler(Keep())
+    records = keep_records()
     logging.getLogger("skillwire.test").info("one line", extra={"event": "request"})
     assert records
     assert records[0].funcName == "(unknown function)"
@@ -178,13 +188,7 @@ def test_a_request_line_written_directly_is_the_line_logging_writes(
 
 def test_a_request_line_goes_through_logging_when_a_program_added_a_handler(configured: io.StringIO) -> None:
     logs.configure_logging("json", stream=configured)
-    seen: list[logging.LogRecord] = []
-
-    class Keep(logging.Handler):
-        def emit(self, record: logging.LogRecord) -> None:
-            seen.append(record)
-
-    logging.getLogger().addHandler(Keep())
+    seen = keep_records()
     logs.log_request(logging.getLogger("skillwire.requests"), logging.INFO, "skills/list", "ok", "", 0.002)
     assert len(seen) == 1
     assert seen[0].__dict__["method"] == "skills/list"

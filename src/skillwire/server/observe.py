@@ -72,10 +72,9 @@ class RequestObserver:
                 series = self._counts.series.get((method, code)) or self._counts.series_of(method, code)
                 series[bisect_left(LATENCY_BUCKETS, seconds)] += 1  # the first bucket whose bound >= seconds
                 series[-1] += seconds
-            if self.log_requests or request_log.isEnabledFor(logging.DEBUG):
-                level = logging.INFO if self.log_requests else logging.DEBUG
-                if request_log.isEnabledFor(level):
-                    log_request(request_log, level, method, outcome, code, seconds)
+            level = logging.INFO if self.log_requests else logging.DEBUG  # DEBUG: only with --debug
+            if request_log.isEnabledFor(level):
+                log_request(request_log, level, method, outcome, code, seconds)
         return result
 
 
