@@ -20,6 +20,7 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from skillwire.catalog.audiences import audience_rules
 from skillwire.catalog.catalog import SkillCatalog
+from skillwire.server import pages as page_cache
 from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.visibility import PerCallerSkills
@@ -171,5 +172,35 @@ def test_one_callers_pages_are_never_another_callers(tmp_path: Path) -> None:
         assert "skill://a-team/SKILL.md" not in outsider
         assert len(outsider) == SKILLS
         assert team_again == team
+
+    anyio.run(body)
+
+
+def test_the_default_budget_is_one_whole_walk_of_the_catalog_however_large(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    # The floor (22,000 items) would hide the rule on a catalog a test can write: lowered to one item,
+    # the budget left is the walk of the snapshot being listed, which grows with the catalog.
+    monkeypatch.setattr(page_cache, "MIN_AUTO_ITEMS", 1)
+    catalog = make_catalog(tmp_path / "skills")
+    skills = SkillsExtension(catalog, page_size=PAGE)
+
+    async def body() -> None:
+        async with Client(build_server(skills)) as client:
+            await walk(client)
+            assert skills.pages.held_items() == items_of(catalog)  # every page, the last one included
+            for n in range(SKILLS, SKILLS + 3):
+                write_file(tmp_path / "skills" / f"s{n}" / "SKILL.md", skill_md(f"s{n}", f"Skill {n}."))
+            catalog.refresh()
+            gc.collect()
+            await walk(client)
+        assert skills.pages.held_items() == items_of(catalog) == (SKILLS + 3) * 3 - 3
+        last = cast(str, (await handler_page(skills, None))["nextCursor"])
+        while True:  # the last page too is the one object built for the walk
+            page = await handler_page(skills, last)
+            assert page["skills"] is (await handler_page(skills, last))["skills"]
+            if "nextCursor" not in page:
+                break
+            last = page["nextCursor"]
 
     anyio.run(body)

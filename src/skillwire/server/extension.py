@@ -52,7 +52,7 @@ from skillwire.server import _sdk
 from skillwire.server.content import dynamic_contents, file_contents
 from skillwire.server.legacy import LegacyInitializeAdvertiser
 from skillwire.server.notify import ListChangedNotifier
-from skillwire.server.pages import DEFAULT_PAGE_CACHE_ITEMS, PageCache
+from skillwire.server.pages import PageCache
 from skillwire.server.resources import SkillResources, install_resource_handlers
 
 __all__ = ["SkillsExtension"]
@@ -106,7 +106,8 @@ class SkillsExtension(Extension):
         `MCPServer(subscriptions=...)`); a new in-memory bus by default, available as `.subscriptions`.
     page_cache_items:
         How many skills and files the built `skills/list` pages kept for reuse may list in all
-        (`server.pages`; about 200 bytes each); 0 builds every page per request.
+        (`server.pages`; about 200 bytes each); None (default) keeps one whole walk of the catalog
+        (at least 22,000), 0 builds every page per request.
     """
 
     identifier = EXTENSION_ID
@@ -125,7 +126,7 @@ class SkillsExtension(Extension):
         cache_scope: CacheScope = "private",
         signatures: SignatureBook | None = None,
         subscriptions: SubscriptionBus | None = None,
-        page_cache_items: int = DEFAULT_PAGE_CACHE_ITEMS,
+        page_cache_items: int | None = None,
     ) -> None:
         if page_size < 1 or directory_page_size < 1:
             raise ValueError("page sizes must be at least 1")

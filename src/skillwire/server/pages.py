@@ -9,8 +9,12 @@ either way (docs/sdk-upstream.md).
 The cache is bounded by the items its pages list (a page's cost is its skills plus their `resources`
 items: the dicts it holds), over every snapshot alive: a page that would go over the budget is built per
 request as before, and nothing is evicted, so a walk of a catalog larger than the budget keeps its first
-pages cached rather than churning through all of them. A snapshot's pages go with it (weak keys): a refresh or a dropped
-per-caller view frees them, and no cached page outlives the catalog it came from.
+pages cached rather than churning through all of them. By default the budget is one whole walk of the
+snapshot being listed (at least `MIN_AUTO_ITEMS`): about 200 bytes an item against the ~1.5 KB an item
+the snapshot itself holds, so the pages of every catalog fit and cost about a seventh of its memory
+(10,000 skills x 10 files: ~21 MB, issue 25), and per-caller views of it share that one walk's budget.
+A fixed `max_items` bounds it whatever the catalog's size. A snapshot's pages go with it (weak keys): a
+refresh or a dropped per-caller view frees them, and no cached page outlives the catalog it came from.
 """
 
 from __future__ import annotations
@@ -24,24 +28,32 @@ from skillwire.catalog.snapshot import CatalogSnapshot
 __all__: list[str] = []  # internal: SkillsExtension(page_cache_items=...) is the public knob
 
 # About 200 bytes of dicts per item (measured on bench/generate.py's catalog: 4.4 MB for 2,000 skills of
-# 10 files, 22,000 items): 22,000 holds a whole walk of that catalog.
-DEFAULT_PAGE_CACHE_ITEMS = 22_000
+# 10 files, 22,000 items). The automatic budget never goes below this, so a small catalog's per-caller
+# views can all keep their pages.
+MIN_AUTO_ITEMS = 22_000
+
+
+def walk_items(snapshot: CatalogSnapshot) -> int:
+    """What a whole listing of `snapshot` costs in the cache: each listed skill and each of its files."""
+    return sum(1 + len(skill.entry.files) for skill in snapshot.listed)
 
 
 class _Pages:
-    __slots__ = ("by_cursor", "items")
+    __slots__ = ("by_cursor", "items", "walk_items")
 
-    def __init__(self) -> None:
+    def __init__(self, walk_items: int) -> None:
         self.by_cursor: dict[str | None, dict[str, Any]] = {}
         self.items = 0
+        self.walk_items = walk_items  # the automatic budget while this snapshot is listed
 
 
 class PageCache:
-    """Built `skills/list` results by (snapshot, cursor), holding at most `max_items` skills and files."""
+    """Built `skills/list` results by (snapshot, cursor), holding at most `max_items` skills and files
+    (None: one whole walk of the snapshot being listed, at least `MIN_AUTO_ITEMS`)."""
 
-    def __init__(self, max_items: int = DEFAULT_PAGE_CACHE_ITEMS) -> None:
-        if max_items < 0:
-            raise ValueError("max_items must be >= 0")
+    def __init__(self, max_items: int | None = None) -> None:
+        if max_items is not None and max_items < 0:
+            raise ValueError("max_items must be >= 0 (or None: one whole walk of the catalog)")
         self.max_items = max_items
         self._by_snapshot: weakref.WeakKeyDictionary[CatalogSnapshot, _Pages] = weakref.WeakKeyDictionary()
         # Requests are answered on the event loop, but an embedder may serve one extension from several
@@ -54,15 +66,20 @@ class PageCache:
 
     def put(self, snapshot: CatalogSnapshot, cursor: str | None, result: dict[str, Any], items: int) -> None:
         """Keep `result` (which lists `items` skills and files) if the budget allows; else do nothing."""
+        if self.max_items == 0:
+            return
         with self._lock:
-            # Summed, not counted: a snapshot's pages leave with it, and few snapshots live at once
-            # (the current one and the per-caller views of it).
-            held = sum(pages.items for pages in self._by_snapshot.values())
-            if held + items > self.max_items:
-                return
             pages = self._by_snapshot.get(snapshot)
             if pages is None:
-                pages = self._by_snapshot[snapshot] = _Pages()
+                # Counted once per snapshot (a sum over its skills, ~1 ms at 10,000), not per page.
+                walk = walk_items(snapshot) if self.max_items is None else 0
+                pages = self._by_snapshot[snapshot] = _Pages(walk)
+            budget = self.max_items if self.max_items is not None else max(MIN_AUTO_ITEMS, pages.walk_items)
+            # Summed, not counted: a snapshot's pages leave with it, and few snapshots live at once
+            # (the current one and the per-caller views of it).
+            held = sum(other.items for other in self._by_snapshot.values())
+            if held + items > budget:
+                return
             if cursor not in pages.by_cursor:
                 pages.by_cursor[cursor] = result
                 pages.items += items
