@@ -8,7 +8,10 @@ import hashlib
 import json
 import logging
 import os
+import struct
 import time
+import tracemalloc
+import zlib
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -17,9 +20,9 @@ import anyio
 import pytest
 
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.digests import DigestCache, pack_stat
 from skillwire.catalog.filesystem import SkillRoot, WalkRecords
-from skillwire.catalog.persist import Persisted, SnapshotStore, _write, snapshot_key
+from skillwire.catalog.persist import Persisted, RecordedWalk, SnapshotStore, _write, record_walk, snapshot_key
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.errors import ServedFileChanged
 
@@ -455,3 +458,47 @@ def test_the_cold_check_of_an_untouched_tree_rescans_nothing(tmp_path: Path) -> 
     assert cold._check_cold_walk() is False
     assert cold.snapshot is before  # a rescan swaps in a new snapshot, even an equal one
     assert cold._cold_walk is None  # checked once, then dropped
+
+
+def walk_of(entries: list[tuple[str, os.stat_result]], started_ns: int = 2**62) -> RecordedWalk:
+    records = WalkRecords()
+    for path, st in entries:
+        records.add(path, pack_stat(st))
+    return record_walk([records], started_ns)
+
+
+def test_the_walk_check_reads_its_records_a_piece_at_a_time_and_holds_none_of_them(tmp_path: Path) -> None:
+    # 40,000 records over several 64 KiB pieces (records cut at piece boundaries), one of them a name that
+    # is not UTF-8: the check passes on an unchanged disk while holding a piece, not the 40,000 paths.
+    plain = tmp_path / ("long-name-" * 8 + ".md")
+    plain.write_text("x\n")
+    odd = os.path.join(str(tmp_path), os.fsdecode(b"caf\xe9.md"))
+    with open(os.fsencode(odd), "wb") as handle:
+        handle.write(b"y\n")
+    for path in (str(plain), odd):
+        os.utime(path, (PAST, PAST))
+    entries = [(str(plain), os.lstat(plain))] * 40_000 + [(odd, os.lstat(os.fsencode(odd)))]
+    walk = walk_of(entries)
+    tracemalloc.start()
+    try:
+        assert walk.unchanged()
+        _, peak = tracemalloc.get_traced_memory()
+    finally:
+        tracemalloc.stop()
+    # Decoded whole, the paths alone were 40,000 strings of ~130 bytes (about 5 MB) at once.
+    assert peak < 1_000_000, peak
+    os.utime(os.fsencode(odd), (PAST + 1, PAST + 1))
+    assert not walk.unchanged()  # the last record, in the last piece, is still checked
+
+
+def test_a_walk_section_cut_short_or_padded_is_never_unchanged(tmp_path: Path) -> None:
+    path = tmp_path / "a.md"
+    path.write_text("a\n")
+    os.utime(path, (PAST, PAST))
+    walk = walk_of([(str(path), os.lstat(path))] * 3)
+    assert walk.unchanged()
+    for records in (walk.records[:-4], walk.records + b"\0", b"", b"not zlib"):
+        assert not RecordedWalk(walk.scan_started_ns, records).unchanged()
+    # Whole records but a path length no file system allows: not a section this version wrote.
+    forged = zlib.compress(pack_stat(os.lstat(path)) + struct.pack("<I", 1 << 20) + b"x")
+    assert not RecordedWalk(walk.scan_started_ns, forged).unchanged()

@@ -15,17 +15,17 @@ listed digest (`CatalogFile.read`), so a file changed while the server was down 
 served under a stale digest.
 
 The file is data, never code: JSON (not pickle, which runs code while loading; not marshal, whose
-documentation disclaims malformed input, for a 13 ms gain at 10,000 skills: 49 vs 62 ms to decode).
-Layout: a magic line, a JSON header line (format, the key it was saved for, the byte length and
-SHA-256 of both sections), the snapshot section, then the zlib-compressed section of walk records
-only validation reads. A truncated, corrupt, foreign or unreadable file is one log line and a
-cold start. Written to a temporary file in the same folder, a slice at a time (never the whole file in memory),
-header last, then renamed: two servers on one root each write a whole file, and the last rename wins.
+documentation disclaims malformed input, for a 13 ms gain at 10,000 skills: 49 vs 62 ms to decode). Layout:
+a magic line, a JSON header line (format, the key it was saved for, the byte length and SHA-256 of both
+sections), the snapshot section, then the zlib-compressed section of walk records only validation reads
+(binary: a packed stat, a length and a path's bytes per record). A truncated, corrupt, foreign or unreadable
+file is one log line and a cold start. Written to a temporary file in the same folder, a slice at a time
+(never the whole file in memory), header last, then renamed: two servers on one root each write a whole
+file, and the last rename wins.
 """
 
 from __future__ import annotations
 
-import base64
 import contextlib
 import hashlib
 import io
@@ -34,6 +34,7 @@ import json
 import logging
 import os
 import stat as stat_module
+import struct
 import threading
 import time
 import zlib
@@ -52,7 +53,7 @@ __all__ = ["SnapshotStore"]
 
 logger = logging.getLogger("skillwire.catalog")
 
-FORMAT = 1
+FORMAT = 2  # 2: the walk section is length-prefixed records (`_write_walk`), not one JSON object
 _MAGIC = b"skillwire-snapshot\n"
 _MAX_HEADER_BYTES = 1 << 20  # the key names the roots: a few hundred bytes each
 
@@ -89,34 +90,56 @@ class RecordedWalk:
 
     def unchanged(self) -> bool:
         """Whether every folder, `.skillignore` and file the walk saw still has the same stat,
-        and none was modified so close to that walk that an equal stat proves nothing."""
-        try:
-            decoded = json.loads(zlib.decompress(self.records))
-            paths, stats = decoded["paths"], base64.b64decode(decoded["stats"])
-        except (ValueError, KeyError, TypeError, zlib.error):
-            return False
-        if not isinstance(paths, list) or len(stats) != len(paths) * STAT_BYTES:
-            return False
+        and none was modified so close to that walk that an equal stat proves nothing.
+
+        The records are decompressed and checked a piece at a time (`_write_walk`): decoded whole, the
+        130,000 paths of a 10,000-skill catalog and their text were a 30 MB peak while the watcher armed
+        or a warm start validated (issue 25)."""
         # A change in the same clock tick as the walk leaves the stat equal (the racy-git problem):
         # anything modified shortly before the walk started is not trusted.
         racy = self.scan_started_ns - int(RACY_SECONDS * 1e9)
         stat_call = os.lstat
-        offset = 0
-        for path in paths:
-            if not isinstance(path, str):
-                return False
+        unpack_length = _PATH_LENGTH.unpack_from
+        head = STAT_BYTES + _PATH_LENGTH.size
+        decompressor = zlib.decompressobj()
+        compressed = self.records
+        pending = b""
+        while True:
             try:
-                st = stat_call(path)
-            except OSError:
+                # At most a piece of output at a time: a walk of similar paths compresses a thousandfold.
+                piece = decompressor.decompress(compressed, _WALK_PIECE)
+            except zlib.error:
                 return False
-            if pack_stat(st) != stats[offset : offset + STAT_BYTES]:
-                return False
-            if st.st_mtime_ns >= racy or st.st_ctime_ns >= racy:
-                return False
-            if stat_module.S_ISLNK(st.st_mode):
-                return False  # the walk records resolved paths only; a symlink here is new
-            offset += STAT_BYTES
-        return True
+            left = decompressor.unconsumed_tail
+            if not piece:
+                if not left or len(left) == len(compressed):
+                    break  # all read (or, never seen, no progress)
+                compressed = left
+                continue
+            compressed = left
+            pending = pending + piece if pending else piece
+            offset = 0
+            while len(pending) - offset >= head:
+                (length,) = unpack_length(pending, offset + STAT_BYTES)
+                if length > _MAX_PATH_BYTES:
+                    return False  # not a path: a section this version did not write
+                end = offset + head + length
+                if end > len(pending):
+                    break  # the rest of this record is in the next piece
+                try:
+                    st = stat_call(pending[offset + head : end])  # the path as bytes: no decoding
+                except OSError:
+                    return False
+                if pack_stat(st) != pending[offset : offset + STAT_BYTES]:
+                    return False
+                if st.st_mtime_ns >= racy or st.st_ctime_ns >= racy:
+                    return False
+                if stat_module.S_ISLNK(st.st_mode):
+                    return False  # the walk records resolved paths only; a symlink here is new
+                offset = end
+            pending = pending[offset:]
+        # Every record whole, and the stream ended where the section does: a cut or padded one is not ours.
+        return decompressor.eof and not pending and not decompressor.unused_data
 
 
 def record_walk(records: Sequence[WalkRecords], scan_started_ns: int) -> RecordedWalk:
@@ -191,12 +214,16 @@ class SnapshotStore:
 # str, its UTF-8 bytes, the compressed walk records) at the peak of a cold start, about 93 MB at
 # 10,000 skills. `json.dumps` of a slice stays in the C encoder (`iterencode` is pure Python, 5-10x slower).
 _SLICE = 1024
-_BASE64_SLICE = 3 * STAT_BYTES * 1024  # packed stats per base64 slice: a multiple of 3 bytes, 3,072 records
 _JSON = {"ensure_ascii": False, "allow_nan": False, "separators": (",", ":")}
 # The header is written first as a placeholder of the final header's length (sizes 0, checksums of
 # zeros) and overwritten once the sections are written: a file whose write stopped anywhere before
 # that never matches its checksums, so it never loads. Room for two sizes of up to 20 digits.
 _HEADER_ROOM = 40
+# The walk section's records (`_write_walk`): a path's byte length after its packed stat. A path longer
+# than any file system allows (PATH_MAX is 4,096) means the bytes are not such a record.
+_PATH_LENGTH = struct.Struct("<I")
+_MAX_PATH_BYTES = 1 << 16
+_WALK_PIECE = 1 << 16
 
 
 class _Section:
@@ -231,19 +258,6 @@ class _Section:
                 self.write((b"" if first else b",") + part[1:-1].encode())
                 first = False
         self.write(b"]")
-
-    def write_base64(self, buffers: Iterable[bytes | bytearray]) -> None:
-        """The base64 of the concatenation of `buffers`, a slice at a time: the base64 of whole 3-byte
-        groups concatenates into the base64 of the whole, so what is left of a slice is carried over."""
-        carry = b""
-        for buffer in buffers:
-            view = memoryview(buffer)
-            for start in range(0, len(view), _BASE64_SLICE):
-                chunk = carry + view[start : start + _BASE64_SLICE]
-                whole = len(chunk) - len(chunk) % 3
-                self.write(base64.b64encode(chunk[:whole]))
-                carry = chunk[whole:]
-        self.write(base64.b64encode(carry))
 
     def close(self) -> list[Any]:
         if self.compressor is not None:
@@ -290,11 +304,22 @@ def _write(
 
 
 def _write_walk(walk: _Section, records: Sequence[WalkRecords]) -> None:
-    walk.write(b'{"paths":')
-    walk.write_list(one.paths for one in records)
-    walk.write(b',"stats":"')
-    walk.write_base64(one.stats for one in records)
-    walk.write(b'"}')
+    """One record after another, each its packed stat, its path's length and the path's bytes
+    (`os.fsencode`: a name that is not UTF-8 is written as it is on disk), so `RecordedWalk.unchanged`
+    checks them as it decompresses, never holding them all; written `_WALK_PIECE` bytes at a time."""
+    piece = bytearray()
+    pack_length = _PATH_LENGTH.pack
+    for one in records:
+        stats = one.stats
+        for n, path in enumerate(one.paths):
+            raw = os.fsencode(path)
+            piece += stats[n * STAT_BYTES : (n + 1) * STAT_BYTES]
+            piece += pack_length(len(raw))
+            piece += raw
+            if len(piece) >= _WALK_PIECE:
+                walk.write(bytes(piece))
+                piece.clear()
+    walk.write(bytes(piece))
 
 
 def _in_manifest_order(result: ScanResult) -> list[CatalogFile] | None:
