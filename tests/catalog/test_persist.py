@@ -99,6 +99,24 @@ def test_a_warm_catalog_publishes_byte_for_byte_what_the_scan_published(tmp_path
     assert notes.read() == b"notes for beta\n"
 
 
+def test_a_file_name_that_is_not_utf8_is_saved_and_read_back(tmp_path: Path) -> None:
+    """A name `os.scandir` decodes with surrogateescape (a lone surrogate in the text) is skipped with
+    its reason and saved (escaped, as JSON can carry it), so a restart serves the saved catalog: the
+    save used to raise UnicodeEncodeError (one warning, and every start a cold one)."""
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    bad = root / "team" / os.fsdecode(b"caf\xe9")  # a skill folder: its location is in the snapshot section
+    bad.mkdir()
+    (bad / "SKILL.md").write_text(SKILL_MD.format(name="cafe", n=9))
+    for path in (bad / "SKILL.md", bad, bad.parent):
+        os.utime(path, (PAST, PAST))
+    cold = saved_catalog(root, state)
+    assert str(bad) in [s.location for s in cold.snapshot.skipped]
+    warm = catalog_for(root, state)
+    assert published(warm.snapshot) == published(cold.snapshot)
+    assert not warm.validated
+
+
 def test_an_untouched_tree_is_validated_by_stat_alone(tmp_path: Path) -> None:
     root, state = tmp_path / "skills", tmp_path / "state"
     make_tree(root, ["alpha", "beta"])
