@@ -4,6 +4,7 @@ persistent digest cache, skills defined in code, keyset paging, directory pages 
 from __future__ import annotations
 
 import hashlib
+import logging
 import os
 import sqlite3
 import time
@@ -486,6 +487,37 @@ def test_a_corrupt_cache_file_costs_a_rehash_not_a_failure(tmp_path: Path) -> No
     snapshot = SkillCatalog([root], digest_cache=cache).snapshot
     assert len(snapshot) == 2
     assert cache.hashed == total
+
+
+def test_frontmatter_with_a_lone_surrogate_is_cached_and_read_back(tmp_path: Path) -> None:
+    # A "\ud800" escape in YAML decodes to a lone surrogate, which UTF-8 cannot carry: its row is stored
+    # escaped (json's encoder, where pydantic-core refuses). The flush used to raise UnicodeEncodeError.
+    root, db = tmp_path / "skills", tmp_path / "digests.sqlite"
+    write_skill(root, "odd", extra='metadata:\n  note: "x \\ud800 y"\n')
+    age(root)
+    first = SkillCatalog([root], digest_cache=DigestCache(db)).snapshot
+    [entry] = [skill.entry for skill in first.skill_by_uri.values()]
+    assert entry.frontmatter["metadata"] == {"note": "x \ud800 y"}
+    again = DigestCache(db)
+    second = SkillCatalog([root], digest_cache=again).snapshot
+    assert again.hashed == 0  # the SKILL.md's digest and frontmatter both came from the file
+    assert [skill.entry.frontmatter for skill in second.skill_by_uri.values()] == [entry.frontmatter]
+
+
+def test_a_root_whose_path_is_not_utf8_is_served_without_its_cache_file(
+    tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    # Its files' paths cannot be TEXT keys: one warning, and the catalog is served (the flush used to raise).
+    root, db = tmp_path / os.fsdecode(b"sk\xffills"), tmp_path / "digests.sqlite"
+    total = _tree(root, skills=2, files_per_skill=1)
+    age(root)
+    caplog.set_level(logging.WARNING, logger="skillwire.catalog")
+    snapshot = SkillCatalog([root], digest_cache=DigestCache(db)).snapshot
+    assert len(snapshot) == 2
+    assert [r.getMessage() for r in caplog.records if "cannot be written" in r.getMessage()]
+    again = DigestCache(db)
+    SkillCatalog([root], digest_cache=again).refresh()
+    assert again.hashed == total
 
 
 # -- skills defined in code -----------------------------------------------------------------------------
