@@ -8,6 +8,7 @@ budget must never be answered from them.
 from __future__ import annotations
 
 import gc
+import hashlib
 from pathlib import Path
 from typing import Any, cast
 
@@ -20,6 +21,12 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from skillwire.catalog.audiences import audience_rules
 from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.index_records import IndexRecords
+from skillwire.catalog.published import build_index, encode_index, snapshot_from_index
+from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, MemoryContent
+from skillwire.catalog.store import BlobReader, parse_location
+from skillwire.core.entry import SkillEntry
+from skillwire.core.manifest import sha256_digest
 from skillwire.server import pages as page_cache
 from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
@@ -204,3 +211,31 @@ def test_the_default_budget_is_one_whole_walk_of_the_catalog_however_large(
             last = page["nextCursor"]
 
     anyio.run(body)
+
+
+def test_the_budget_of_a_published_catalog_builds_none_of_its_skills(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A replica builds a skill from its index line only when a page asks for it (catalog.indexed): sizing
+    # the budget by summing manifests would build all 3,000 on the first page of the first listing.
+    built: list[int] = []
+    real_build = IndexRecords.build
+
+    def counting(self: IndexRecords, position: int) -> Any:
+        built.append(position)
+        return real_build(self, position)
+
+    monkeypatch.setattr(IndexRecords, "build", counting)
+    skills = []
+    for n in range(3_000):
+        data = b"---\nname: s%d\ndescription: d\n---\n" % n
+        uri = f"skill://f/s{n:05d}/SKILL.md"
+        manifest = (CatalogFile(uri, sha256_digest(data), len(data), "text/markdown", True, MemoryContent(data)),)
+        skills.append(CatalogSkill(SkillEntry(uri, {"name": f"s{n:05d}", "description": "d"}, manifest), uri))
+    source = CatalogSnapshot(skills, [s.entry.files[0] for s in skills if isinstance(s.entry.files[0], CatalogFile)])
+    body = encode_index(build_index(source))
+    snapshot = snapshot_from_index(body, hashlib.sha256(body).hexdigest(), BlobReader(None, parse_location("s3://b")))  # type: ignore[arg-type]
+    assert page_cache.walk_items(snapshot) == 6_000  # 3,000 skills and their 3,000 files, by two lengths
+    cache = page_cache.PageCache()
+    page, _ = snapshot.list_page(None, 50)
+    cache.put(snapshot, None, {"skills": page}, 100)
+    assert len(built) == 50  # the page's own skills, nothing for the budget
+    assert cache.held_items() == 100
