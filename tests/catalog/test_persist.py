@@ -520,3 +520,7 @@ def test_a_walk_section_cut_short_or_padded_is_never_unchanged(tmp_path: Path) -
     # Whole records but a path length no file system allows: not a section this version wrote.
     forged = zlib.compress(pack_stat(os.lstat(path)) + struct.pack("<I", 1 << 20) + b"x")
     assert not RecordedWalk(walk.scan_started_ns, forged).unchanged()
+    # A path with a NUL byte (no file system path holds one): refused, not a ValueError out of lstat.
+    nul = os.fsencode(str(path)) + b"\0"
+    forged = zlib.compress(pack_stat(os.lstat(path)) + struct.pack("<I", len(nul)) + nul)
+    assert not RecordedWalk(walk.scan_started_ns, forged).unchanged()

@@ -129,7 +129,7 @@ class RecordedWalk:
                     break  # the rest of this record is in the next piece
                 try:
                     st = stat_call(pending[offset + head : end])  # the path as bytes: no decoding
-                except OSError:
+                except (OSError, ValueError):  # ValueError: a NUL byte, which no path this version wrote holds
                     return False
                 if pack_stat(st) != pending[offset : offset + STAT_BYTES]:
                     return False
