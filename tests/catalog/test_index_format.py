@@ -28,7 +28,7 @@ from skillwire.catalog.audiences import audience_rules, visible_to
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.index_receive import receive
-from skillwire.catalog.index_records import _BUILT_FILES_KEPT, IndexRecords
+from skillwire.catalog.index_records import _BUILT_FILES_KEPT
 from skillwire.catalog.indexed import IndexedSnapshot
 from skillwire.catalog.published import (
     PublishedCatalog,
@@ -46,6 +46,7 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidIndex
 from skillwire.core.manifest import sha256_digest
 from skillwire.server.visibility import view_of
+from support.index_builds import count_index_builds
 from support.servers import EXAMPLES
 
 SECRET = b"shared-by-every-replica"
@@ -467,14 +468,7 @@ def test_memory_is_the_index_not_an_object_per_file() -> None:
 
 
 def test_a_page_builds_only_its_own_records_at_any_catalog_size(monkeypatch: pytest.MonkeyPatch) -> None:
-    built: list[int] = []
-    real_build = IndexRecords.build
-
-    def counting(self: IndexRecords, position: int) -> Any:
-        built.append(position)
-        return real_build(self, position)
-
-    monkeypatch.setattr(IndexRecords, "build", counting)
+    built = count_index_builds(monkeypatch)
     blobs = BlobReader(None, parse_location("s3://b"))  # type: ignore[arg-type]
     for size in (300, 30_000):
         skills = [_skill(f"skill://f/g{n // 1000:02d}/s{n:05d}/SKILL.md", {"SKILL.md": b"%d" % n}) for n in range(size)]

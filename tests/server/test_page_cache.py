@@ -21,7 +21,6 @@ from mcp_types.jsonrpc import INVALID_PARAMS
 
 from skillwire.catalog.audiences import audience_rules
 from skillwire.catalog.catalog import SkillCatalog
-from skillwire.catalog.index_records import IndexRecords
 from skillwire.catalog.published import build_index, encode_index, snapshot_from_index
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, MemoryContent
 from skillwire.catalog.store import BlobReader, parse_location
@@ -32,6 +31,7 @@ from skillwire.server.app import build_server
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.visibility import PerCallerSkills
 from support.calls import send
+from support.index_builds import count_index_builds
 from support.skills import skill_md, write_file
 
 SKILLS = 7
@@ -216,14 +216,7 @@ def test_the_default_budget_is_one_whole_walk_of_the_catalog_however_large(
 def test_the_budget_of_a_published_catalog_builds_none_of_its_skills(monkeypatch: pytest.MonkeyPatch) -> None:
     # A replica builds a skill from its index line only when a page asks for it (catalog.indexed): sizing
     # the budget by summing manifests would build all 3,000 on the first page of the first listing.
-    built: list[int] = []
-    real_build = IndexRecords.build
-
-    def counting(self: IndexRecords, position: int) -> Any:
-        built.append(position)
-        return real_build(self, position)
-
-    monkeypatch.setattr(IndexRecords, "build", counting)
+    built = count_index_builds(monkeypatch)
     skills = []
     for n in range(3_000):
         data = b"---\nname: s%d\ndescription: d\n---\n" % n
