@@ -18,7 +18,7 @@ import sqlite3
 import struct
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -236,6 +236,33 @@ class DigestCache:
         self._store(path, stat, mtime_ns, result)
         return result
 
+    def hash_many(self, found: Iterable[tuple[str, bytes]]) -> list[FileDigest | Exception]:
+        """`hash` for each (path, `pack_stat`) of `found`, in order, the records stored under one lock.
+
+        What a scan hashes its misses with. A file that cannot be hashed is its exception in the list,
+        so only that file's skill is skipped: an `OSError`, or a bug, which must not stop the scan.
+        A lock, a clock read and two calls per file were 6% of a 100,000-file cold scan's instructions.
+        """
+        unpack = _STAT.unpack
+        # Before the first file is read: each file's racy window is then measured from no later than
+        # its hashing (conservative), with one clock read for the batch.
+        started_ns = time.time_ns()
+        outcomes: list[FileDigest | Exception] = []
+        hashed: list[tuple[str, bytes, int, FileDigest]] = []
+        for path, stat in found:
+            try:
+                dev, ino, size, mtime_ns, _ = unpack(stat)
+                result, read = hash_file(path, size, (dev, ino))
+                if read != size:
+                    raise OSError(f"{path} changed size while it was being hashed")
+            except Exception as exc:
+                outcomes.append(exc)
+                continue
+            outcomes.append(result)
+            hashed.append((path, stat, mtime_ns, result))
+        self._store_all(hashed, started_ns)
+        return outcomes
+
     def digest_and_bytes(self, path: str, stat: bytes, max_bytes: int) -> tuple[FileDigest, bytes | None]:
         """`digest`, and when the file had to be hashed (and is at most `max_bytes`), the very bytes
         hashed: a SKILL.md whose frontmatter is not cached is then parsed from them, not opened, read and
@@ -258,16 +285,24 @@ class DigestCache:
         return result, data
 
     def _store(self, path: str, stat: bytes, mtime_ns: int, result: FileDigest) -> None:
-        record = stat + bytes.fromhex(result.digest[len(DIGEST_PREFIX) :]) + (b"\1" if result.is_text else b"\0")
+        self._store_all([(path, stat, mtime_ns, result)], time.time_ns())
+
+    def _store_all(self, hashed: list[tuple[str, bytes, int, FileDigest]], hashed_ns: int) -> None:
+        """Keep the records of files hashed at `hashed_ns` or later; persist the ones not racy then."""
+        skip = len(DIGEST_PREFIX)
+        # Only a cache with a file behind it has anything to flush; without one, pending rows would
+        # pile up for the life of the process.
+        settled_ns = hashed_ns - int(RACY_SECONDS * 1e9) if self.path is not None else None
+        memory, pending = self._memory, self._pending
         with self._lock:
-            self.hashed += 1
-            self._memory[path] = record
-            # Only a cache with a file behind it has anything to flush; without one, pending rows
-            # would pile up for the life of the process.
-            if self.path is not None and time.time() - mtime_ns / 1e9 > RACY_SECONDS:
-                self._pending[path] = record
-            else:
-                self._pending.pop(path, None)  # its record is racy now: an earlier one pending must not store it
+            self.hashed += len(hashed)
+            for path, stat, mtime_ns, result in hashed:
+                record = stat + bytes.fromhex(result.digest[skip:]) + (b"\1" if result.is_text else b"\0")
+                memory[path] = record
+                if settled_ns is not None and mtime_ns < settled_ns:
+                    pending[path] = record
+                else:
+                    pending.pop(path, None)  # its record is racy now: an earlier one pending must not store it
 
     def frontmatter(self, digest: str) -> dict[str, JSONValue] | None:
         """The decoded frontmatter of a SKILL.md with this digest, if it was parsed before."""

@@ -439,14 +439,9 @@ def _scan_batch(
     # A file of a nested skill is also a member of the enclosing one: each is hashed once.
     wanted = {f.rel: f for _, members, _, _ in plans for f in members}
 
-    def hash_one(item: _Found) -> tuple[RelPath, FileDigest | Exception]:
-        try:
-            return item.rel, cache.hash(item.real, item.stat)  # only misses are hashed (below)
-        except Exception as exc:  # OSError, or a bug: either way only this file's skill is skipped
-            return item.rel, exc
-
     def hash_batch(batch: list[_Found]) -> list[tuple[RelPath, FileDigest | Exception]]:
-        return [hash_one(item) for item in batch]
+        # Only misses are hashed (below); a file that cannot be is its exception: only its skill is skipped.
+        return list(zip([f.rel for f in batch], cache.hash_many([(f.real, f.stat) for f in batch]), strict=True))
 
     # Cache hits are dictionary look-ups: only misses are worth a thread hand-off, and those go in
     # batches, because handing one small file to a thread costs about as much as hashing it.
@@ -464,7 +459,7 @@ def _scan_batch(
         batches = [misses[i : i + 64] for i in range(0, len(misses), 64)]
         outcomes = (outcome for batch_result in executor.map(hash_batch, batches) for outcome in batch_result)
     else:
-        outcomes = map(hash_one, misses)
+        outcomes = hash_batch(misses)
     failures: dict[RelPath, Exception] = {}
     for rel, outcome in outcomes:
         if isinstance(outcome, Exception):
