@@ -35,6 +35,7 @@ import logging
 import os
 import stat as stat_module
 import struct
+import sys
 import threading
 import time
 import zlib
@@ -307,20 +308,26 @@ def _write(
 def _write_walk(walk: _Section, records: Sequence[WalkRecords]) -> None:
     """One record after another, each its packed stat, its path's length and the path's bytes
     (`os.fsencode`: a name that is not UTF-8 is written as it is on disk), so `RecordedWalk.unchanged`
-    checks them as it decompresses, never holding them all; written `_WALK_PIECE` bytes at a time."""
-    piece = bytearray()
+    checks them as it decompresses, never holding them all; written `_WALK_RECORDS` records at a time.
+
+    Built a batch at a time in C (`str.encode`, `map`, one `join`): three appends and an `os.fsencode`
+    call per record were 4% of a 100,000-file cold scan's instructions.
+    """
+    # What `os.fsencode` does for a `str`, without its call and type checks per path.
+    encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
     pack_length = _PATH_LENGTH.pack
     for one in records:
-        stats = one.stats
-        for n, path in enumerate(one.paths):
-            raw = os.fsencode(path)
-            piece += stats[n * STAT_BYTES : (n + 1) * STAT_BYTES]
-            piece += pack_length(len(raw))
-            piece += raw
-            if len(piece) >= _WALK_PIECE:
-                walk.write(bytes(piece))
-                piece.clear()
-    walk.write(bytes(piece))
+        stats, paths = one.stats, one.paths
+        for start in range(0, len(paths), _WALK_RECORDS):
+            raws = [path.encode(encoding, errors) for path in paths[start : start + _WALK_RECORDS]]
+            first = start * STAT_BYTES
+            heads = [stats[at : at + STAT_BYTES] for at in range(first, first + len(raws) * STAT_BYTES, STAT_BYTES)]
+            walk.write(
+                b"".join(itertools.chain.from_iterable(zip(heads, map(pack_length, map(len, raws)), raws, strict=True)))
+            )
+
+
+_WALK_RECORDS = 1024  # about 100 KB of a walk section per write
 
 
 def _in_manifest_order(result: ScanResult) -> list[CatalogFile] | None:
