@@ -73,7 +73,7 @@ def test_quick_run_reports_every_metric_for_every_peer(tmp_path: Path) -> None:
     results = json.loads(out_json.read_text())
     assert results["peers"] == ALL_PEERS
     assert results["sha256_MBps"] > 0
-    assert all(results["imports_s"][name] > 0 for name in ("python", "skillwire", "fastmcp"))
+    assert all(results["imports_s"][name] > 0 for name in ("python", "skillwire", "fastmcp", "mcp"))
     catalog = results["catalogs"]["20"]
     assert catalog["stats"]["skills"] == 20
     assert catalog["stats"]["files"] == 200
