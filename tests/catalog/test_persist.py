@@ -524,3 +524,38 @@ def test_a_walk_section_cut_short_or_padded_is_never_unchanged(tmp_path: Path) -
     nul = os.fsencode(str(path)) + b"\0"
     forged = zlib.compress(pack_stat(os.lstat(path)) + struct.pack("<I", len(nul)) + nul)
     assert not RecordedWalk(walk.scan_started_ns, forged).unchanged()
+
+
+def test_files_built_from_columns_are_the_files_init_builds() -> None:
+    """`CatalogFile.from_columns` stores each field through its slot (no `__init__` call per file): the
+    objects equal, field for field, what the dataclass's own `__init__` makes; a subclass with a
+    `__post_init__` still gets it run; columns of different lengths are refused, never half-built."""
+    from dataclasses import dataclass, fields
+
+    from skillwire.catalog.snapshot import CatalogFile, MemoryContent
+
+    columns: tuple[list[Any], ...] = (
+        ["skill://a/SKILL.md", "skill://a/b.bin"],
+        ["sha256:" + "0" * 64, "sha256:" + "1" * 64],
+        [12, 0],
+        ["text/markdown", "application/octet-stream"],
+        [True, False],
+        ["/srv/a/SKILL.md", MemoryContent(b"")],
+    )
+    built = CatalogFile.from_columns(*columns)
+    assert built == [CatalogFile(*row) for row in zip(*columns, strict=True)]
+    assert [tuple(getattr(f, one.name) for one in fields(f)) for f in built] == list(zip(*columns, strict=True))
+    assert all(type(f) is CatalogFile for f in built)
+    assert CatalogFile.from_columns([], [], [], [], [], []) == []
+
+    seen: list[str] = []
+
+    @dataclass(frozen=True, slots=True)
+    class Checked(CatalogFile):
+        def __post_init__(self) -> None:
+            seen.append(self.uri)
+
+    assert Checked.from_columns(*columns) == [Checked(*row) for row in zip(*columns, strict=True)]
+    assert seen == columns[0] * 2
+    with pytest.raises(ValueError, match="different lengths"):
+        CatalogFile.from_columns(columns[0], columns[1][:1], *columns[2:])

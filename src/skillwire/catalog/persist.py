@@ -463,7 +463,7 @@ def _decode_result(root: dict[str, Any], base: str) -> ScanResult:
     # One int object per distinct size, as a scan shares them (see filesystem's `_Walker.sizes`).
     shared: dict[int, int] = {}
     sizes = list(map(shared.setdefault, sizes, sizes))
-    files = list(map(CatalogFile, uris, digests, sizes, mime_types, text, paths))
+    files = CatalogFile.from_columns(uris, digests, sizes, mime_types, text, paths)
     skills: list[CatalogSkill] = []
     for uri, frontmatter, members, source, listed in root["skills"]:
         if not (isinstance(uri, str) and isinstance(frontmatter, dict) and isinstance(source, str)):

@@ -14,9 +14,11 @@ bytes against the digest that was published, so the bytes served are always the 
 from __future__ import annotations
 
 import bisect
+import itertools
 import threading
+from collections import deque
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass, fields, replace
 from typing import Any
 
 from skillwire._deprecation import renamed_attributes
@@ -74,6 +76,28 @@ class CatalogFile(ManifestFile):
     # A file on disk is its resolved path inside a catalog root: a plain string, because a server
     # keeps one per published file (an object around it was 4 MB more on 100,000 files).
     content: str | MemoryContent
+
+    @classmethod
+    def from_columns(
+        cls, uris: Sequence[str], digests: Sequence[str], sizes: Sequence[int], mime_types: Sequence[str],
+        is_text: Sequence[bool], contents: Sequence[str | MemoryContent],
+    ) -> list[CatalogFile]:  # fmt: skip
+        """`[CatalogFile(*row) for row in zip(uris, digests, ...)]`, for columns of one length.
+
+        Built a field at a time, each column stored by its slot's descriptor in one C-level `map`: the
+        frozen dataclass's `__init__` is a Python call per file with an `object.__setattr__` per field:
+        0.16 s of CPU for the 100,000 files of a warm restart's snapshot, 0.07 s this way (issue 25).
+        The objects are the ones `__init__` makes; a class with a `__post_init__` gets its `__init__`.
+        """
+        columns = (uris, digests, sizes, mime_types, is_text, contents)
+        if any(len(column) != len(uris) for column in columns):
+            raise ValueError("columns of different lengths")
+        if hasattr(cls, "__post_init__"):
+            return list(map(cls, *columns))
+        files: list[CatalogFile] = list(map(object.__new__, itertools.repeat(cls, len(uris))))
+        for field, column in zip(fields(cls), columns, strict=True):
+            deque(map(getattr(cls, field.name).__set__, files, column), maxlen=0)
+        return files
 
     @property
     def path(self) -> str | None:
