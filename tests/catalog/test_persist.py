@@ -559,3 +559,39 @@ def test_files_built_from_columns_are_the_files_init_builds() -> None:
     assert seen == columns[0] * 2
     with pytest.raises(ValueError, match="different lengths"):
         CatalogFile.from_columns(columns[0], columns[1][:1], *columns[2:])
+
+
+def test_the_snapshot_section_is_parsed_by_pydantic_core_and_json_refuses_what_neither_reads(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    """A warm start parses the section with pydantic-core (half of `json.loads`'s CPU); `json` only
+    reads the header, and what pydantic-core refuses (the not-UTF-8 test above) or is no JSON at all:
+    such a section is refused with `json`'s own error, the reason a warm start always gave."""
+    root, state = tmp_path / "skills", tmp_path / "state"
+    make_tree(root, ["alpha", "beta"])
+    expected = published(saved_catalog(root, state).snapshot)
+    path = state / "digests.sqlite.snapshot"
+    parsed: list[int] = []
+    loads = json.loads
+
+    def counting_loads(text: str | bytes, **kw: Any) -> Any:
+        parsed.append(len(text))
+        return loads(text, **kw)
+
+    monkeypatch.setattr(json, "loads", counting_loads)  # the module persist.py uses
+    warm = catalog_for(root, state)
+    assert published(warm.snapshot) == expected
+    assert not warm.validated
+    data = path.read_bytes()
+    header_end = data.index(b"\n", len(b"skillwire-snapshot\n"))
+    assert parsed
+    assert max(parsed) < header_end, parsed  # the header only
+    header = loads(data[len(b"skillwire-snapshot\n") : header_end])
+    section_end = header_end + 1 + header["snapshot"][0]
+    forged = b"[not json]"
+    header["snapshot"] = [len(forged), hashlib.sha256(forged).hexdigest()]
+    head = b"skillwire-snapshot\n" + json.dumps(header).encode() + b"\n"
+    path.write_bytes(head + forged + data[section_end:])
+    caplog.set_level(logging.WARNING, logger="skillwire.catalog")
+    assert SnapshotStore(path).load([SkillRoot(root)], True) is None
+    assert "(malformed content: JSONDecodeError)" in caplog.text
