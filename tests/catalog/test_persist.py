@@ -285,19 +285,29 @@ def _other_version(path: Path) -> None:
     path.write_bytes(data.replace(b'"skillwire": "', b'"skillwire": "0.0.0-'))
 
 
+def _with_section(path: Path, forged: bytes) -> None:
+    """The file with `forged` for its snapshot section, the header's length and checksum to match."""
+    data = path.read_bytes()
+    magic_end = data.index(b"\n") + 1
+    header_end = data.index(b"\n", magic_end)
+    header = json.loads(data[magic_end:header_end])
+    walk_section = data[header_end + 1 + header["snapshot"][0] :]
+    header["snapshot"] = [len(forged), hashlib.sha256(forged).hexdigest()]
+    path.write_bytes(data[:magic_end] + json.dumps(header).encode() + b"\n" + forged + walk_section)
+
+
 def _forged_path_outside_the_root(path: Path) -> None:
     """A well-formed file, checksums and all, whose first file is `/etc/hostname`: refused as data."""
     data = path.read_bytes()
     magic_end = data.index(b"\n") + 1
     header_end = data.index(b"\n", magic_end)
-    header = json.loads(data[magic_end:header_end])
-    length = header["snapshot"][0]
-    snapshot_section, walk_section = data[header_end + 1 : header_end + 1 + length], data[header_end + 1 + length :]
-    roots = json.loads(snapshot_section)
+    length = json.loads(data[magic_end:header_end])["snapshot"][0]
+    roots = json.loads(data[header_end + 1 : header_end + 1 + length])
     roots[0]["paths"][0] = "/etc/hostname"
-    forged = json.dumps(roots).encode()
-    header["snapshot"] = [len(forged), hashlib.sha256(forged).hexdigest()]
-    path.write_bytes(data[:magic_end] + json.dumps(header).encode() + b"\n" + forged + walk_section)
+    _with_section(path, json.dumps(roots).encode())
+
+
+DEEP = 100_000  # nesting far past the interpreter's recursion limit: `json` raises RecursionError there
 
 
 BAD_FILES: dict[str, Callable[[Path], object]] = {
@@ -308,6 +318,8 @@ BAD_FILES: dict[str, Callable[[Path], object]] = {
     "foreign": lambda path: path.write_bytes(b"SQLite format 3\x00" + b"\x00" * 100),
     "unreadable": _unreadable,
     "other skillwire version": _other_version,
+    "a header nested too deep": lambda path: path.write_bytes(b"skillwire-snapshot\n" + b"[" * DEEP + b"\n"),
+    "a section nested too deep": lambda path: _with_section(path, b"[" * DEEP + b"]" * DEEP),
 }
 
 
@@ -586,12 +598,7 @@ def test_the_snapshot_section_is_parsed_by_pydantic_core_and_json_refuses_what_n
     header_end = data.index(b"\n", len(b"skillwire-snapshot\n"))
     assert parsed
     assert max(parsed) < header_end, parsed  # the header only
-    header = loads(data[len(b"skillwire-snapshot\n") : header_end])
-    section_end = header_end + 1 + header["snapshot"][0]
-    forged = b"[not json]"
-    header["snapshot"] = [len(forged), hashlib.sha256(forged).hexdigest()]
-    head = b"skillwire-snapshot\n" + json.dumps(header).encode() + b"\n"
-    path.write_bytes(head + forged + data[section_end:])
+    _with_section(path, b"[not json]")
     caplog.set_level(logging.WARNING, logger="skillwire.catalog")
     assert SnapshotStore(path).load([SkillRoot(root)], True) is None
     assert "(malformed content: JSONDecodeError)" in caplog.text

@@ -405,7 +405,7 @@ def _read(handle: BinaryIO, key: dict[str, Any]) -> Persisted:
         saved_key = header["key"]
         started = header["scan_started_ns"]
         (snapshot_len, snapshot_sha), (walk_len, walk_sha) = header["snapshot"], header["walk"]
-    except (ValueError, KeyError, TypeError) as exc:
+    except (ValueError, KeyError, TypeError, RecursionError) as exc:
         raise _Unusable(f"unreadable header: {exc}") from None
     if not isinstance(saved_key, dict) or saved_key.get("format") != FORMAT:
         raise _Unusable(f"format {saved_key.get('format') if isinstance(saved_key, dict) else '?'}, not {FORMAT}")
@@ -427,7 +427,9 @@ def _read(handle: BinaryIO, key: dict[str, Any]) -> Persisted:
         if not isinstance(roots, list) or len(roots) != len(key["roots"]):
             raise _Unusable("wrong number of roots")
         results = [_decode_result(root, base) for root, (base, _, _) in zip(roots, key["roots"], strict=True)]
-    except (ValueError, KeyError, TypeError, IndexError) as exc:
+    # RecursionError: JSON nested deeper than the interpreter's limit (a forged or damaged file), which `json`
+    # refuses by raising that, not a ValueError: it went up out of the server's start instead of a warning.
+    except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
         raise _Unusable(f"malformed content: {type(exc).__name__}") from None
     return Persisted(results, RecordedWalk(started, walk))
 
