@@ -111,6 +111,9 @@ def test_nested_skills_are_published_flat_and_listed_by_the_enclosing_skill(tmp_
     by_outer = {f.uri: f for f in snapshot.skill_by_uri[outer].entry.files}
     by_inner = {f.uri: f for f in snapshot.skill_by_uri[inner].entry.files}
     assert by_outer["skill://outer/inner/ref.md"] == by_inner["skill://outer/inner/ref.md"]
+    # One object per file, in both manifests and in what the snapshot serves from, each file once.
+    assert all(f is by_outer[uri] is snapshot.files[uri] for uri, f in by_inner.items())
+    assert len(snapshot.files) == len(by_outer) == 6
 
 
 def test_roots_with_prefixes_and_another_scheme(tmp_path: Path) -> None:
