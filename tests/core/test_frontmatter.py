@@ -16,6 +16,8 @@ import time
 from typing import Any
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from skillwire.checks.hazards import yaml_interop_hazards
 from skillwire.core.errors import FrontmatterError, NotASkill, SkillError
@@ -80,6 +82,36 @@ def test_split_skill_md(text: str, yaml_text: str, body: str, fm_line: int, body
 def test_split_skill_md_rejects(text: str, message: str) -> None:
     with pytest.raises(NotASkill, match=re.escape(message)):
         split_skill_md(text)
+
+
+def _split_by_the_rules(text: str) -> tuple[str, str, int, int] | None:
+    """The rules of `split_skill_md` spelled out on `str.split`: lines end at LF, line 1 is `---` and the
+    first later line that is `---` or `...` (blanks after, then CR/LF) closes it; None when it is no skill."""
+    text = text.removeprefix("\ufeff")
+    pieces = text.split("\n")
+    lines = [piece + "\n" for piece in pieces[:-1]] + ([pieces[-1]] if pieces[-1] else [])
+    if not lines or re.fullmatch(r"---[ \t]*", lines[0].rstrip("\r\n")) is None:
+        return None
+    offset = len(lines[0])
+    for number, line in enumerate(lines[1:], start=2):
+        if re.fullmatch(r"(?:---|\.\.\.)[ \t]*", line.rstrip("\r\n")):
+            inside = text[len(lines[0]) : offset]
+            inside = inside[:-2] if inside.endswith("\r\n") else inside[:-1] if inside.endswith("\n") else inside
+            return inside, text[offset + len(line) :], 2, number + 1
+        offset += len(line)
+    return None
+
+
+@settings(max_examples=2000, deadline=None)
+@given(st.lists(st.sampled_from(["---", "...", "\n", "\r\n", "\r", " ", "\t", "a", "x: 1", "\ufeff", "-", "."])))
+def test_split_skill_md_follows_its_rules_on_any_text(pieces: list[str]) -> None:
+    text = "".join(pieces)
+    expected = _split_by_the_rules(text)
+    if expected is None:
+        with pytest.raises(NotASkill):
+            split_skill_md(text)
+    else:
+        assert split_skill_md(text) == expected
 
 
 def test_no_frontmatter_message_is_precise() -> None:

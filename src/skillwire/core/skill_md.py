@@ -17,7 +17,7 @@ __all__ = ["SkillDocument", "parse_skill_md", "split_skill_md"]
 
 _OPENING = re.compile(r"---[ \t]*")
 _CLOSING = re.compile(r"(?:---|\.\.\.)[ \t]*")
-_LINE = re.compile(r"[^\n]*\n|[^\n]+")
+_CLOSING_STARTS = ("---", "...")  # what every line `_CLOSING` matches starts with
 
 
 @dataclass(frozen=True)
@@ -43,21 +43,26 @@ def split_skill_md(text: str) -> tuple[str, str, int, int]:
     if text.startswith("\ufeff"):
         text = text[1:]
     # Line by line up to the closing line only: the body (most of a SKILL.md) is never split into lines.
-    lines = _LINE.finditer(text)
-    first = next(lines, None)
-    if first is None or _OPENING.fullmatch(first.group().rstrip("\r\n")) is None:
+    # Lines are cut with `str.find`, and only one starting `---` or `...` is matched against the closing
+    # pattern: a regex iterator over the lines was a fifth of decoding a typical SKILL.md.
+    length = len(text)
+    newline = text.find("\n")
+    start = length if newline < 0 else newline + 1
+    if _OPENING.fullmatch(text[:start].rstrip("\r\n")) is None:
         raise NotASkill("SKILL.md does not start with a YAML frontmatter block ('---' on line 1)")
-    start = first.end()
     offset = start
-    for index, line in enumerate(map(re.Match.group, lines), start=2):
-        if _CLOSING.fullmatch(line.rstrip("\r\n")) is not None:
+    index = 2
+    while offset < length:
+        newline = text.find("\n", offset)
+        end = length if newline < 0 else newline + 1
+        if text.startswith(_CLOSING_STARTS, offset) and _CLOSING.fullmatch(text[offset:end].rstrip("\r\n")):
             yaml_end = offset
             if text.endswith("\n", start, yaml_end):
                 yaml_end -= 2 if text.endswith("\r\n", start, yaml_end) else 1
             frontmatter_text = text[start : max(start, yaml_end)]
-            body = text[offset + len(line) :]
-            return frontmatter_text, body, 2, index + 1
-        offset += len(line)
+            return frontmatter_text, text[end:], 2, index + 1
+        offset = end
+        index += 1
     raise NotASkill(
         "SKILL.md frontmatter opened with '---' on line 1 is never closed (no later line is exactly '---' or '...')",
         kind="unclosed",
