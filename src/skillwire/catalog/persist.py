@@ -311,7 +311,7 @@ def _write_walk(walk: _Section, records: Sequence[WalkRecords]) -> None:
     checks them as it decompresses, never holding them all; written `_WALK_RECORDS` records at a time.
 
     Built a batch at a time in C (`str.encode`, `map`, one `join`): three appends and an `os.fsencode`
-    call per record were 4% of a 100,000-file cold scan's instructions.
+    call per record were 0.3% of a cold scan's instructions (callgrind).
     """
     # What `os.fsencode` does for a `str`, without its call and type checks per path.
     encoding, errors = sys.getfilesystemencoding(), sys.getfilesystemencodeerrors()
