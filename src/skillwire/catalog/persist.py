@@ -49,7 +49,7 @@ from skillwire.catalog.digests import RACY_SECONDS, STAT_BYTES, pack_stat
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, SkippedSkill
 from skillwire.core.entry import SkillEntry
-from skillwire.core.json import to_json
+from skillwire.core.json import from_json, to_json
 
 __all__ = ["SnapshotStore"]
 
@@ -422,7 +422,7 @@ def _read(handle: BinaryIO, key: dict[str, Any]) -> Persisted:
     if hashlib.sha256(snapshot).hexdigest() != snapshot_sha or hashlib.sha256(walk).hexdigest() != walk_sha:
         raise _Unusable("checksum mismatch (corrupt)")
     try:
-        roots = _parse_snapshot(snapshot)
+        roots = from_json(snapshot)  # pydantic-core, json for what it refuses
         del snapshot
         if not isinstance(roots, list) or len(roots) != len(key["roots"]):
             raise _Unusable("wrong number of roots")
@@ -432,23 +432,6 @@ def _read(handle: BinaryIO, key: dict[str, Any]) -> Persisted:
     except (ValueError, KeyError, TypeError, IndexError, RecursionError) as exc:
         raise _Unusable(f"malformed content: {type(exc).__name__}") from None
     return Persisted(results, RecordedWalk(started, walk))
-
-
-def _parse_snapshot(snapshot: bytes) -> Any:
-    """The snapshot section's JSON, parsed by pydantic-core from the bytes themselves: 0.055 s of CPU at
-    10,000 skills where `json.loads` took 0.11 s (the text included; issue 25). Only keys are cached: the
-    other strings are all different, or few. What it refuses, `json` parses as it always did, so a file
-    loads or is refused exactly as before: an escaped lone surrogate (`core.json.to_json`'s fallback, for
-    a file name that is not UTF-8) parses there, and a corrupt section is refused with `json`'s error."""
-    import pydantic_core  # loaded already in a server (the SDK, core.logs); here for a catalog alone
-
-    try:
-        return pydantic_core.from_json(snapshot, cache_strings="keys")
-    except ValueError:
-        pass
-    # Decoded to text as `json.loads` decodes bytes. The caller still holds the bytes here, so this rare
-    # path has both at its peak (24 MB more at 10,000 skills), as `json.loads(bytes)` itself would.
-    return json.loads(snapshot.decode(json.detect_encoding(snapshot), "surrogatepass"))
 
 
 def _only(values: list[Any], *kinds: type) -> bool:

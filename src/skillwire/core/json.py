@@ -35,6 +35,23 @@ def to_json(value: object) -> bytes:
         return _FALLBACK.encode(value).encode()
 
 
+def from_json(data: bytes) -> object:
+    """The JSON in `data`, parsed by pydantic-core from the bytes themselves (a warm restart's snapshot:
+    0.055 s of CPU at 10,000 skills where `json.loads` took 0.11 s, the text included; issue 25), and by
+    `json` what pydantic-core refuses: an escaped lone surrogate, which `to_json`'s fallback writes, reads
+    back as it always did, and bytes that are no JSON raise `json`'s own error (a ValueError, or a
+    RecursionError past the interpreter's nesting limit). Only keys are cached: other strings repeat little."""
+    import pydantic_core  # loaded already in a server (the SDK, core.logs); here for a catalog alone
+
+    try:
+        return pydantic_core.from_json(data, cache_strings="keys")
+    except ValueError:
+        pass
+    # Decoded to text as `json.loads` decodes bytes. The caller still holds the bytes, so this rare path
+    # has both at its peak (24 MB more at 10,000 skills), as `json.loads(bytes)` itself would.
+    return json.loads(data.decode(json.detect_encoding(data), "surrogatepass"))
+
+
 def _as_js_number(value: _Number) -> float:
     try:
         return float(value)
