@@ -227,14 +227,11 @@ class DigestCache:
 
     def hash(self, path: str, stat: bytes) -> FileDigest:
         """`digest` without looking the file up first: for a caller that has just found it missing
-        (`cached`), as a scan does for each file (a second look-up under the lock per file was 3% of a
-        cold scan's CPU)."""
-        dev, ino, size, mtime_ns, _ = _STAT.unpack(stat)
-        result, read = hash_file(path, size, (dev, ino))
-        if read != size:
-            raise OSError(f"{path} changed size while it was being hashed")
-        self._store(path, stat, mtime_ns, result)
-        return result
+        (`cached`; a scan hashes its misses with `hash_many`). Raises what hashing the file raised."""
+        [outcome] = self.hash_many([(path, stat)])
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome
 
     def hash_many(self, found: Iterable[tuple[str, bytes]]) -> list[FileDigest | Exception]:
         """`hash` for each (path, `pack_stat`) of `found`, in order, the records stored under one lock.
