@@ -285,24 +285,26 @@ def _other_version(path: Path) -> None:
     path.write_bytes(data.replace(b'"skillwire": "', b'"skillwire": "0.0.0-'))
 
 
-def _with_section(path: Path, forged: bytes) -> None:
-    """The file with `forged` for its snapshot section, the header's length and checksum to match."""
+def _parts(path: Path) -> tuple[bytes, dict[str, Any], bytes, bytes]:
+    """A snapshot file's magic line, its header, its snapshot section and its walk section."""
     data = path.read_bytes()
     magic_end = data.index(b"\n") + 1
     header_end = data.index(b"\n", magic_end)
     header = json.loads(data[magic_end:header_end])
-    walk_section = data[header_end + 1 + header["snapshot"][0] :]
+    section_end = header_end + 1 + header["snapshot"][0]
+    return data[:magic_end], header, data[header_end + 1 : section_end], data[section_end:]
+
+
+def _with_section(path: Path, forged: bytes) -> None:
+    """The file with `forged` for its snapshot section, the header's length and checksum to match."""
+    magic, header, _, walk_section = _parts(path)
     header["snapshot"] = [len(forged), hashlib.sha256(forged).hexdigest()]
-    path.write_bytes(data[:magic_end] + json.dumps(header).encode() + b"\n" + forged + walk_section)
+    path.write_bytes(magic + json.dumps(header).encode() + b"\n" + forged + walk_section)
 
 
 def _forged_path_outside_the_root(path: Path) -> None:
     """A well-formed file, checksums and all, whose first file is `/etc/hostname`: refused as data."""
-    data = path.read_bytes()
-    magic_end = data.index(b"\n") + 1
-    header_end = data.index(b"\n", magic_end)
-    length = json.loads(data[magic_end:header_end])["snapshot"][0]
-    roots = json.loads(data[header_end + 1 : header_end + 1 + length])
+    roots = json.loads(_parts(path)[2])
     roots[0]["paths"][0] = "/etc/hostname"
     _with_section(path, json.dumps(roots).encode())
 
