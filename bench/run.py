@@ -1183,8 +1183,9 @@ def table(results: dict[str, Any]) -> str:
     if imports:
         lines.append(
             f"fixed start-up cost: bare interpreter {imports['python']:.2f} s; importing skillwire's server "
-            f"{imports['skillwire']:.2f} s (the mcp SDK's {imports.get('mcp', 0):.2f} s of it), "
-            f"FastMCP's {imports['fastmcp']:.2f} s"
+            f"{imports['skillwire']:.2f} s"
+            + (f" (the mcp SDK's {imports['mcp']:.2f} s of it)" if "mcp" in imports else "")
+            + f", FastMCP's {imports['fastmcp']:.2f} s"
         )
     before, after = meta.get("load_average_at_start"), meta.get("load_average_at_end")
     if before and after:
