@@ -20,13 +20,14 @@ from support.imports import EDGES, MODULES, Edge, cycles, internal_edges
 # package imports it. `_version` and `_deprecation` are leaves anyone may import.
 LAYERS: dict[str, set[str]] = {
     "core": set(),
-    "catalog": {"core"},
-    "client": {"core"},
-    "server": {"core", "catalog"},
-    "host": {"core", "catalog", "client"},
-    "checks": {"core", "catalog", "client"},
-    "bridge": {"core", "catalog", "client", "server", "host"},
-    "cli": {"core", "catalog", "client", "server", "host", "checks", "bridge"},
+    "ops": {"core"},
+    "catalog": {"core", "ops"},
+    "client": {"core", "ops"},
+    "server": {"core", "ops", "catalog"},
+    "host": {"core", "ops", "catalog", "client"},
+    "checks": {"core", "ops", "catalog", "client"},
+    "bridge": {"core", "ops", "catalog", "client", "server", "host"},
+    "cli": {"core", "ops", "catalog", "client", "server", "host", "checks", "bridge"},
     "root": {"core", "catalog", "client", "server", "host", "checks"},
     "__main__": {"cli"},
 }

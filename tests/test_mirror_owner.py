@@ -25,7 +25,7 @@ RENAMERS = {
     "skillwire.host.mirror.writer": "drops its staging directory after the swap (or after a failure)",
     "skillwire.host.mirror.sync": "drops its staging directory after the swap (or after a failure)",
     "skillwire.catalog.git": "the git cache's commit trees (built aside, renamed in, pruned): not skill folders",
-    "skillwire.core.metrics": "drops the Prometheus multi-process directory it made for --workers: metrics files",
+    "skillwire.ops.metrics": "drops the Prometheus multi-process directory it made for --workers: metrics files",
 }
 # module -> why it compares bytes with a manifest item through `core.verify.file_mismatches`
 MISMATCH_READERS = {

@@ -19,7 +19,7 @@ from typing import Any
 
 from prometheus_client.parser import text_string_to_metric_families
 
-from skillwire.core.metrics import FLUSH_SECONDS
+from skillwire.ops.metrics import FLUSH_SECONDS
 from support.servers import EXAMPLES, serve_http
 
 PROTOCOL = "2026-07-28"

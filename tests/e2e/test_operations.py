@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from servers import free_port
-from skillwire.core.metrics import FLUSH_SECONDS
+from skillwire.ops.metrics import FLUSH_SECONDS
 from support.apt_tool import apt_tool
 from support.calls import call, list_uris, wait_for
 from support.seaweed import SeaweedS3, env_without_aws

@@ -51,8 +51,6 @@ from skillwire.client.skills import SkillsClient
 from skillwire.core.display import escape as one_line
 from skillwire.core.display import quoted
 from skillwire.core.errors import ApprovalStoreError, UpstreamUnavailable
-from skillwire.core.metrics import record_approval, record_tool_call
-from skillwire.core.tracing import span
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.gate import cross_origin_read
 from skillwire.host.host import SkillHost
@@ -60,6 +58,8 @@ from skillwire.host.identity import SkillRef
 from skillwire.host.load import Ask, plan_load
 from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
 from skillwire.host.trust import TrustPolicy
+from skillwire.ops.metrics import record_approval, record_tool_call
+from skillwire.ops.tracing import span
 from skillwire.server._sdk import use_one_pass_replies
 from skillwire.server.app import transport_security
 from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route

@@ -31,11 +31,11 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from skillwire.client.connection import refused_credentials
 from skillwire.client.skills import EntryProblem, SkillsClient
 from skillwire.core.errors import UpstreamUnavailable
-from skillwire.core.metrics import set_upstream_up
 from skillwire.core.protocol import EXTENSION_ID
-from skillwire.core.tracing import span
 from skillwire.host.host import SkillHost
 from skillwire.host.origins import ServerOrigin
+from skillwire.ops.metrics import set_upstream_up
+from skillwire.ops.tracing import span
 
 logger = logging.getLogger("skillwire.bridge")
 

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillwire.core.errors import AwsCredentialsError
-from skillwire.core.logs import register_secret
+from skillwire.ops.logs import register_secret
 
 if TYPE_CHECKING:
     from obstore.store import S3Credential

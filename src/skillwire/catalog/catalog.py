@@ -31,8 +31,8 @@ from skillwire.catalog.persist import Persisted, RecordedWalk, SnapshotStore, re
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.watcher import watching
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
-from skillwire.core.metrics import observe_snapshot, record_reload
-from skillwire.core.tracing import span
+from skillwire.ops.metrics import observe_snapshot, record_reload
+from skillwire.ops.tracing import span
 
 __all__ = ["SkillCatalog"]
 

@@ -90,12 +90,12 @@ from skillwire.catalog.store import (
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
-from skillwire.core.metrics import metrics, observe_snapshot, record_reload
 from skillwire.core.provenance import PROVENANCE_META_KEY
 from skillwire.core.published_index import MAX_SEQUENCE, goes_back
 from skillwire.core.signing import SIGNATURE_META_KEY
-from skillwire.core.tracing import span
 from skillwire.core.uri import parent_of
+from skillwire.ops.metrics import metrics, observe_snapshot, record_reload
+from skillwire.ops.tracing import span
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore

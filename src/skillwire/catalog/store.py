@@ -34,8 +34,8 @@ from urllib.parse import unquote
 from skillwire.catalog.snapshot import CatalogFile, MemoryContent
 from skillwire.core.errors import BlobUnavailable, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
-from skillwire.core.metrics import metrics
 from skillwire.core.verify import file_matches
+from skillwire.ops.metrics import metrics
 
 if TYPE_CHECKING:
     from obstore.store import ObjectStore

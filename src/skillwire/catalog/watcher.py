@@ -37,7 +37,7 @@ from typing import TYPE_CHECKING
 
 import anyio
 
-from skillwire.core.metrics import record_watch_events
+from skillwire.ops.metrics import record_watch_events
 
 if TYPE_CHECKING:
     from watchfiles import DefaultFilter

@@ -53,7 +53,7 @@ def say_failure(exc: Exception) -> int:
 
 def _say_error(line: str, message: str, event: str) -> None:
     """The one line a failed command prints: as is, or a JSON event when JSON logs were asked for."""
-    from skillwire.core.logs import current_format, log_format
+    from skillwire.ops.logs import current_format, log_format
 
     if current_format() == "json" or log_format() == "json":
         logging.getLogger("skillwire").error(message, extra={"event": event})

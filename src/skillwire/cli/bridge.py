@@ -18,7 +18,7 @@ from skillwire.cli.args import (
     trust_from_args,
 )
 from skillwire.cli.upstreams import add_upstream_arguments, config_from_args
-from skillwire.core.logs import configure_logging, register_secret
+from skillwire.ops.logs import configure_logging, register_secret
 
 EPILOG = """\
 examples:

@@ -36,8 +36,8 @@ from skillwire.cli.args import (
 )
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
 from skillwire.core.errors import BindError, SigningError
-from skillwire.core.logs import configure_logging, current_format
-from skillwire.core.metrics import multiprocess_directory
+from skillwire.ops.logs import configure_logging, current_format
+from skillwire.ops.metrics import multiprocess_directory
 from skillwire.server.app import bind_http_socket, event_loop_options, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE
 from skillwire.server.options import ServeOptions, http_base_url
@@ -256,7 +256,7 @@ def signature_counts(signatures: SignatureBook, snapshot: CatalogSnapshot) -> tu
 
 def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot: CatalogSnapshot) -> None:
     """Signature status counts on /metrics, and one log line when a reload changes them."""
-    from skillwire.core.metrics import metrics
+    from skillwire.ops.metrics import metrics
 
     gauge = metrics().signatures
     last = signature_counts(signatures, snapshot)

@@ -52,7 +52,6 @@ from skillwire.core.errors import (
     UnlistedFile,
 )
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL
-from skillwire.core.tracing import span
 from skillwire.core.verify import skill_md_mismatch
 from skillwire.host.active import ActiveSkill
 from skillwire.host.approvals import ApprovalStore
@@ -68,6 +67,7 @@ from skillwire.host.prompt import available_skills_prompt
 from skillwire.host.reader import OriginReader
 from skillwire.host.registry import Collision, OriginKind, RegisteredSkill, Registry
 from skillwire.host.trust import TrustPolicy
+from skillwire.ops.tracing import span
 
 __all__ = ["SkillHost", "SkillSession"]
 

@@ -23,10 +23,10 @@ from skillwire.client.skills import DirectoryListing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServedFileChanged, UnknownOrigin, VerificationFailed
 from skillwire.core.manifest import ManifestFile
-from skillwire.core.tracing import span
 from skillwire.core.verify import verify_file
 from skillwire.host.cache import ContentCache
 from skillwire.host.identity import SkillRef
+from skillwire.ops.tracing import span
 
 
 class OriginReader:

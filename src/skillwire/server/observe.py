@@ -30,8 +30,8 @@ from starlette.responses import PlainTextResponse, Response
 from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
-from skillwire.core.logs import log_request
-from skillwire.core.metrics import LATENCY_BUCKETS, exposition, method_label, metrics
+from skillwire.ops.logs import log_request
+from skillwire.ops.metrics import LATENCY_BUCKETS, exposition, method_label, metrics
 
 __all__: list[str] = []  # internal (see the module docstring)
 

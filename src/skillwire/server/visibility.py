@@ -35,7 +35,7 @@ from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.indexed import IndexedSnapshot
 from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
 from skillwire.core.errors import InvalidAudienceRule
-from skillwire.core.logs import register_secret
+from skillwire.ops.logs import register_secret
 from skillwire.server.extension import SkillsExtension
 
 __all__ = ["PerCallerSkills"]

@@ -24,8 +24,8 @@ import traceback
 from collections.abc import Callable
 from types import FrameType
 
-from skillwire.core.metrics import flush as flush_metrics
-from skillwire.core.metrics import mark_process_dead
+from skillwire.ops.metrics import flush as flush_metrics
+from skillwire.ops.metrics import mark_process_dead
 
 
 def run_workers(count: int, work: Callable[[int], int], *, debug: bool = False) -> int:

@@ -11,8 +11,8 @@ from typing import Any
 
 import pytest
 
-from skillwire.core import logs
-from skillwire.core.logs import REDACTED, JsonFormatter, redact
+from skillwire.ops import logs
+from skillwire.ops.logs import REDACTED, JsonFormatter, redact
 
 
 def searched_everywhere(text: str) -> str:

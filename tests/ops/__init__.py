@@ -1,0 +1,1 @@
+"""Tests of skillwire.ops: metrics, logs and traces."""
