@@ -3,7 +3,7 @@ skillwire family's name, type and help, every series' labels, the latency bucket
 
 The expected text is what prometheus_client's own Counter and Histogram objects wrote when the request
 path called them (captured before the request series moved to plain counts read at scrape time, see
-`core.metrics.RequestCounts`): that change must not alter a name, a type, a help text, a label or a
+`ops.metrics.RequestCounts`): that change must not alter a name, a type, a help text, a label or a
 bucket bound. With two workers each one writes its counts into its multi-process files at most
 `FLUSH_SECONDS` late, so the two-worker scrape waits that long, then must be exact.
 """

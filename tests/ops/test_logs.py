@@ -1,4 +1,4 @@
-"""`core.logs`: redaction skips its searches only where they cannot match, and JSON lines keep their time."""
+"""`ops.logs`: redaction skips its searches only where they cannot match, and JSON lines keep their time."""
 
 from __future__ import annotations
 

@@ -386,7 +386,7 @@ class ProcessCredentials:
         expiration = self._expiration(data.get("Expiration"))
         if expiration is not None and expiration <= now:
             raise self._error(f"printed credentials that expired at {expiration.isoformat()}")
-        register_secret(fields["SecretAccessKey"])  # never in a log line (core.logs)
+        register_secret(fields["SecretAccessKey"])  # never in a log line (ops.logs)
         register_secret(token)
         return _Credential(fields["AccessKeyId"], fields["SecretAccessKey"], token or None, expiration, now)
 

@@ -69,7 +69,7 @@ status = logging.getLogger("skillwire.bridge.status")  # the command's own lines
 
 
 def run(args: argparse.Namespace) -> int:
-    # The program's one log format (core/logs.py). skillwire's loggers stay at warnings, as the bridge always
+    # The program's one log format (ops/logs.py). skillwire's loggers stay at warnings, as the bridge always
     # logged: over stdio its stderr is a host's MCP log. Its own lines and --log-requests' are the exception.
     shown = configure_logging(args.log_format, debug=args.debug, quiet=True, requests=args.log_requests)
     json_lines = shown == "json"

@@ -503,7 +503,7 @@ def run(args: argparse.Namespace) -> int:
             configure_logging(args.log_format, debug=args.debug, quiet=args.quiet, requests=args.log_requests)
             return serve(args, paths, published, roots, address, sock)
 
-        # Before the fork and before prometheus_client is imported: N workers, one scrape (core.metrics).
+        # Before the fork and before prometheus_client is imported: N workers, one scrape (ops.metrics).
         with contextlib.closing(sock), multiprocess_directory():  # the parent's copy; each worker has its own
             return run_workers(args.workers, worker, debug=args.debug)
     # Closed here too when loading the catalog fails (a store that cannot be reached, bad credentials).

@@ -41,7 +41,7 @@ def from_json(data: bytes) -> object:
     `json` what pydantic-core refuses: an escaped lone surrogate, which `to_json`'s fallback writes, reads
     back as it always did, and bytes that are no JSON raise `json`'s own error (a ValueError, or a
     RecursionError past the interpreter's nesting limit). Only keys are cached: other strings repeat little."""
-    import pydantic_core  # loaded already in a server (the SDK, core.logs); here for a catalog alone
+    import pydantic_core  # loaded already in a server (the SDK, ops.logs); here for a catalog alone
 
     try:
         return pydantic_core.from_json(data, cache_strings="keys")

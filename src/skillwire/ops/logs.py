@@ -80,7 +80,7 @@ def redact(text: str) -> str:
     # Each pattern below is searched only where its words occur: the case-insensitive searches scan every
     # position and were a fifth of a JSON request line's cost, while most lines hold none of these words.
     # `casefold` covers every letter `re.IGNORECASE` equates with theirs (`ſ` for s, `K` for k) except the
-    # dotless `ı`, which it matches to i: hence "bas", not "basic" (tests/core/test_logs.py checks this).
+    # dotless `ı`, which it matches to i: hence "bas", not "basic" (tests/ops/test_logs.py checks this).
     folded = text.casefold()
     if "bearer" in folded or "bas" in folded:
         text = _AUTH_VALUE.sub(lambda m: f"{m.group(1)} {REDACTED}", text)
@@ -231,7 +231,7 @@ def log_request(logger: logging.Logger, level: int, method: str, outcome: str, c
         now = time.time()
         # The entry _json_entry would build, written out: its keys are known and already in sorted order,
         # and the generic sort-and-check loop was a fifth of this line's cost (41,600 instructions against
-        # 34,300). tests/core/test_logs.py checks the two lines are equal.
+        # 34,300). tests/ops/test_logs.py checks the two lines are equal.
         entry: dict[str, Any] = {
             "time": _json_time(now, (now % 1) * 1000),
             "level": logging.getLevelName(level).lower(),

@@ -145,7 +145,7 @@ def uvicorn_config(app: ASGIApp, *, host: str, port: int, grace_seconds: float |
         host=host,
         port=port,
         log_level="warning",
-        log_config=None,  # uvicorn's lines go through the program's one handler (core.logs), not its own
+        log_config=None,  # uvicorn's lines go through the program's one handler (ops.logs), not its own
         lifespan="on",
         http=parser,
         # uvicorn passes it to asyncio.wait_for, which takes any number of seconds (its hint says int).

@@ -3,10 +3,10 @@
 `RequestObserver` is a `ServerMiddleware` (the SDK's public hook, outermost of skillwire's): it times
 every request, counts it by method and outcome (the JSON-RPC error code of a failure, as the SDK's own
 OpenTelemetry middleware reads it) and, when request logging is on, logs one line with the method,
-outcome and duration. Only the method name (one of `core.metrics.KNOWN_METHODS`) and the code reach a
+outcome and duration. Only the method name (one of `ops.metrics.KNOWN_METHODS`) and the code reach a
 label or a log line: never a URI, a name or a parameter a client sent.
 
-`/metrics` is the scrape (`core.metrics.exposition`). With per-caller catalogs it is protected: the
+`/metrics` is the scrape (`ops.metrics.exposition`). With per-caller catalogs it is protected: the
 catalog's sizes and skip counts would tell any caller how many skills it may not see, so the route
 then answers only a bearer token whose audiences include `metrics` (a token in the `--tokens` file,
 given to the scraper), and refuses everyone else with 403. Without per-caller views every caller sees
@@ -45,7 +45,7 @@ class RequestObserver:
     def __init__(self, *, log_requests: bool = False, count: bool = True) -> None:
         self.log_requests = log_requests
         self.count = count  # False: log only (`--no-metrics`), nothing recorded for /metrics
-        # Plain counts (core.metrics.RequestCounts): a request costs two list additions and a bisect here.
+        # Plain counts (ops.metrics.RequestCounts): a request costs two list additions and a bisect here.
         self._counts = metrics().requests
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
