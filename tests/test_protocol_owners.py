@@ -212,3 +212,37 @@ def test_uris_are_taken_apart_only_by_core_uri() -> None:
     }
     assert sorted(found - NOT_SKILL_URIS.keys()) == [], "use core/uri.py (parent_of, ancestors, lineage, ...)"
     assert sorted(NOT_SKILL_URIS.keys() - found) == []  # no stale entry
+
+
+# -- "is this an absolute URI?": core/uri.is_absolute only -----------------------------------------------------------
+
+
+def absolute_uri_tests(tree: ast.AST) -> Iterator[str]:
+    """`"://" in text` and `"://" not in text`: a second spelling of `core.uri.is_absolute`."""
+    for node in ast.walk(tree):
+        if (
+            isinstance(node, ast.Compare)
+            and isinstance(node.left, ast.Constant)
+            and node.left.value == "://"
+            and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops)
+        ):
+            yield ast.unparse(node)
+
+
+def test_the_absolute_uri_scanner_finds_a_planted_copy() -> None:
+    planted = ast.parse(
+        "if '://' in uri:\n    pass\n"
+        "ok = '://' not in ref and server\n"
+        "fine = uri.endswith('://') or ':' in uri or '//' in uri\n"
+    )
+    assert sorted(absolute_uri_tests(planted)) == ["'://' in uri", "'://' not in ref"]
+
+
+def test_only_core_uri_decides_what_an_absolute_uri_is() -> None:
+    found = sorted(
+        f"{module}: {test}"
+        for module, path in MODULES.items()
+        if module != URI_OWNER
+        for test in absolute_uri_tests(ast.parse(path.read_text(encoding="utf-8")))
+    )
+    assert found == [], "use core.uri.is_absolute (one rule for what a URI is, not a name or a relative path)"

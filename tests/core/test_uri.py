@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import time
 from typing import cast
 
 import pytest
@@ -17,6 +18,7 @@ from skillwire.core.uri import (
     canonical_uri,
     encode_segment,
     format_uri,
+    is_absolute,
     parse_uri,
     validate_segment,
 )
@@ -454,3 +456,29 @@ def test_structure_helpers_on_canonical_text() -> None:
     assert list(lineage(uri, longest=len("skill://acme/a%20b"))) == ["skill://acme/a%20b", "skill://acme"]
     # Each prefix the helpers give is itself a canonical directory URI.
     assert all(canonical_uri(u) == u for u in lineage(uri))
+
+
+@pytest.mark.parametrize(
+    ("text", "absolute"),
+    [
+        ("skill://acme/x/SKILL.md", True),
+        ("git+https://example.test/r", True),
+        ("SKILL://acme", True),
+        ("x-1.2+y://a", True),
+        ("pdf-tools", False),  # a skill's name
+        ("references/a.md", False),  # a path inside a skill
+        ("docs/a://b", False),  # `://` not right after a scheme
+        ("://acme/x", False),  # no scheme
+        ("1x://acme", False),  # a scheme starts with a letter
+        ("sk ill://acme", False),
+        ("", False),
+    ],
+)
+def test_is_absolute(text: str, absolute: bool) -> None:
+    assert is_absolute(text) is absolute
+
+
+def test_is_absolute_is_linear_in_a_long_text_without_a_scheme() -> None:
+    started = time.process_time()
+    assert not is_absolute("a" * 2_000_000 + ":/")
+    assert time.process_time() - started < 0.5

@@ -51,6 +51,7 @@ from skillwire.client.skills import SkillsClient
 from skillwire.core.display import escape as one_line
 from skillwire.core.display import quoted
 from skillwire.core.errors import ApprovalStoreError, UpstreamUnavailable
+from skillwire.core.uri import is_absolute
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.gate import cross_origin_read
 from skillwire.host.host import SkillHost
@@ -218,7 +219,7 @@ class Bridge:
         if skills is None:
             return LoadPreflight(error=error)  # an error, or a local skill (loaded without approval)
         try:
-            skill_uri = uri if "://" in uri else self.tools.resolve_skill_uri(server, uri)
+            skill_uri = uri if is_absolute(uri) else self.tools.resolve_skill_uri(server, uri)
             ref = SkillRef(server, skill_uri)
             registered = self.host.registry.get(ref)
             entry = registered.entry if registered is not None else await skills.get_skill(skill_uri)
@@ -241,7 +242,7 @@ class Bridge:
         _, error = await self._upstream(server)
         if error is not None:
             return ReadPreflight(error=error)
-        if "://" not in uri:
+        if not is_absolute(uri):
             return ReadPreflight()  # a relative path resolves inside a loaded skill of that server, or not at all
         # The host's own rule on this conversation's loaded skills: what the host will ask, asked first.
         request = cross_origin_read((tools or self.tools).session.active, server, uri)

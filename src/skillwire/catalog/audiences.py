@@ -14,7 +14,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from skillwire.core.errors import InvalidAudienceRule, InvalidSkillURI
-from skillwire.core.uri import canonical_scope, in_scope
+from skillwire.core.uri import canonical_scope, in_scope, is_absolute
 
 AudienceRules = tuple[tuple[str, frozenset[str]], ...]  # (canonical URI prefix, audiences), longest prefix first
 
@@ -31,7 +31,7 @@ def parse_audience_rule(text: str) -> tuple[str, frozenset[str]]:
     """`PREFIX=AUD[,AUD...]`, e.g. `skill://acme/billing=billing,finance`; the prefix canonicalised."""
     prefix, sep, names = text.partition("=")
     audiences = frozenset(n.strip() for n in names.split(",") if n.strip())
-    if not sep or "://" not in prefix or not audiences:
+    if not sep or not is_absolute(prefix) or not audiences:
         raise InvalidAudienceRule(f"audience rule {text!r}: write PREFIX=AUD[,AUD...], e.g. skill://acme=acme")
     return audience_scope(prefix), audiences
 

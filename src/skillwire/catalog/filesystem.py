@@ -40,7 +40,15 @@ from skillwire.core.fields import publish_problem
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import limit_problem
 from skillwire.core.skill_md import parse_skill_md
-from skillwire.core.uri import DEFAULT_SCHEME, SKILL_MD, encode_segment, format_uri, parse_uri, validate_segment
+from skillwire.core.uri import (
+    DEFAULT_SCHEME,
+    SKILL_MD,
+    encode_segment,
+    format_uri,
+    is_absolute,
+    parse_uri,
+    validate_segment,
+)
 from skillwire.core.verify import file_mismatches
 
 if TYPE_CHECKING:
@@ -130,7 +138,7 @@ class SkillRoot:
         path, sep, target = spec.partition("=")
         if not sep:
             return cls(Path(path))
-        if "://" in target:
+        if is_absolute(target):
             parsed = parse_uri(target)
             return cls(Path(path), parsed.segments, parsed.scheme)
         prefix = tuple(s for s in target.strip("/").split("/") if s)

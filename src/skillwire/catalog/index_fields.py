@@ -19,7 +19,7 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidIndex, InvalidSkillURI
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import DIGEST_PREFIX, ManifestFile
-from skillwire.core.uri import SKILL_MD, canonical_uri, parse_uri
+from skillwire.core.uri import SKILL_MD, canonical_uri, is_absolute, parse_uri
 
 # A relative path (or URI) of characters the canonical encoder leaves as they are (RFC 3986 pchar, no
 # `%`): canonical as written, but for dot segments. Anything else is parsed to decide.
@@ -96,7 +96,7 @@ def _skill_fields(position: int, raw: object) -> tuple[str, dict[str, JSONValue]
     uri, frontmatter, raw_files = raw.get("uri"), raw.get("frontmatter"), raw.get("files")
     # The index hashed to the id its pointer names, so its URIs are what `publish` wrote (canonical,
     # from a scan); a full parse of each (a fifth of a format-1 load) would only catch a foreign writer's bug.
-    if type(uri) is not str or not uri.endswith(SKILL_MD_TAIL) or "://" not in uri or "/../" in uri:
+    if type(uri) is not str or not uri.endswith(SKILL_MD_TAIL) or not is_absolute(uri) or "/../" in uri:
         raise field_error(f"skills[{position}]", f"uri {uri!r} is not a SKILL.md URI")
     if type(frontmatter) is not dict or type(frontmatter.get("name")) is not str:
         raise field_error(f"skills[{position}] ({uri})", "frontmatter must be an object with a name")

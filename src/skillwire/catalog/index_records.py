@@ -25,7 +25,7 @@ from skillwire.catalog.index_fields import (
 )
 from skillwire.catalog.snapshot import CatalogSkill
 from skillwire.catalog.store import BlobReader, StoredFile
-from skillwire.core.uri import SKILL_MD
+from skillwire.core.uri import SKILL_MD, is_absolute
 
 _URI_OPEN = b'{"uri":"'
 _UNLISTED = b',"listed":false'
@@ -221,7 +221,7 @@ def parse_records(
             except UnicodeDecodeError:
                 raise field_error(f"skills[{position}]", "the uri is not UTF-8") from None
             unlisted = startswith(_UNLISTED, quote + 1, end)
-        if type(key) is not str or not key.endswith(SKILL_MD_TAIL) or "://" not in key:
+        if type(key) is not str or not key.endswith(SKILL_MD_TAIL) or not is_absolute(key):
             raise field_error(f"skills[{position}]", f"uri {key!r} is not a SKILL.md URI")
         if not canonical_key(key):
             # Two spellings of one skill (`skill://a/%62`, `SKILL://a/b`) would be two lines, both served.

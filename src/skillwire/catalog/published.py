@@ -93,7 +93,7 @@ from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.provenance import PROVENANCE_META_KEY
 from skillwire.core.published_index import MAX_SEQUENCE, goes_back
 from skillwire.core.signing import SIGNATURE_META_KEY
-from skillwire.core.uri import parent_of
+from skillwire.core.uri import is_absolute, parent_of
 from skillwire.ops.metrics import metrics, observe_snapshot, record_reload
 from skillwire.ops.tracing import span
 
@@ -506,7 +506,7 @@ def _records(body: bytearray) -> Iterator[bytearray]:
 
 
 def _rule(position: int, raw: object) -> tuple[str, list[str]]:
-    if not isinstance(raw, dict) or not isinstance(raw.get("prefix"), str) or "://" not in raw["prefix"]:
+    if not isinstance(raw, dict) or not isinstance(raw.get("prefix"), str) or not is_absolute(raw["prefix"]):
         raise field_error(f"audiences[{position}]", "must be {prefix: a URI prefix, audiences: [...]}")
     names = raw.get("audiences")
     if not isinstance(names, list) or not names or not all(isinstance(n, str) for n in names):

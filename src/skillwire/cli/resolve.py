@@ -15,7 +15,7 @@ from skillwire.cli.output import printable
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, SkillNotFound
-from skillwire.core.uri import SKILL_MD, SkillPath, parse_uri, scheme_of
+from skillwire.core.uri import SKILL_MD, SkillPath, is_absolute, parse_uri, scheme_of
 
 
 def skill_md_uri(text: str) -> str:
@@ -32,8 +32,8 @@ def skill_md_uri(text: str) -> str:
     return uri
 
 
-def is_uri(text: str) -> bool:
-    return "://" in text
+# The command line's name for the one rule (SKILL is a URI or a name).
+is_uri = is_absolute
 
 
 def did_you_mean(wanted: str, candidates: Iterable[str], *, strip: Callable[[str], str] = str) -> str:

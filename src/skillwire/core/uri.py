@@ -30,6 +30,9 @@ DEFAULT_SCHEME = "skill"
 _SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*\Z")
 # RFC 3986 4.2: a reference whose first segment holds a `:` has a scheme (or is a `C:` drive path).
 _REF_SCHEME_RE = re.compile(r"^[A-Za-z][A-Za-z0-9+.\-]*:")
+# A scheme, then `://`: what every skill URI starts with (`is_absolute`). Anchored, and linear: one class, then
+# a literal, so a long hostile text without `://` is read once.
+_ABSOLUTE_RE = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*://")
 # RFC 3986: pchar = unreserved / pct-encoded / sub-delims / ":" / "@"; reg-name drops ":" and "@".
 _PCHAR_SAFE = "!$&'()*+,;=:@-._~"
 _REG_NAME_SAFE = "!$&'()*+,;=-._~"
@@ -247,6 +250,18 @@ def in_scope(uri: str, scope: str) -> bool:
 # without re-parsing. Every such walk in skillwire goes through these (`tests/test_protocol_owners.py`
 # fails on a hand-written `index("://")` or `rfind("/")` on a URI elsewhere). `python -m
 # bench.uri_bench` compares them with the inline slicing they replaced.
+
+
+def is_absolute(text: str) -> bool:
+    """Whether `text` is an absolute URI (`<scheme>://...`) rather than a name or a path relative to a skill.
+
+    The one rule every caller that takes "a URI or a name/path" applies (a model's tool argument, a command
+    line's SKILL argument, an index's URI field, a `--root PATH=PREFIX`). It says nothing about the rest
+    of the text: a caller that needs a valid URI still parses it (`parse_uri`, `canonical_uri`). A `://`
+    anywhere but right after a scheme (`docs/a://b`) is not absolute; a relative reference holding it is
+    refused by `SkillPath.resolve`.
+    """
+    return _ABSOLUTE_RE.match(text) is not None
 
 
 def scheme_of(uri: str) -> str:

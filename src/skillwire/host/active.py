@@ -27,7 +27,7 @@ from skillwire.core.errors import (
     UnlistedFile,
 )
 from skillwire.core.manifest import MAX_BYTES_PER_SKILL, ManifestDiff, ManifestFile, diff_manifests
-from skillwire.core.uri import SKILL_MD, SkillPath, in_scope
+from skillwire.core.uri import SKILL_MD, SkillPath, in_scope, is_absolute
 from skillwire.host.framing import TaggedContent
 from skillwire.host.identity import SkillRef
 from skillwire.host.policy import CodeExecution, Policy
@@ -142,7 +142,7 @@ class ActiveSkill:
 
     def resolve(self, reference: str) -> str:
         """The URI a relative reference (or an absolute URI inside this skill) names."""
-        if "://" in reference:
+        if is_absolute(reference):
             if self.path.file_path_of(reference) is None:
                 raise UnlistedFile(reference, self.ref.uri)
             return reference

@@ -15,7 +15,7 @@ from collections.abc import Awaitable, Callable
 
 from skillwire.core.display import escape as one_line
 from skillwire.core.errors import InvalidSkillURI, SkillNotFound, SkillwireError
-from skillwire.core.uri import in_scope
+from skillwire.core.uri import in_scope, is_absolute
 from skillwire.host.active import ActiveSkill
 from skillwire.host.gate import other_origin_loaded
 from skillwire.host.host import SkillHost, SkillSession
@@ -48,7 +48,7 @@ class SkillReads:
 
     def _resolve_skill_uri(self, server: str, uri: str) -> str:
         """The SKILL.md URI for `uri`; a bare or qualified name of a listed skill of that server is accepted."""
-        if "://" in uri:
+        if is_absolute(uri):
             return uri
         matches = [
             s
@@ -75,7 +75,7 @@ class SkillReads:
         )
 
     async def read_skill(self, server: str, uri: str) -> str:
-        if "://" not in uri and server not in self.host.registry.origins():
+        if not is_absolute(uri) and server not in self.host.registry.origins():
             await self._refresh()  # a name is looked up in the listing, which this host may not have yet
         skill_uri = self._resolve_skill_uri(server, uri)
         try:
@@ -153,7 +153,7 @@ class SkillReads:
         return self._listed_holding(server, uri)
 
     async def read_resource(self, server: str, uri: str) -> str:
-        if "://" not in uri:
+        if not is_absolute(uri):
             return await self._read_relative(server, uri)
         bare = uri.rstrip("/")
         holders: list[ActiveSkill] = [
