@@ -17,8 +17,6 @@ elicit gets a refusal naming the `skillwire approve` command that approves the s
 
 import logging
 import sys
-import time
-from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Sequence
 from dataclasses import dataclass
 from types import TracebackType
@@ -30,7 +28,6 @@ from mcp.server.elicitation import AcceptedElicitation, CancelledElicitation, El
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.resolve import Elicit, Resolve
 from mcp.server.mcpserver.tools import Tool
-from mcp.server.streamable_http_manager import DEFAULT_SESSION_IDLE_TIMEOUT
 from mcp_types import CallToolResult, TextContent
 
 from skillwire._version import __version__
@@ -46,6 +43,7 @@ from skillwire.bridge.approval import (
     read_question,
 )
 from skillwire.bridge.config import BridgeConfig
+from skillwire.bridge.sessions import MAX_SESSIONS, Conversations, SessionAdmission
 from skillwire.bridge.upstreams import REQUEST_TIMEOUT_SECONDS, Upstreams
 from skillwire.client.skills import SkillsClient
 from skillwire.core.display import escape as one_line
@@ -71,11 +69,6 @@ logger = logging.getLogger("skillwire.bridge")
 # its own handling or logs on): they stay the same across releases.
 APPROVE_SKILL_REQUEST = "skillwire:approve-skill"
 APPROVE_READ_REQUEST = "skillwire:approve-cross-origin-read"
-
-# How long an HTTP session's loaded skills are kept unused: the SDK's own idle timeout for a session, after
-# which the session id is refused anyway. And how many sessions are kept at most (the least recently used go).
-CONVERSATION_IDLE_SECONDS = DEFAULT_SESSION_IDLE_TIMEOUT
-MAX_CONVERSATIONS = 1024
 
 
 @dataclass(frozen=True)
@@ -137,9 +130,9 @@ class Bridge:
         self.host = SkillHost(policy=self.policy, approvals=self.approvals, trust=trust)
         # The host's own conversation: stdio's one client, and every HTTP call that carries no MCP session.
         self.tools = SkillTools(self.host, page_size=page_size)
-        # Each HTTP MCP session's own loaded skills (`SkillHost.session()`), by session id, the least recently
-        # used first: one session's load must never open or close another's cross-origin gate (host/gate.py).
-        self._conversations: OrderedDict[str, tuple[SkillTools, float]] = OrderedDict()
+        # Each HTTP MCP session's own loaded skills (bridge/sessions.py): one session's load must never open or
+        # close another's cross-origin gate (host/gate.py).
+        self.conversations = Conversations(self.tools)
         self.upstream_timeout = upstream_timeout
         self.upstreams = Upstreams(self.host, config.servers, timeout=upstream_timeout)
 
@@ -164,33 +157,12 @@ class Bridge:
             self.approvals.close()
 
     def conversation(self, ctx: Context[Any, Any] | None) -> SkillTools:
-        """The tools over the loaded skills of the conversation `ctx` belongs to.
-
-        An MCP session over HTTP (2025-11-25) is a conversation of its own, keyed by its `Mcp-Session-Id`,
-        which the SDK has checked (an unknown or expired id is answered 404 before any tool runs); it is
-        forgotten after the SDK's idle timeout, or when `MAX_CONVERSATIONS` newer ones exist. Over stdio the
-        process is the one conversation. A call without a session (2026-07-28 over HTTP is sessionless)
-        cannot be told from another client's, so such calls share the host's own conversation: the gate
-        then sees every sessionless load, which only adds questions (a loaded skill of another origin makes
-        a read ask), never removes one.
-        """
+        """The tools over the loaded skills of the conversation `ctx` belongs to (bridge/sessions.py)."""
         try:
-            headers = ctx.headers if ctx is not None else None
+            session = ctx.request_context.session if ctx is not None else None
         except ValueError:  # outside a request: the host's own conversation
-            headers = None
-        session_id = headers.get("mcp-session-id") if headers else None
-        if not session_id:
-            return self.tools
-        now = time.monotonic()
-        while self._conversations:  # the oldest first: drop those the SDK has expired by now
-            oldest, (_, used) = next(iter(self._conversations.items()))
-            if now - used < CONVERSATION_IDLE_SECONDS and len(self._conversations) < MAX_CONVERSATIONS:
-                break
-            self._conversations.pop(oldest)[0].session.close()
-        found = self._conversations.pop(session_id, None)
-        tools = found[0] if found is not None else self.tools.for_session(self.host.session())
-        self._conversations[session_id] = (tools, now)
-        return tools
+            session = None
+        return self.conversations.of(session)
 
     # -- pre-flight (side-effect free: nothing is revoked, approved or fetched beyond the entry) ------------------
 
@@ -467,7 +439,8 @@ class Bridge:
             tools=tools,
             log_level="WARNING",
             # Requests by method and outcome on /metrics, as `serve` counts them.
-            middleware=[RequestObserver(log_requests=log_requests)],
+            # Then a request naming a session this server did not issue is refused (bridge/sessions.py).
+            middleware=[RequestObserver(log_requests=log_requests), SessionAdmission()],
         )
 
 
@@ -527,7 +500,11 @@ async def serve_http(
     async with bridge:
         server = bridge.build_server(log_requests=log_requests)
         use_one_pass_replies()  # as `skillwire serve` over HTTP (server/_sdk.py; SKILLWIRE_SDK_ONE_PASS=0: off)
-        app = server.streamable_http_app(host=host, transport_security=transport_security(host, allowed_hosts))
+        app = server.streamable_http_app(
+            host=host,
+            transport_security=transport_security(host, allowed_hosts),
+            max_sessions=MAX_SESSIONS,  # the one cap on conversations: past it a new session is refused, none evicted
+        )
         # The scrape, open: a bridge serves one host's person, and its series name only the configured
         # upstream labels and its own tools (no catalog a caller could be denied, unlike `serve`'s views).
         app.router.routes.append(metrics_route())

@@ -128,8 +128,16 @@ class SkillSession:
         self.active: list[ActiveSkill] = []
 
     async def load(self, origin: str, uri: str) -> ActiveSkill:
-        """`SkillHost.load` (the one load path), the skill then active in this session only."""
+        """`SkillHost.load` (the one load path), the skill then active in this session only.
+
+        Loading a skill this session already holds supersedes the earlier `ActiveSkill` (closed, then dropped):
+        a session holds one per skill, so a model that reads one skill again and again grows nothing, and a
+        session's memory is bounded by the skills it loads. The origins loaded stay the same, so the
+        cross-origin gate (`host/gate.py`) sees exactly what it saw before."""
         skill = await self.host.activate(origin, uri)
+        for earlier in [held for held in self.active if held.ref == skill.ref]:
+            earlier.close()
+            self.active.remove(earlier)
         self.active.append(skill)
         return skill
 
