@@ -126,7 +126,7 @@ def test_ls_json_and_get_show_the_commit(tmp_path: Path, own_cache_env: dict[str
             "signedBy": None,
         }
         shown = run_cli("get", "hello", running.url)
-        assert f"source: file://{repo.bare} @ {commit} (hello)" in shown.text
+        assert f'source (from the server): "file://{repo.bare} @ {commit} (hello)"' in shown.text
 
 
 def test_following_a_branch_swaps_whole_commits(

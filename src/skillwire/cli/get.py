@@ -14,10 +14,11 @@ from typing import Any
 
 from skillwire.cli.args import add_debug_argument, add_output_arguments, add_server_arguments, server_target
 from skillwire.cli.connect import run_client
-from skillwire.cli.output import Output, printable, report_failure
+from skillwire.cli.output import PRINT_LIMIT, Output, printable, report_failure
 from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.cli.signed import signature_check, signature_json, trusted_keys
 from skillwire.client.skills import SkillsClient
+from skillwire.core.display import server_field
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillNotFound, SkillwireError
 from skillwire.core.json import JSONValue
@@ -102,7 +103,9 @@ def entry_lines(entry: SkillEntry, signature: SignatureCheck) -> list[str]:
         lines.append(f"limits: this skill {problem}")
     source = provenance_of(entry)
     if source is not None:
-        lines.append(f"source: {printable(source.describe())}")
+        # The server's claim (its `_meta`): where it says the files came from and who it says signed that commit.
+        # Nothing here checks it, so it is labelled and quoted as the server's, never read as the host's verdict.
+        lines.append(server_field("source", source.describe(), PRINT_LIMIT))
     # The host's own words (cli/signed.py): verified here over the listed manifest, judged by the trust file.
     lines.append(f"signature: {signature.describe()}")
     lines.append("frontmatter:")
