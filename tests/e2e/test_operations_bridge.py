@@ -13,9 +13,12 @@ import secrets
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
+from typing import Any
 
+import mcp_types as types
 import pytest
 from mcp.client import Client
+from mcp.shared.exceptions import MCPError
 from prometheus_client.parser import text_string_to_metric_families
 
 from servers import free_port, running_http_server
@@ -182,3 +185,41 @@ async def test_bridge_json_logs_parse_line_by_line_and_never_carry_a_header_secr
     assert any(e["method"] == "tools/call" and e["outcome"] == "ok" for e in requests), requests
     assert all({"method", "outcome", "duration_ms"} <= set(e) for e in requests)
     assert secret not in text
+
+
+class ErrorAnswers:
+    """An elicitation callback answering every question with a JSON-RPC error whose code the client chose."""
+
+    def __init__(self, code: int) -> None:
+        self.code = code
+        self.asked = 0
+
+    async def __call__(self, context: Any, params: types.ElicitRequestParams) -> types.ElicitResult | types.ErrorData:
+        self.asked += 1
+        return types.ErrorData(code=self.code, message="the client's own error")
+
+
+async def test_a_client_chosen_error_code_is_counted_as_other(
+    upstream: tuple[RunningServer, Path], tmp_path: Path
+) -> None:
+    """A client answers the approval question with an error of a code it made up (issue 35, defect 6). Before,
+    that code became a `code` label value: any client could mint series on the open `/metrics` at will."""
+    server, _ = upstream
+    port = free_port()
+    argv = [*BRIDGE, "--http", f"127.0.0.1:{port}", "--server", f"web={server.url}"]
+    argv += ["--approvals", str(tmp_path / "approvals.sqlite")]
+    base = f"http://127.0.0.1:{port}"
+    with running_http_server(argv, port, tmp_path / "bridge.log"):
+        for code in (424242, -31999):
+            answers = ErrorAnswers(code)
+            async with Client(base + "/mcp", mode="legacy", elicitation_callback=answers) as client:
+                with pytest.raises(MCPError) as refused:  # the SDK passes the client's error on as the call's
+                    await client.call_tool("read_skill", {"server": "web", "uri": "skill://granted-skill/SKILL.md"})
+                assert refused.value.error.code == code
+            assert answers.asked == 1
+        text, samples = scrape(base)
+        codes = {dict(labels)["code"] for (name, labels) in samples if name == "skillwire_requests_total"}
+        assert "424242" not in codes
+        assert "-31999" not in codes
+        assert "424242" not in text
+        assert value(samples, "skillwire_requests_total", method="tools/call", outcome="error", code="other") == 2

@@ -5,10 +5,14 @@ its own import whether values live in this process's memory or in the files of
 `PROMETHEUS_MULTIPROC_DIR` (its multi-process mode), and `skillwire serve --workers N` sets that
 directory before the first worker forks, so N workers add up in one scrape (`exposition`).
 
-No label carries a token, a skill body, a URI or anything else a client chooses: `method` is one of
-`KNOWN_METHODS` (anything else counts as "other"), `code` is a JSON-RPC error code the server itself
-produced, `outcome` and `status` are fixed words, and `upstream` / `tool` are the names the operator
-configured for the bridge (a bounded set). What the catalog holds is counted, never named.
+No label carries a token, a skill body, a URI or anything else a client chooses: this module is the one
+owner of every label's set of values (`LABEL_VALUES`, by metric and label), and every value passes through
+`bounded` (or `method_label`, `code_label`) on its way to a label, so anything outside its set counts as
+"other": `method` is one of `KNOWN_METHODS`, `code` one of `ERROR_CODES` (the JSON-RPC and MCP codes; a
+client answering the bridge's approval question with an error picks its own code, which must not mint a
+series), `outcome`, `status`, `kind`, `backend` and `tool` are fixed words, and `upstream` is one of the
+labels the operator configured for the bridge (a bounded set, fixed at start). What the catalog holds is
+counted, never named.
 
 Gauges in multi-process mode say how they combine: sizes take the largest live worker's value,
 timestamps the oldest live worker's (so a stale-index alert fires when any worker is stale). The
@@ -74,9 +78,43 @@ FLUSH_SECONDS = 1.0
 RELOAD_BUCKETS = (0.01, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0)
 
 
+OTHER = "other"  # the value of every label whose value is outside its set
+
+
+def bounded(value: str, values: frozenset[str]) -> str:
+    """`value` if it is one of `values`, else "other": the one way a value reaches a label."""
+    return value if value in values else OTHER
+
+
 def method_label(method: str) -> str:
     """The `method` label: a method of the protocol, or "other" (a client may send any string)."""
-    return method if method in KNOWN_METHODS else "other"
+    return bounded(method, KNOWN_METHODS)
+
+
+# The JSON-RPC error codes a `code` label may name: JSON-RPC's own, and MCP's (the SDK's mcp_types names
+# them; written here as numbers because `ops/` imports no SDK). Any other code is "other".
+ERROR_CODES = frozenset(
+    str(code)
+    for code in (
+        -32700,  # parse error
+        -32600,  # invalid request
+        -32601,  # method not found
+        -32602,  # invalid params
+        -32603,  # internal error
+        -32000,  # connection closed
+        -32001,  # request timeout
+        -32002,  # resource not found
+        -32020,  # header mismatch
+        -32021,  # missing required client capability
+        -32022,  # unsupported protocol version
+        -32042,  # URL elicitation required
+    )
+)
+
+
+def code_label(code: int) -> str:
+    """The `code` label of a failed request: a JSON-RPC or MCP error code, or "other" (a client's own)."""
+    return bounded(str(code), ERROR_CODES)
 
 
 def multiprocess_dir() -> str | None:
@@ -381,26 +419,52 @@ def _build() -> Metrics:
 
 # What became of an approval question. `asked` counts every question whose answer reached the bridge (so
 # asked = granted + refused + dismissed); `unasked` is a question the client could not show (no elicitation).
-APPROVAL_OUTCOMES = ("asked", "granted", "refused", "dismissed", "unasked")
-TOOL_OUTCOMES = ("ok", "error", "failed")
+APPROVAL_OUTCOMES = frozenset({"asked", "granted", "refused", "dismissed", "unasked"})
+APPROVAL_KINDS = frozenset({"skill", "read"})
+TOOL_OUTCOMES = frozenset({"ok", "error", "failed"})
+# The bridge's three tools (host/tool_schemas.py's TOOL_NAMES, which `ops/` cannot import: a test holds the two
+# equal).
+BRIDGE_TOOLS = frozenset({"list_skills", "read_skill", "read_resource"})
+RELOAD_OUTCOMES = frozenset({"swapped", "unchanged", "failed"})
+WATCH_BACKENDS = frozenset({"inotify", "watchfiles"})
+STORE_READ_OUTCOMES = frozenset({"hit", "miss", "error"})
+SIGNATURE_STATUSES = frozenset({"signed", "unsigned", "stale"})
+# Every labelled metric, each label and its values; None: the upstream labels the operator configured.
+LABEL_VALUES: dict[str, dict[str, frozenset[str] | None]] = {
+    "skillwire_requests": {
+        "method": KNOWN_METHODS | {OTHER},
+        "outcome": frozenset({"ok", "error"}),
+        "code": ERROR_CODES | {"", OTHER},
+    },
+    "skillwire_request_duration_seconds": {"method": KNOWN_METHODS | {OTHER}},
+    "skillwire_reloads": {"outcome": RELOAD_OUTCOMES | {OTHER}},
+    "skillwire_watch_events": {"backend": WATCH_BACKENDS | {OTHER}},
+    "skillwire_store_reads": {"outcome": STORE_READ_OUTCOMES},
+    "skillwire_signature_skills": {"status": SIGNATURE_STATUSES},
+    "skillwire_bridge_upstream_up": {"upstream": None},
+    "skillwire_bridge_tool_calls": {"tool": BRIDGE_TOOLS | {OTHER}, "outcome": TOOL_OUTCOMES | {OTHER}},
+    "skillwire_bridge_approvals": {"kind": APPROVAL_KINDS | {OTHER}, "outcome": APPROVAL_OUTCOMES | {OTHER}},
+}
 
 
 def record_tool_call(tool: str, outcome: str) -> None:
     """A bridge tool call ended (`tool` is one of the bridge's own tool names, never a client's string)."""
-    metrics().bridge_tool_calls.labels(tool, outcome).inc()
+    metrics().bridge_tool_calls.labels(bounded(tool, BRIDGE_TOOLS), bounded(outcome, TOOL_OUTCOMES)).inc()
 
 
 def record_approval(kind: str, outcome: str) -> None:
     """An approval question of `kind` (skill | read) ended with `outcome`; a granted, refused or dismissed
     answer counts as asked too."""
     m = metrics().bridge_approvals
+    kind = bounded(kind, APPROVAL_KINDS)
     if outcome in ("granted", "refused", "dismissed"):
         m.labels(kind, "asked").inc()
-    m.labels(kind, outcome).inc()
+    m.labels(kind, bounded(outcome, APPROVAL_OUTCOMES)).inc()
 
 
 def set_upstream_up(upstream: str, up: bool) -> None:
-    """Whether the bridge holds a working connection to the upstream the operator named `upstream`."""
+    """Whether the bridge holds a working connection to the upstream the operator named `upstream` (one of
+    the labels configured at start: the bridge calls this for those alone)."""
     metrics().bridge_upstream_up.labels(upstream).set(1 if up else 0)
 
 
@@ -422,7 +486,7 @@ def observe_snapshot(
 def record_reload(outcome: str, seconds: float) -> None:
     """A reload ended: `swapped` (another catalog is served), `unchanged` or `failed`."""
     m = metrics()
-    m.reloads.labels(outcome).inc()
+    m.reloads.labels(bounded(outcome, RELOAD_OUTCOMES)).inc()
     m.reload_seconds.observe(seconds)
 
 
@@ -430,7 +494,7 @@ def record_watch_events(backend: str, count: int) -> None:
     """The catalog watcher read `count` events: inotify's as the kernel delivered them (a read of a served
     file delivers none), watchfiles' as it batched them (after its own filter)."""
     if count:
-        metrics().watch_events.labels(backend).inc(count)
+        metrics().watch_events.labels(bounded(backend, WATCH_BACKENDS)).inc(count)
 
 
 def add_info_source(source: Callable[[], dict[str, str] | None]) -> None:

@@ -3,8 +3,9 @@
 `RequestObserver` is a `ServerMiddleware` (the SDK's public hook, outermost of skillwire's): it times
 every request, counts it by method and outcome (the JSON-RPC error code of a failure, as the SDK's own
 OpenTelemetry middleware reads it) and, when request logging is on, logs one line with the method,
-outcome and duration. Only the method name (one of `ops.metrics.KNOWN_METHODS`) and the code reach a
-label or a log line: never a URI, a name or a parameter a client sent.
+outcome and duration. Only the method name (one of `ops.metrics.KNOWN_METHODS`) and the code (one of
+`ops.metrics.ERROR_CODES`, else "other") reach a label or a log line: never a URI, a name, a parameter or an
+error code a client sent.
 
 `/metrics` is the scrape (`ops.metrics.exposition`). With per-caller catalogs it is protected: the
 catalog's sizes and skip counts would tell any caller how many skills it may not see, so the route
@@ -31,7 +32,7 @@ from starlette.routing import Route
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from skillwire.ops.logs import log_request
-from skillwire.ops.metrics import LATENCY_BUCKETS, exposition, method_label, metrics
+from skillwire.ops.metrics import LATENCY_BUCKETS, code_label, exposition, method_label, metrics
 
 __all__: list[str] = []  # internal (see the module docstring)
 
@@ -57,13 +58,13 @@ class RequestObserver:
         try:
             result = await call_next(ctx)
         except MCPError as exc:
-            code = str(exc.error.code)
+            code = code_label(exc.error.code)  # a client's own code (an error answer to a question) is "other"
             raise
         except ValidationError:
-            code = str(INVALID_PARAMS)  # what the SDK answers for params its models refuse
+            code = code_label(INVALID_PARAMS)  # what the SDK answers for params its models refuse
             raise
         except Exception:
-            code = str(INTERNAL_ERROR)
+            code = code_label(INTERNAL_ERROR)
             raise
         finally:
             seconds = time.perf_counter() - started
