@@ -35,6 +35,7 @@ from skillwire.cli.args import (
     say_failure,
 )
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
+from skillwire.core.display import escape
 from skillwire.core.errors import BindError, SigningError
 from skillwire.ops.logs import configure_logging, current_format
 from skillwire.ops.metrics import multiprocess_directory
@@ -300,10 +301,11 @@ def summary(snapshot: CatalogSnapshot) -> str:
     lines = [f"skillwire: serving {skills} skill{'' if skills == 1 else 's'}, {files} file{'' if files == 1 else 's'}"]
     if snapshot.skipped:
         lines.append(f"skillwire: skipped {len(snapshot.skipped)} skills:")
-        lines += [f"  - {s.location}: {s.reason}" for s in snapshot.skipped]
+        # Folder names and reasons are values from the served folders: one line each, whatever they hold.
+        lines += [f"  - {escape(str(s.location), None)}: {escape(s.reason, None)}" for s in snapshot.skipped]
     if snapshot.ignored:
         lines.append(f"skillwire: ignored {len(snapshot.ignored)} paths:")
-        lines += [f"  - {path}: {why}" for path, why in snapshot.ignored]
+        lines += [f"  - {escape(str(path), None)}: {escape(why, None)}" for path, why in snapshot.ignored]
     return "\n".join(lines)
 
 

@@ -11,6 +11,14 @@ A line's `event` comes from the call's `extra={"event": ...}` (`log`, in this mo
 other `extra` fields (the skill or index involved; for requests method, outcome and duration_ms) are
 keys of the object. A line without one is `"event": "log"`.
 
+Values from outside (a folder name, a URI, a client's `Host` header in the SDK's own warning) are escaped
+in every format by the formatters here, the one place, whoever logged them (`core.display.escape`: every
+character that could end a line, move the cursor or hide text becomes a visible escape), so no value can
+write a line of its own such as a fake `skillwire: warning:` or send a terminal escape to the operator's
+terminal. A message's template is the program's own and keeps its line breaks; its arguments are values;
+a message logged without arguments (a string built before the call, as the SDK's and uvicorn's f-strings
+are) is a value as a whole. A traceback (`--debug`) is indented under its line, each line escaped.
+
 Secrets: every formatted line, human or JSON, passes `redact`, which replaces each value registered
 with `register_secret` (bearer tokens in a `--tokens` file, AWS secret keys and session tokens from the
 environment or a `credential_process`) and anything shaped like an `Authorization` header value with
@@ -31,6 +39,8 @@ import time
 from typing import Any, Literal, TextIO
 
 import pydantic_core
+
+from skillwire.core.display import escape
 
 __all__: list[str] = []  # internal (see the module docstring)
 
@@ -110,6 +120,51 @@ def _human_line(level: int, logger_name: str, message: str) -> str:
     return f"skillwire: {message}"
 
 
+class _Value:
+    """One argument of a log call, shown escaped whichever way the template converts it (`%s`, `%r`)."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: object) -> None:
+        self.value = value
+
+    def __str__(self) -> str:
+        return escape(str(self.value), None)
+
+    def __repr__(self) -> str:
+        return escape(repr(self.value), None)
+
+
+def _shown(value: object) -> object:
+    # Numbers stay numbers (`%d`, `%.1f` need them) and cannot break a line; everything else is a value.
+    return value if isinstance(value, int | float) else _Value(value)
+
+
+def message_of(record: logging.LogRecord) -> str:
+    """A record's message with every value from outside escaped: the template's arguments, or the whole
+    message when there are none (a string built before the call)."""
+    args = record.args
+    if not args:
+        return escape(str(record.msg), None)
+    try:
+        if isinstance(args, dict):
+            return str(record.msg) % {key: _shown(value) for key, value in args.items()}
+        return str(record.msg) % tuple(map(_shown, args))
+    except (TypeError, ValueError, KeyError):  # a template that does not fit its arguments: all a value
+        return escape(record.getMessage(), None)
+
+
+def _error_of(error: BaseException) -> str:
+    """`Type: message` on one line, escaped (an exception's text often quotes what it was given)."""
+    return f"{type(error).__name__}: {escape(str(error).strip())}"
+
+
+def _indented_traceback(text: str) -> str:
+    """A traceback under its log line: each line indented and escaped, so none reads as a line of its own
+    (an exception's message can hold a line break and a fake `skillwire: warning:` after it)."""
+    return "\n".join("    " + escape(line, None) for line in text.splitlines())
+
+
 class HumanFormatter(logging.Formatter):
     """`skillwire: message`; warnings and errors say so; the traceback only with --debug."""
 
@@ -118,13 +173,12 @@ class HumanFormatter(logging.Formatter):
         self.tracebacks = tracebacks
 
     def format(self, record: logging.LogRecord) -> str:
-        line = _human_line(record.levelno, record.name, record.getMessage())
+        line = _human_line(record.levelno, record.name, message_of(record))
         if record.exc_info and record.exc_info[1] is not None:
             if self.tracebacks:
-                line += "\n" + self.formatException(record.exc_info)
+                line += "\n" + _indented_traceback(self.formatException(record.exc_info))
             else:
-                error = record.exc_info[1]
-                line += f" ({type(error).__name__}: {str(error).strip().splitlines()[0] if str(error).strip() else ''})"
+                line += f" ({_error_of(record.exc_info[1])})"
         return redact(line)
 
 
@@ -143,16 +197,16 @@ class JsonFormatter(logging.Formatter):
             record.levelname,
             record.name,
             getattr(record, "event", None) or "log",
-            record.getMessage(),
+            message_of(record),
             # The `extra` keys, by one set difference in C (a loop over every attribute of the record,
             # testing each, was a third of a request line's cost).
             {key: fields[key] for key in fields.keys() - _RECORD_FIELDS if not key.startswith("_")},
         )
         if record.exc_info and record.exc_info[1] is not None:
             error = record.exc_info[1]
-            entry["error"] = f"{type(error).__name__}: {error}"
+            entry["error"] = f"{type(error).__name__}: {escape(str(error), None)}"
             if self.tracebacks:
-                entry["traceback"] = self.formatException(record.exc_info)
+                entry["traceback"] = _indented_traceback(self.formatException(record.exc_info))
         return redact(_json_text(entry))
 
 
@@ -171,7 +225,12 @@ def _json_entry(
     for key in sorted(extras):
         value = extras[key]
         if value is not None:
-            entry[key] = value if isinstance(value, _PLAIN) else str(value)
+            # JSON escapes C0 controls, quotes and backslashes; `escape` also the C1 controls, bidi and line
+            # separators it leaves raw, which a terminal showing the line would act on.
+            if type(value) is str:
+                entry[key] = escape(value, None)
+            else:
+                entry[key] = value if isinstance(value, _PLAIN) else escape(str(value), None)
     return entry
 
 
