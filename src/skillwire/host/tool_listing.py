@@ -24,6 +24,7 @@ from skillwire.core.json import JSONValue
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill
 from skillwire.host.search import SkillSearch, query_words
+from skillwire.host.tool_cursors import install_secret
 from skillwire.host.tool_messages import _Refusal, listing_problem_note
 from skillwire.host.tool_schemas import check_arguments
 
@@ -49,20 +50,22 @@ BODIES_PENDING_NOTE = (
 )
 
 
-def _encode_cursor(payload: dict[str, Any]) -> str:
-    # core/cursor's codec (the one in skillwire), under this tool's own kind. The default secret, not a
-    # per-process one: a host that starts a new bridge per call (langchain-mcp-adapters) must still be able
-    # to continue a browse; the MAC is integrity against a cut or edited cursor, not secrecy.
-    return encode_cursor(_CURSOR_KIND, cast(JSONValue, payload))
+def _encode_cursor(payload: dict[str, Any], secret: bytes) -> str:
+    # core/cursor's codec (the one in skillwire), under this tool's own kind, MAC'd with the install's secret
+    # (host/tool_cursors.py): not the codec's public default, with which anyone could write a cursor.
+    return encode_cursor(_CURSOR_KIND, cast(JSONValue, payload), secret=secret)
 
 
 _START_OVER = "Call list_skills without a cursor to start from the beginning."
+# Longest a field of a cursor this tool issued can be: a catalog token is `<8 hex>:<a version number>`.
+_MAX_TOKEN_CHARS = 40
 
 
-def _decode_cursor(cursor: str) -> dict[str, Any]:
+def _decode_cursor(cursor: str, secret: bytes) -> dict[str, Any]:
+    """The payload of a cursor this install issued, each field within the limits a fresh request has."""
     bad = _Refusal(f"Invalid cursor: it is not one list_skills issued (it may be cut short or edited). {_START_OVER}")
     try:
-        payload = decode_cursor_value(cursor, _CURSOR_KIND)
+        payload = decode_cursor_value(cursor, _CURSOR_KIND, secret=secret)
     except InvalidCursor:
         raise bad from None
     if not isinstance(payload, dict):
@@ -74,13 +77,22 @@ def _decode_cursor(cursor: str) -> dict[str, Any]:
             raise bad
     elif kind == "query":
         query, offset, catalog = payload.get("q"), payload.get("at"), payload.get("cat")
-        if not (isinstance(query, str) and isinstance(catalog, str)):
+        if not (isinstance(query, str) and isinstance(catalog, str) and len(catalog) <= _MAX_TOKEN_CHARS):
             raise bad
         if not isinstance(offset, int) or isinstance(offset, bool) or offset < 0:
             raise bad
+        _check_query(query)  # the same limits as a query sent fresh
     else:
         raise bad
     return payload
+
+
+def _check_query(query: str) -> None:
+    """A query's limits, for one sent fresh and one a cursor carries alike."""
+    if len(query) > MAX_QUERY_CHARS:
+        raise _Refusal(
+            f"list_skills: the query is {len(query)} characters; use a few words (at most {MAX_QUERY_CHARS})."
+        )
 
 
 def _attribute(text: str) -> str:
@@ -110,10 +122,13 @@ def _bisect_after(ordered: list[RegisteredSkill], after: tuple[str, str]) -> int
 class SkillListing:
     """`list_skills` over one host's registry, `page_size` skills a page (`SkillTools` dispatches to it)."""
 
-    def __init__(self, host: SkillHost, search: SkillSearch, page_size: int) -> None:
+    def __init__(
+        self, host: SkillHost, search: SkillSearch, page_size: int, *, cursor_secret: bytes | None = None
+    ) -> None:
         self.host = host
         self.page_size = page_size
         self._search = search
+        self._cursor_secret = cursor_secret  # None: the install's, read at the first cursor (tool_cursors.py)
         # Names this instance's query cursors: one from an earlier process (whose catalog versions count
         # from 0 too) must not pass for current.
         self._instance = secrets.token_hex(4)
@@ -125,6 +140,11 @@ class SkillListing:
         if self._sorted is None or self._sorted[0] != registry.version:
             self._sorted = (registry.version, sorted(registry, key=lambda s: (s.ref.origin, s.ref.uri)))
         return self._sorted[1]
+
+    def _secret(self) -> bytes:
+        if self._cursor_secret is None:
+            self._cursor_secret = install_secret()
+        return self._cursor_secret
 
     def _catalog_token(self) -> str:
         return f"{self._instance}:{self.host.registry.version}"
@@ -152,15 +172,13 @@ class SkillListing:
                 raise _Refusal(f"list_skills: '{key}' must be a string, not {value!r:.60}.")
         assert query is None or isinstance(query, str)
         assert cursor is None or isinstance(cursor, str)
-        if query is not None and len(query) > MAX_QUERY_CHARS:
-            raise _Refusal(
-                f"list_skills: the query is {len(query)} characters; use a few words (at most {MAX_QUERY_CHARS})."
-            )
+        if query is not None:
+            _check_query(query)
         if query is not None and not query.strip():
             query = None
         if cursor == "":
             cursor = None
-        payload = _decode_cursor(cursor) if cursor is not None else None
+        payload = _decode_cursor(cursor, self._secret()) if cursor is not None else None
         # A first page relists (the client reuses a listing within the server's ttlMs); a cursor continues
         # from what is known, so paging costs no server round trip. Unless nothing is known yet: a host that
         # starts a new bridge per call (langchain-mcp-adapters' default) brings page 1's cursor to a bridge
@@ -188,7 +206,7 @@ class SkillListing:
             page = ordered[start : start + self.page_size]
             more = start + len(page) < len(ordered)
             next_cursor = (
-                _encode_cursor({"k": "browse", "after": [page[-1].ref.origin, page[-1].ref.uri]})
+                _encode_cursor({"k": "browse", "after": [page[-1].ref.origin, page[-1].ref.uri]}, self._secret())
                 if more and page
                 else None
             )
@@ -210,7 +228,9 @@ class SkillListing:
         page = ranked.skills[offset : offset + self.page_size]
         more = offset + len(page) < ranked.total
         next_cursor = (
-            _encode_cursor({"k": "query", "q": query, "at": offset + len(page), "cat": token}) if more else None
+            _encode_cursor({"k": "query", "q": query, "at": offset + len(page), "cat": token}, self._secret())
+            if more
+            else None
         )
         incomplete = BODIES_PENDING_NOTE.format(pending=ranked.bodies_pending) if ranked.bodies_pending else None
         return self._render_page(page, offset, ranked.total, next_cursor, query, notes, incomplete)

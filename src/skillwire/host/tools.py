@@ -78,16 +78,28 @@ class SkillTools:
         The conversation whose loaded skills `read_skill` adds to and `read_resource` resolves against
         (`SkillHost.session()`); by default the host's own. `for_session` gives the same tools (one search
         index, one cursor namespace) over another conversation.
+    cursor_secret:
+        The key `list_skills` cursors are MAC'd with, so nobody else can write one. By default
+        `$SKILLWIRE_LIST_SKILLS_SECRET` (what replicas that continue each other's cursors share), else this
+        install's own, made once and kept with mode 0600 in the user config directory
+        (`skillwire/list-skills-cursor.key`).
     """
 
-    def __init__(self, host: SkillHost, *, page_size: int = 50, session: SkillSession | None = None) -> None:
+    def __init__(
+        self,
+        host: SkillHost,
+        *,
+        page_size: int = 50,
+        session: SkillSession | None = None,
+        cursor_secret: bytes | None = None,
+    ) -> None:
         if page_size < 1:
             raise ValueError("page_size must be at least 1")
         self.host = host
         # Bodies the host already holds verified are indexed; a skill read later is indexed from then on. The
         # index file is chosen at the first query, when the host's origins are known.
         self._search = SkillSearch(host.indexable_body, path=host.search_index_path)
-        self._listing = SkillListing(host, self._search, page_size)
+        self._listing = SkillListing(host, self._search, page_size, cursor_secret=cursor_secret)
         chosen = session if session is not None else host.default_session
         self._reads = SkillReads(host, chosen, self._search, self._listing.refresh)
 

@@ -48,7 +48,7 @@ LOG_FORMAT_ENV = "SKILLWIRE_LOG_FORMAT"
 LogFormat = Literal["human", "json"]
 REDACTED = "[redacted]"
 _MIN_SECRET = 6  # shorter values would redact ordinary words; no real secret is that short
-_SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "SKILLWIRE_CURSOR_SECRET")
+_SECRET_ENV = ("AWS_SECRET_ACCESS_KEY", "AWS_SESSION_TOKEN", "SKILLWIRE_CURSOR_SECRET", "SKILLWIRE_LIST_SKILLS_SECRET")
 _AUTH_VALUE = re.compile(r"(?i)\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+")
 _SECRET_FIELD = re.compile(r"(?i)(\"?(?:secret_?access_?key|session_?token|token|password)\"?\s*[:=]\s*\"?)[^\s\",}]+")
 
