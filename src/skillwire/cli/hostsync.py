@@ -38,7 +38,12 @@ def add_sync_arguments(p: argparse.ArgumentParser) -> None:
         "--for",
         dest="host",
         choices=sorted(HOST_FOLDERS),
-        help="sync into this host's own skills folder instead of --to (see `skillwire pull --help`)",
+        help="sync into this host's own skills folder instead of --to: "
+        + ", ".join(
+            f"{p.host} ~/{p.user}" + (f" (DIR/{p.project} with --project)" if p.project != p.user else "")
+            for p in HOST_FOLDERS.values()
+        )
+        + "; with --project DIR, the same folder under DIR",
     )
     p.add_argument("--project", type=Path, metavar="DIR", help="with --for: the project's folder, not your home's")
     p.add_argument(
@@ -174,6 +179,14 @@ def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, or
     for o in outcomes:
         o.reason = printable(o.reason) if o.reason is not None else None
     failed = [o for o in outcomes if o.status == "failed"]
+    # In a pipe without --yes a skill that needs an approval cannot get one: the run did not do what was asked,
+    # and the fix is on the command line, so it ends as a command-line mistake does (exit 2), not as a sync.
+    unapproved = sum(1 for o in outcomes if o.unapproved)
+    unasked = not could_ask and unapproved > 0
+    no_yes = (
+        f"skillwire: not a terminal, so nobody was asked: {unapproved} skill{'' if unapproved == 1 else 's'} "
+        "needing your approval not written; add --yes to approve them all (or run it on a terminal)"
+    )
     if out.json_mode:
         data = {
             "origin": origin,
@@ -183,16 +196,22 @@ def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, or
             "skills": [o.to_json() for o in outcomes],
         }
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        return 1 if failed else 0
+        if unasked:
+            out.error(no_yes)
+        return 1 if failed else 2 if unasked else 0
     for o in failed:
         out.error(f"skillwire: failed {printable(o.uri)}: {o.reason}")
     for o in outcomes:
-        if o.status in ("skipped", "kept"):
+        if o.status in ("skipped", "kept") and not (unasked and o.unapproved):  # said once, below
             out.warn(f"{o.status} {printable(o.uri)}: {o.reason}")
-    if not could_ask and any(
-        o.status == "skipped" and o.reason and o.reason.startswith("not approved") for o in outcomes
-    ):
-        out.warn("note: not a terminal, so nobody was asked: run it on a terminal, or add --yes to approve them all")
+        elif o.kept:
+            folder = f"{shown.rstrip('/')}/{printable(o.folder or '')}"
+            listed = ", ".join(printable(p) for p in o.kept[:3]) + (" and more" if len(o.kept) > 3 else "")
+            out.warn(
+                f"note: {o.status} {printable(o.uri)}, keeping the files skillwire did not write in {folder}: {listed}"
+            )
+    if unasked:
+        out.error(no_yes)
     if not out.quiet:
         lines = [
             f"{o.status} {printable(o.uri)} -> {shown.rstrip('/')}/{printable(o.folder or '')} "
@@ -211,7 +230,7 @@ def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, or
         }
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing to do"
         out.write("\n".join([*lines, f"synced into {shown} for {title}: {summary}"]) + "\n")
-    return 1 if failed else 0
+    return 1 if failed else 2 if unasked else 0
 
 
 def _check(

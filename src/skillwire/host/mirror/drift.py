@@ -6,6 +6,11 @@
 - `disk_problem`: the one disk-versus-lock check. A skill whose folder or files are missing, are
   symlinks, or hold other bytes than the lock records is `damaged` (e.g. an interrupted pull, a local
   edit); `check_disk` applies it to every locked skill and counts an interrupted run's leftovers.
+- `unrecorded_files`: whose file is this. Inside a folder skillwire wrote, a file (or link) is skillwire's
+  exactly when its record (`skills.lock`, or a host folder's `.skillwire-sync.json`) lists it; anything
+  else is the person's, and is never overwritten or deleted: `pull --to` refuses to replace such a
+  folder, a sync carries the person's files into the new copy and never prunes them, and both `--check`s
+  report them.
 - `check_signatures`: a locked publisher signature verified over the locked manifest and the SKILL.md
   on disk, through `TrustPolicy.inspect` (host/trust.py), so a key counts only inside its origin and
   prefix scope exactly as it does when a host loads the skill.
@@ -13,6 +18,8 @@
 
 from __future__ import annotations
 
+import os
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, Literal
@@ -154,6 +161,23 @@ def disk_problem(dest: Path, skill: LockedSkill) -> str | None:
     parts = [f"lacks {_some(missing)}"] if missing else []
     parts += [f"has other bytes in {_some(differ)}"] if differ else []
     return "; ".join(parts) or None
+
+
+def unrecorded_files(folder: Path, recorded: Callable[[str], bool], *, relative_to: Path) -> list[str]:
+    """Whose file is this: every file, link or linked folder under `folder` whose path (relative to
+    `relative_to`, `/`-separated) `recorded` does not accept, sorted. Those are the person's."""
+    found: list[str] = []
+    for directory, dirs, names in os.walk(folder, followlinks=False):
+        for name in dirs:
+            path = Path(directory) / name
+            if path.is_symlink():
+                found.append(path.relative_to(relative_to).as_posix())
+        for name in names:
+            path = Path(directory) / name
+            relative = path.relative_to(relative_to).as_posix()
+            if path.is_symlink() or not path.is_file() or not recorded(relative):
+                found.append(relative)
+    return sorted(found)
 
 
 def check_disk(dest: Path, shown_dest: str, lock: Lock, changes: list[Change]) -> list[str]:

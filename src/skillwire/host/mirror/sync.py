@@ -11,7 +11,10 @@ Ownership: `<folder>/.skillwire-sync.json` records every skill folder skillwire 
 came from and every file's digest. Only a folder recorded there, from this server and for the same skill,
 is ever replaced or removed. A folder of the same name that skillwire did not write (the person's own skill,
 or another server's) is never touched: the skill is skipped with a line saying so. A recorded skill whose
-files were edited in place is not overwritten either (nor pruned) unless `force`.
+files were edited in place is not overwritten either (nor pruned) unless `force`. Inside a folder skillwire
+wrote, a file the record does not list is the person's (`drift.unrecorded_files`), even with `force`: an
+update carries it into the new copy and says so (or, when the server's copy now has a file at its path,
+leaves the folder untouched), a prune keeps the folder, and `check` reports it (`added locally`).
 
 Crash safety: the folder is replaced as `pull` replaces one (`swap.py`), and the record names the new copy
 as `pending` before the swap and as owned after it; the next run adopts a pending copy whose files are on
@@ -39,11 +42,11 @@ from skillwire.core.uri import SKILL_MD
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
 from skillwire.host.load import Approved, Ask, Refused, plan_load
-from skillwire.host.mirror.drift import disk_problem
+from skillwire.host.mirror.drift import disk_problem, unrecorded_files
 from skillwire.host.mirror.layout import Plan, plan_entries, plan_skill
 from skillwire.host.mirror.lock import LockedSkill, write_atomically
 from skillwire.host.mirror.lock import skill_from_json as locked_from_json
-from skillwire.host.mirror.swap import recover_interrupted, remove_folder, staging_directory, swap_in
+from skillwire.host.mirror.swap import carry_over, recover_interrupted, remove_folder, staging_directory, swap_in
 from skillwire.host.mirror.writer import failure_reason, fetch_into, locked_skill
 from skillwire.host.trust import TrustPolicy
 
@@ -51,7 +54,9 @@ RECORD_NAME = ".skillwire-sync.json"
 RECORD_VERSION = 1
 
 SyncStatus = Literal["installed", "updated", "unchanged", "skipped", "failed", "removed", "kept"]
-DriftStatus = Literal["in step", "edited locally", "missing", "changed upstream", "gone upstream", "new"]
+DriftStatus = Literal[
+    "in step", "edited locally", "added locally", "missing", "changed upstream", "gone upstream", "new"
+]
 
 
 @dataclass(frozen=True)
@@ -161,6 +166,23 @@ def _exists(path: Path) -> bool:
     return os.path.lexists(path)
 
 
+def yours(folder: Path, owned: Owned) -> list[str]:
+    """The person's entries inside a synced skill folder: whatever its record does not list."""
+    recorded = {f.path for f in owned.skill.files}
+    root = folder / owned.skill.path
+    return unrecorded_files(root, recorded.__contains__, relative_to=root) if root.is_dir() else []
+
+
+def in_the_way(kept: list[str], plan: Plan) -> list[str]:
+    """The person's entries at a path the plan writes (or inside one, or holding one)."""
+    written = [relative for relative, _ in plan.files]
+    return [p for p in kept if any(p == w or p.startswith(w + "/") or w.startswith(p + "/") for w in written)]
+
+
+def _some(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
+
+
 @dataclass
 class SyncOutcome:
     uri: str
@@ -169,6 +191,8 @@ class SyncOutcome:
     reason: str | None = None  # raw text (it may quote the server): escape it where it is shown
     files: int = 0
     size: int = 0
+    kept: list[str] = field(default_factory=list)  # the person's files left in place (`yours`)
+    unapproved: bool = False  # skipped because nobody approved it (in a pipe: nobody could be asked)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)  # every field, in order: what `pull --json` prints for it
@@ -236,6 +260,17 @@ class HostSync:
                 )
             if problem is None and same_files(owned.skill, plan):
                 return SyncOutcome(entry.uri, name, "unchanged", files=len(plan.files), size=plan.size)
+        kept = yours(self.folder, owned) if owned is not None and exists else []
+        blocking = in_the_way(kept, plan)
+        if blocking:
+            return SyncOutcome(
+                entry.uri,
+                name,
+                "skipped",
+                f"{shown} holds files skillwire did not write where the server's copy has files "
+                f"({_some(blocking)}); left untouched: move them away to update it",
+                kept=kept,
+            )
         decision = plan_load(
             SkillRef(self.label, entry.uri), entry, allow_dynamic=False, trust=self.trust, approvals=self.approvals.get
         )
@@ -245,13 +280,14 @@ class HostSync:
             self.notes.append(f"{entry.uri}: {decision.signature.error} (trust mode 'warn': synced anyway)")
         if isinstance(decision, Ask):
             if not await self.ask(decision):
-                return SyncOutcome(entry.uri, name, "skipped", "not approved; nothing was written")
+                return SyncOutcome(entry.uri, name, "skipped", "not approved; nothing was written", unapproved=True)
             self.approvals.approve(decision.request.ref, decision.bound)
         else:
             assert isinstance(decision, Approved)
-        return await self._write(plan, target, shown, "updated" if owned is not None and exists else "installed")
+        status: SyncStatus = "updated" if owned is not None and exists else "installed"
+        return await self._write(plan, target, shown, status, kept)
 
-    async def _write(self, plan: Plan, target: Path, shown: str, status: SyncStatus) -> SyncOutcome:
+    async def _write(self, plan: Plan, target: Path, shown: str, status: SyncStatus, kept: list[str]) -> SyncOutcome:
         entry, name = plan.entry, plan.path
         owned = Owned(self.origin, self.label, locked_skill(plan))
         self.record.pending[name] = owned
@@ -259,6 +295,7 @@ class HostSync:
         staged = staging_directory(self.folder)
         try:
             await fetch_into(self.client, plan, staged, lambda steps: None)
+            carry_over(target, staged, kept)
             swap_in(staged, target, self.folder)
         except (SkillwireError, OSError) as exc:
             del self.record.pending[name]
@@ -269,7 +306,7 @@ class HostSync:
         self.record.skills[name] = owned
         del self.record.pending[name]
         write_record(self.folder, self.record)
-        return SyncOutcome(entry.uri, name, status, files=len(plan.files), size=plan.size)
+        return SyncOutcome(entry.uri, name, status, files=len(plan.files), size=plan.size, kept=kept)
 
     def prune(self, served: set[str], *, remove: bool) -> list[SyncOutcome]:
         """Skills this server gave that it no longer serves: removed (`remove`), or kept with a note."""
@@ -284,6 +321,19 @@ class HostSync:
                 )
                 continue
             if os.path.lexists(target):
+                kept = yours(self.folder, owned)
+                if kept:  # the person's: never removed, not even with --force
+                    outcomes.append(
+                        SyncOutcome(
+                            owned.skill.uri,
+                            name,
+                            "kept",
+                            f"gone from the server, but {target} holds files skillwire did not write "
+                            f"({_some(kept)}); move them away and --prune removes it",
+                            kept=kept,
+                        )
+                    )
+                    continue
                 problem = disk_problem(self.folder, owned.skill)
                 if problem is not None and not self.force:
                     outcomes.append(
@@ -346,11 +396,16 @@ def drift(
                 files = sorted(p for p in recorded.keys() | served.keys() if recorded.get(p) != served.get(p))
                 upstream = "changed upstream"
                 problem_note = "files: " + ", ".join(files[:5]) + (" and more" if len(files) > 5 else "")
+        kept = yours(folder, owned)
         if problem == "is missing":
             out.append(Drift(uri, name, "missing", "the folder is gone (a sync writes it again)"))
         elif problem is not None:
             also = "; also changed upstream" if upstream == "changed upstream" else ""
             out.append(Drift(uri, name, "edited locally", f"{name} {problem}{also}"))
+        elif kept:
+            also = "; also changed upstream" if upstream == "changed upstream" else ""
+            note = f"{name} holds files skillwire did not write ({_some(kept)}); a sync keeps them{also}"
+            out.append(Drift(uri, name, "added locally", note))
         elif upstream == "changed upstream":
             out.append(Drift(uri, name, "changed upstream", problem_note))
         elif upstream == "gone upstream":
