@@ -224,6 +224,16 @@ def test_repull_restores_local_edits_and_refuses_unknown_files(examples_url: str
     assert leftovers(out) == []
 
 
+def test_a_target_under_a_regular_file_is_named_not_the_server(examples_url: str, tmp_path: Path) -> None:
+    # Issue 37, broken 5: this said "error: http://127.0.0.1:.../mcp: Not a directory".
+    afile = tmp_path / "afile"
+    afile.write_text("a file\n")
+    result = cli("pull", "--to", str(afile / "sub"), examples_url)
+    assert result.code == 2, result.err
+    assert result.err.splitlines() == [f"skillwire: --to {afile}/sub: {afile} is not a directory"]
+    assert afile.read_text() == "a file\n"
+
+
 def test_a_directory_not_from_a_pull_is_not_replaced(examples_url: str, tmp_path: Path) -> None:
     out = tmp_path / "foreign"
     (out / "git-workflow").mkdir(parents=True)

@@ -210,8 +210,19 @@ async def _choose(
     return list(unique.values()), failed, warnings
 
 
-def _make_directory(path: Path) -> None:
-    path.mkdir(parents=True, exist_ok=True)
+def _not_a_directory(path: Path) -> Path | None:
+    """The first of `path` and its parents that exists and is not a directory (so `path` cannot be one), or None."""
+    for candidate in (path, *path.parents):
+        if os.path.lexists(candidate):
+            return None if candidate.is_dir() else candidate
+    return None
+
+
+def _make_directory(path: Path, shown: str) -> None:
+    try:
+        path.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:  # named by the path: the server has nothing to do with it
+        raise UsageError(f"cannot create --to {shown}: {exc.strerror or exc}") from None
 
 
 def _read_lock(dest: Path) -> Lock | None:
@@ -238,8 +249,9 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     target = server_target(args)
     dest: Path = args.to.expanduser()
     shown_dest = str(args.to)
-    if dest.exists() and not dest.is_dir():
-        raise UsageError(f"--to {shown_dest} is not a directory")
+    blocked = _not_a_directory(dest)
+    if blocked is not None:
+        raise UsageError(f"--to {shown_dest}: {blocked} is not a directory")
     for ref in refs:
         if is_uri(ref):
             skill_md_uri(ref)
@@ -297,7 +309,7 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         if not plans:
             return
         state.planned = len(plans)
-        _make_directory(dest)
+        _make_directory(dest, shown_dest)
         progress = out.progress("pulling", sum(len(p.files) for p in plans))
         # Progress is for a terminal only (the bar on stderr). In a pipe nothing is said twice: each skill's
         # result line goes to stdout as soon as it is pulled, so a log still shows how far a long pull got,
