@@ -28,6 +28,7 @@ from skillwire.core.manifest import human_size
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import MAX_ORIGIN_LABEL_LENGTH
 from skillwire.host.load import Ask
+from skillwire.host.mirror.drift import STATUS_WIDTH
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
 from skillwire.host.mirror.swap import find_interrupted
 from skillwire.host.mirror.sync import RECORD_NAME, Drift, HostSync, SyncOutcome, SyncRecord, drift, read_record, settle
@@ -69,6 +70,11 @@ def default_label(target: ServerTarget) -> str:
         tail = f"-{zlib.crc32(target.label.encode()):08x}"
         label = label[: MAX_ORIGIN_LABEL_LENGTH - len(tail)].rstrip("-.") + tail
     return label
+
+
+def status_line(status: str, what: str, note: str | None = None) -> str:
+    """One line of either `--check` (`pull --check`, `pull --for HOST --check`): the status in one column."""
+    return f"{status:<{STATUS_WIDTH}} {what}" + (f"  ({note})" if note else "")
 
 
 def _question(decision: Ask, shown_folder: str) -> str:
@@ -265,7 +271,7 @@ def _check(
         data = {"origin": target.label, "folder": shown, "drift": bool(differ), "skills": [d.to_json() for d in found]}
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     elif not out.quiet:
-        lines = [f"{d.status:<16} {printable(d.uri)}" + (f"  ({d.note})" if d.note else "") for d in found]
+        lines = [status_line(d.status, printable(d.uri), d.note) for d in found]
         synced = sum(1 for d in found if d.status != "new")
         lines.append(
             f"{len(differ)} of {len(found)} skills differ"

@@ -13,9 +13,10 @@ lands in `DIR/acme/billing/refunds/SKILL.md`, and `skillwire serve DIR` publishe
 again (for the `skill://` scheme). The lock is `DIR/skills.lock` (see `skillwire.host.mirror.lock`).
 
 `pull --check --to DIR SERVER` reads no file from the server: it compares the lock with the server's
-entries and prints what changed (files added, removed, changed; skills removed or new), and checks
-the copies on disk against the lock (a skill whose folder or files are missing or altered, e.g. by an
-interrupted pull, is `damaged`), exit code 1 when anything differs. A locked publisher signature is
+entries and prints what changed, in the words `pull --for HOST --check` uses (`host/mirror/drift.py`
+`CheckStatus`: `changed upstream` with the files added, removed, changed; `gone upstream`; `new`), and
+checks the copies on disk against the lock (`missing`, `edited locally`, e.g. after an interrupted pull,
+or `added locally`: files the lock does not list), exit code 1 when anything differs. A locked publisher signature is
 judged by the trust policy a host applies (`--origin LABEL` names the label a host gives this server,
 for keys scoped to origins). It writes nothing.
 
@@ -50,7 +51,7 @@ from skillwire.cli.args import (
     server_target,
 )
 from skillwire.cli.connect import run_client
-from skillwire.cli.hostsync import add_sync_arguments, run_sync
+from skillwire.cli.hostsync import add_sync_arguments, run_sync, status_line
 from skillwire.cli.output import Output, printable, report_failure
 from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.cli.signed import trusted_keys
@@ -450,7 +451,7 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     check_signatures(dest, lock, changes, trusted_keys(out), args.origin)
     for c in changes:  # the notes may quote the server
         c.note = printable(c.note) if c.note is not None else None
-    differ = [c for c in changes if c.status != "unchanged"]
+    differ = [c for c in changes if c.status != "in step"]
     if out.json_mode:
         data = {
             "origin": target.label,
@@ -468,7 +469,7 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     elif not out.quiet:
         lines = check_lines(changes, len(lock.skills))
         if older_line is not None:
-            lines = [f"older     {older_line}", *lines[:-1], lines[-1].replace("up to date: ", "skills: ")]
+            lines = [status_line("older", older_line), *lines[:-1], lines[-1].replace("in step: ", "skills: ")]
         out.write("\n".join(lines) + "\n")
     if older_line is not None and out.quiet:
         out.error(f"skillwire: {older_line}")
@@ -478,16 +479,15 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
 def check_lines(changes: list[Change], locked: int) -> list[str]:
     lines: list[str] = []
     for c in changes:
-        head = f"{c.status:<9} {printable(c.uri)}"
-        lines.append(head + (f"  ({c.note})" if c.note else ""))
+        lines.append(status_line(c.status, printable(c.uri), c.note))
         lines += [f"  added    {printable(p)}" for p in c.added]
         lines += [f"  removed  {printable(p)}" for p in c.removed]
         lines += [f"  changed  {printable(p)}" for p in c.changed]
-    differ = sum(1 for c in changes if c.status != "unchanged")
+    differ = sum(1 for c in changes if c.status != "in step")
     if differ:
         lines.append(f"{differ} of {len(changes)} skills differ from {LOCK_NAME}")
     else:
-        lines.append(f"up to date: all {locked} skills in {LOCK_NAME} match the server and the disk")
+        lines.append(f"in step: all {locked} skills in {LOCK_NAME} match the server and the disk")
     return lines
 
 

@@ -42,7 +42,7 @@ from skillwire.core.uri import SKILL_MD
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
 from skillwire.host.load import Approved, Ask, Refused, plan_load
-from skillwire.host.mirror.drift import disk_problem, unrecorded_files
+from skillwire.host.mirror.drift import CheckStatus, disk_problem, recorded_diff, unrecorded_files
 from skillwire.host.mirror.layout import Plan, plan_entries, plan_skill
 from skillwire.host.mirror.lock import LockedSkill, write_atomically
 from skillwire.host.mirror.lock import skill_from_json as locked_from_json
@@ -54,9 +54,6 @@ RECORD_NAME = ".skillwire-sync.json"
 RECORD_VERSION = 1
 
 SyncStatus = Literal["installed", "updated", "unchanged", "skipped", "failed", "removed", "kept"]
-DriftStatus = Literal[
-    "in step", "edited locally", "added locally", "missing", "changed upstream", "gone upstream", "new"
-]
 
 
 @dataclass(frozen=True)
@@ -158,8 +155,7 @@ def flat_plan(plan: Plan) -> Plan:
 
 def same_files(skill: LockedSkill, plan: Plan) -> bool:
     """True when the recorded files are exactly the files the plan would write (paths, digests, sizes)."""
-    recorded = {f.path: (f.digest, f.size) for f in skill.files}
-    return recorded == {relative: (item.digest, item.size) for relative, item in plan.files}
+    return not recorded_diff(skill, plan.files)
 
 
 def _exists(path: Path) -> bool:
@@ -255,7 +251,7 @@ class HostSync:
                     entry.uri,
                     name,
                     "skipped",
-                    f"{shown} was edited since skillwire installed it ({problem}); "
+                    f"{shown} was edited since skillwire installed it ({problem.describe()}); "
                     "left untouched (--force replaces it)",
                 )
             if problem is None and same_files(owned.skill, plan):
@@ -341,7 +337,7 @@ class HostSync:
                             owned.skill.uri,
                             name,
                             "kept",
-                            f"gone from the server, but edited since skillwire installed it ({problem}); "
+                            f"gone from the server, but edited since skillwire installed it ({problem.describe()}); "
                             "left in place (--force removes it)",
                         )
                     )
@@ -361,7 +357,7 @@ class HostSync:
 class Drift:
     uri: str
     folder: str | None
-    status: DriftStatus
+    status: CheckStatus
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -390,18 +386,16 @@ def drift(
             planned = plan_skill(entry, (name,)) if not entry.is_dynamic else "dynamic"
             if isinstance(planned, str):
                 upstream, problem_note = "changed upstream", f"the server's entry can no longer be synced: {planned}"
-            elif not same_files(owned.skill, flat_plan(planned)):
-                recorded = {f.path: (f.digest, f.size) for f in owned.skill.files}
-                served = {relative: (item.digest, item.size) for relative, item in flat_plan(planned).files}
-                files = sorted(p for p in recorded.keys() | served.keys() if recorded.get(p) != served.get(p))
+            elif diff := recorded_diff(owned.skill, flat_plan(planned).files):
+                files = sorted((*diff.added, *diff.removed, *diff.changed))
                 upstream = "changed upstream"
                 problem_note = "files: " + ", ".join(files[:5]) + (" and more" if len(files) > 5 else "")
         kept = yours(folder, owned)
-        if problem == "is missing":
+        if problem is not None and problem.missing:
             out.append(Drift(uri, name, "missing", "the folder is gone (a sync writes it again)"))
         elif problem is not None:
             also = "; also changed upstream" if upstream == "changed upstream" else ""
-            out.append(Drift(uri, name, "edited locally", f"{name} {problem}{also}"))
+            out.append(Drift(uri, name, "edited locally", f"{name} {problem.describe()}{also}"))
         elif kept:
             also = "; also changed upstream" if upstream == "changed upstream" else ""
             note = f"{name} holds files skillwire did not write ({_some(kept)}); a sync keeps them{also}"
