@@ -9,29 +9,27 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-import zlib
 from pathlib import Path
 
 import anyio
 
-from skillwire.bridge.config import default_approvals_path
+from skillwire.bridge.config import bridge_approvals_path
 from skillwire.cli.args import ServerTarget, UsageError, add_trust_arguments, server_target, trust_from_args
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable, report_failure
-from skillwire.cli.resolve import resolve_entry
+from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.client.skills import SkillsClient
-from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import ApprovalStoreError, LockError, ServerError, SkillNotFound, SkillwireError
+from skillwire.core.errors import ApprovalStoreError, LockError, SkillwireError
 from skillwire.core.manifest import human_size
 from skillwire.host.approvals import ApprovalStore
-from skillwire.host.identity import MAX_ORIGIN_LABEL_LENGTH
+from skillwire.host.identity import default_label
 from skillwire.host.load import Ask
 from skillwire.host.mirror.drift import STATUS_WIDTH
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
-from skillwire.host.mirror.swap import find_interrupted
-from skillwire.host.mirror.sync import RECORD_NAME, Drift, HostSync, SyncOutcome, SyncRecord, drift, read_record, settle
+from skillwire.host.mirror.select import select_entries
+from skillwire.host.mirror.sync import HostSync, SyncCheck, SyncOutcome, SyncRecord, read_record, settle
+from skillwire.host.mirror.sync import check as check_sync
 
 
 def add_sync_arguments(p: argparse.ArgumentParser) -> None:
@@ -56,20 +54,9 @@ def add_sync_arguments(p: argparse.ArgumentParser) -> None:
         "--approvals",
         type=Path,
         metavar="FILE",
-        help=f"with --for: the approval store (default {default_approvals_path()})",
+        help=f"with --for: the approval store (default: the bridge's, {bridge_approvals_path()})",
     )
     add_trust_arguments(p, qualifier="with --for: ")
-
-
-def default_label(target: ServerTarget) -> str:
-    """An origin label for a server named only by URL or command: its text with every character a label does not
-    allow made '-', cut to the limit with a checksum of the whole, so two servers do not share approvals."""
-    text = target.label.split("://", 1)[-1]
-    label = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "server"
-    if len(label) > MAX_ORIGIN_LABEL_LENGTH or label != text:
-        tail = f"-{zlib.crc32(target.label.encode()):08x}"
-        label = label[: MAX_ORIGIN_LABEL_LENGTH - len(tail)].rstrip("-.") + tail
-    return label
 
 
 def status_line(status: str, what: str, note: str | None = None) -> str:
@@ -105,7 +92,8 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         raise UsageError(f"--project {args.project} is not a directory")
     folder = preset.folder(project)
     shown = str(folder)
-    label = args.origin or default_label(target)
+    label = args.origin or default_label(target.label)
+    refs = [skill_md_uri(ref) if is_uri(ref) else ref for ref in refs]
     if args.check:  # writes nothing, so repairs nothing: it reports what the next sync will find
         try:
             return _check(args, target, folder, shown, read_record(folder), out)
@@ -138,14 +126,23 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     warnings: list[str] = []
 
     async def body(client: SkillsClient) -> None:
-        entries, complete, failed = await _entries(client, refs, warnings)
-        outcomes.extend(failed)
-        folder.mkdir(parents=True, exist_ok=True)
-        with ApprovalStore(args.approvals or default_approvals_path()) as store:
-            syncer = HostSync(client, folder, shown, target.label, label, trust, store, ask, record, args.force)
-            outcomes.extend(await syncer.sync(entries))
-            if complete:
-                outcomes.extend(syncer.prune({e.uri for e in entries}, remove=args.prune))
+        selection = await select_entries(client, refs, resolve_entry)
+        if selection.stopped_early:
+            warnings.append(f"the listing may be incomplete ({selection.stopped_early}); nothing is pruned")
+        with ApprovalStore(args.approvals or bridge_approvals_path()) as store:
+            syncer = HostSync(
+                client=client,
+                folder=folder,
+                shown=shown,
+                origin=target.label,
+                label=label,
+                trust=trust,
+                approvals=store,
+                ask=ask,
+                record=record,
+                force=args.force,
+            )
+            outcomes.extend(await syncer.run(selection, prune=args.prune))
             warnings.extend(syncer.notes)
 
     try:
@@ -155,30 +152,6 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     for text in warnings:
         out.warn(f"warning: {printable(text)}")
     return _report(out, outcomes, shown, preset.title, target.label, interactive or args.yes)
-
-
-async def _entries(
-    client: SkillsClient, refs: list[str], warnings: list[str]
-) -> tuple[list[SkillEntry], bool, list[SyncOutcome]]:
-    """The entries to sync, whether they are the whole listing (so prune and `new` are meaningful), failures."""
-    failed: list[SyncOutcome] = []
-    if refs:
-        entries: list[SkillEntry] = []
-        for ref in refs:
-            try:
-                entries.append(await resolve_entry(client, ref))
-            except (SkillNotFound, ServerError) as exc:
-                failed.append(SyncOutcome(ref, None, "failed", str(exc)))
-        return entries, False, failed
-    listing = await client.list_skills()
-    for problem in listing.problems:
-        where = problem.uri or f"page {problem.page}, entry {problem.index}"
-        failed.append(SyncOutcome(where, None, "failed", f"malformed entry: {problem.reason}"))
-    if listing.stopped_early:
-        warnings.append(f"the listing may be incomplete ({listing.stopped_early}); nothing is pruned")
-    complete = not listing.stopped_early and not listing.problems
-    unique = {entry.uri: entry for entry in reversed(listing.entries)}
-    return list(reversed(unique.values())), complete, failed
 
 
 def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, origin: str, could_ask: bool) -> int:
@@ -242,33 +215,26 @@ def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, or
 def _check(
     args: argparse.Namespace, target: ServerTarget, folder: Path, shown: str, record: SyncRecord, out: Output
 ) -> int:
-    async def body(client: SkillsClient) -> tuple[dict[str, SkillEntry], bool]:
-        listing = await client.list_skills()
-        entries = {entry.uri: entry for entry in listing.entries}
-        complete = not listing.stopped_early and not listing.problems
-        for owned in record.skills.values():  # a synced skill the listing does not show may still be served
-            if owned.origin == target.label and owned.skill.uri not in entries:
-                try:
-                    entries[owned.skill.uri] = await client.get_skill(owned.skill.uri)
-                except SkillNotFound:
-                    continue
-        return entries, complete
+    async def body(client: SkillsClient) -> SyncCheck:
+        return await check_sync(client, folder, record, target.label)
 
     try:
-        entries, complete = run_client(target, body)
+        checked = run_client(target, body)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
-    found: list[Drift] = drift(folder, record, target.label, entries, complete=complete)
-    leftovers = find_interrupted(folder, keep=frozenset({RECORD_NAME}))
-    if record.pending or leftovers.aside or leftovers.debris:
+    if checked.interrupted:
         out.warn(f"note: an interrupted sync left work in {shown}; the next sync repairs it first")
+    found = checked.found
     for d in found:
         d.note = printable(d.note) if d.note is not None else None
-    # A skill the server serves that was never synced here is told, not counted: the exit code says whether
-    # what skillwire wrote is still what it wrote and what the server serves.
     differ = [d for d in found if d.status not in ("in step", "new")]
     if out.json_mode:
-        data = {"origin": target.label, "folder": shown, "drift": bool(differ), "skills": [d.to_json() for d in found]}
+        data = {
+            "origin": target.label,
+            "folder": shown,
+            "drift": checked.differs,
+            "skills": [d.to_json() for d in found],
+        }
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     elif not out.quiet:
         lines = [status_line(d.status, printable(d.uri), d.note) for d in found]
@@ -279,4 +245,4 @@ def _check(
             else f"in step: all {synced} synced skills in {shown}"
         )
         out.write("\n".join(lines) + "\n")
-    return 1 if differ else 0
+    return 1 if checked.differs else 0

@@ -21,8 +21,9 @@ as `pending` before the swap and as owned after it; the next run adopts a pendin
 disk (the crash came after the swap) and forgets one that is not (before it). `.skillwire-*` leftovers are
 repaired first, as `pull` does.
 
-`check` (`pull --for HOST --check`) writes nothing and reports drift per skill: in step, edited locally,
-missing, changed upstream, gone from the server, or new on the server.
+`check` (`pull --for HOST --check`) writes nothing and reports drift per skill, in the status set both
+`--check`s share (`drift.CheckStatus`): in step, missing, edited locally, added locally, changed upstream,
+gone upstream, or new on the server. Which skills a run syncs is `select.select_entries`, as for `pull`.
 """
 
 from __future__ import annotations
@@ -37,7 +38,7 @@ from typing import Any, Literal, cast
 
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import LockError, SkillwireError
+from skillwire.core.errors import LockError, SkillNotFound, SkillwireError
 from skillwire.core.uri import SKILL_MD
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
@@ -46,7 +47,15 @@ from skillwire.host.mirror.drift import CheckStatus, disk_problem, recorded_diff
 from skillwire.host.mirror.layout import Plan, plan_entries, plan_skill
 from skillwire.host.mirror.lock import LockedSkill, write_atomically
 from skillwire.host.mirror.lock import skill_from_json as locked_from_json
-from skillwire.host.mirror.swap import carry_over, recover_interrupted, remove_folder, staging_directory, swap_in
+from skillwire.host.mirror.select import Selection
+from skillwire.host.mirror.swap import (
+    carry_over,
+    find_interrupted,
+    recover_interrupted,
+    remove_folder,
+    staging_directory,
+    swap_in,
+)
 from skillwire.host.mirror.writer import failure_reason, fetch_into, locked_skill
 from skillwire.host.trust import TrustPolicy
 
@@ -197,7 +206,7 @@ class SyncOutcome:
 AskPerson = Callable[[Ask], Awaitable[bool]]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class HostSync:
     """Syncs one server's skills into one host skills folder (see the module docstring)."""
 
@@ -218,6 +227,16 @@ class HostSync:
         if owned is not None and owned.origin == self.origin and owned.skill.uri == uri:
             return owned
         return None
+
+    async def run(self, selection: Selection, *, prune: bool) -> list[SyncOutcome]:
+        """Sync the selected skills; with the whole listing (`selection.complete`), also the ones the server
+        dropped (removed when `prune`, else kept and named)."""
+        outcomes = [SyncOutcome(failed.what, None, "failed", failed.reason) for failed in selection.failed]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        outcomes += await self.sync(selection.entries)
+        if selection.complete:
+            outcomes += self.prune({entry.uri for entry in selection.entries}, remove=prune)
+        return outcomes
 
     async def sync(self, entries: Iterable[SkillEntry]) -> list[SyncOutcome]:
         entries = list(entries)
@@ -410,3 +429,33 @@ def drift(
         for uri in sorted(entries.keys() - synced):
             out.append(Drift(uri, None, "new", "served, not synced here"))
     return out
+
+
+@dataclass
+class SyncCheck:
+    """`pull --for HOST --check`: each skill this server synced into the folder, and served skills not synced."""
+
+    found: list[Drift]
+    interrupted: bool  # an interrupted sync left work (the next sync repairs it first)
+
+    @property
+    def differs(self) -> bool:
+        # A skill the server serves that was never synced here is told, not counted: this says whether what
+        # skillwire wrote is still what it wrote and what the server serves.
+        return any(d.status not in ("in step", "new") for d in self.found)
+
+
+async def check(client: SkillsClient, folder: Path, record: SyncRecord, origin: str) -> SyncCheck:
+    """Compare what `origin` synced into `folder` with the disk and the server; writes (and repairs) nothing."""
+    listing = await client.list_skills()
+    entries = {entry.uri: entry for entry in listing.entries}
+    complete = not listing.stopped_early and not listing.problems
+    for owned in record.skills.values():  # a synced skill the listing does not show may still be served
+        if owned.origin == origin and owned.skill.uri not in entries:
+            try:
+                entries[owned.skill.uri] = await client.get_skill(owned.skill.uri)
+            except SkillNotFound:
+                continue
+    leftovers = find_interrupted(folder, keep=frozenset({RECORD_NAME}))
+    interrupted = bool(record.pending or leftovers.aside or leftovers.debris)
+    return SyncCheck(drift(folder, record, origin, entries, complete=complete), interrupted)
