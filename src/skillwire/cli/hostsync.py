@@ -1,8 +1,9 @@
 """`skillwire pull URL --for HOST [--project DIR]`: the command-line half of syncing into a host's skills folder.
 
-The engine is `skillwire.host.mirror.sync` (ownership record, load decision, crash-safe writes, prune,
-drift); the folders are `skillwire.host.mirror.hostdirs`. This module parses what `pull` was given for it,
-asks the person on a terminal, and prints.
+The library is `skillwire.host.mirror`: `select.select_entries` (which skills), `sync.HostSync.run`
+(ownership record, load decision, crash-safe writes, the person's files kept, prune) and `sync.check`
+(`--check`); the folders are `host.mirror.hostdirs`. This module parses what `pull` was given for it,
+asks the person on a terminal, and prints (`status_line` is the one line format of both `--check`s).
 """
 
 from __future__ import annotations
