@@ -29,7 +29,7 @@ from skillwire.host.load import Ask
 from skillwire.host.mirror.drift import STATUS_WIDTH
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
 from skillwire.host.mirror.select import select_entries
-from skillwire.host.mirror.sync import HostSync, SyncCheck, SyncOutcome, SyncRecord, read_record, settle
+from skillwire.host.mirror.sync import AskPerson, HostSync, SyncCheck, SyncOutcome, SyncRecord, read_record, settle
 from skillwire.host.mirror.sync import check as check_sync
 
 
@@ -81,6 +81,26 @@ def _question(decision: Ask, shown_folder: str) -> str:
     return "\n".join(lines)
 
 
+def _asker(out: Output, shown: str, *, yes: bool, interactive: bool) -> AskPerson:
+    """The question a sync puts to the person: yes with --yes, no when nobody can answer (not a terminal)."""
+
+    async def ask(decision: Ask) -> bool:
+        if yes:
+            return True
+        if not interactive:
+            return False
+        out.err_console.print(_question(decision, shown), markup=False, highlight=False)
+
+        def read() -> bool:
+            sys.stderr.write("Approve? [y/N] ")
+            sys.stderr.flush()
+            return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+        return await anyio.to_thread.run_sync(read)
+
+    return ask
+
+
 def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     if args.to is not None:
         raise UsageError("--for writes into the host's own skills folder; drop --to (or drop --for)")
@@ -108,21 +128,7 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         out.warn(f"note: {printable(note)}")
     trust = trust_from_args(args)
     interactive = sys.stdin.isatty()
-
-    async def ask(decision: Ask) -> bool:
-        if args.yes:
-            return True
-        if not interactive:
-            return False
-        out.err_console.print(_question(decision, shown), markup=False, highlight=False)
-
-        def read() -> bool:
-            sys.stderr.write("Approve? [y/N] ")
-            sys.stderr.flush()
-            return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-        return await anyio.to_thread.run_sync(read)
-
+    ask = _asker(out, shown, yes=args.yes, interactive=interactive)
     outcomes: list[SyncOutcome] = []
     warnings: list[str] = []
 
