@@ -17,6 +17,7 @@ from support.imports import MODULES
 
 SWAP_OWNER = "skillwire.host.mirror.swap"
 DISK_CHECK_OWNER = "skillwire.host.mirror.drift"
+FILE_SET_OWNER = "skillwire.core.manifest"
 
 # module -> why it renames (`os.rename`, `Path.rename`) or deletes a tree (`shutil.rmtree`) itself
 RENAMERS = {
@@ -92,3 +93,40 @@ def test_only_the_listed_modules_hold_bytes_to_a_manifest_item() -> None:
 @pytest.mark.parametrize("module", sorted(m for m in MODULES if m.startswith("skillwire.cli.")))
 def test_the_command_line_moves_no_skill_folder_itself(module: str) -> None:
     assert not tree_moves(TREES[module]), f"{module}: the mirror (host/mirror/) writes skill folders"
+
+
+# module -> why it works out "changed" between two mappings itself (`a.keys() & b.keys()`), not through
+# `core.manifest.diff_file_sets`, the one comparison of file sets (issue 38: the mirror had three copies)
+KEY_INTERSECTIONS = {
+    FILE_SET_OWNER: "the owner: diff_file_sets (and diff_manifests through it)",
+    "skillwire.checks.audit.reads": "two raw `resources` arrays as the server sent them (any JSON), not file sets",
+}
+
+
+def intersects_keys(tree: ast.AST) -> bool:
+    """True when the module intersects two mappings' keys (`a.keys() & b.keys()`): the 'changed' half of a diff."""
+
+    def is_keys(node: ast.AST) -> bool:
+        return isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "keys"
+
+    return any(
+        isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitAnd) and is_keys(node.left) and is_keys(node.right)
+        for node in ast.walk(tree)
+    )
+
+
+def test_the_detector_finds_a_copied_file_set_diff() -> None:
+    copied = ast.parse(
+        "def same(recorded, served):\n"
+        "    before = {f.path: (f.digest, f.size) for f in recorded}\n"
+        "    after = {p: (i.digest, i.size) for p, i in served}\n"
+        "    return sorted(p for p in before.keys() & after.keys() if before[p] != after[p])\n"
+    )
+    assert intersects_keys(copied)
+    assert not intersects_keys(ast.parse("new = sorted(listed.keys() - synced)\n"))  # skills, not a diff
+
+
+def test_file_sets_are_compared_only_by_core_manifest() -> None:
+    found = {module for module, tree in TREES.items() if intersects_keys(tree)}
+    assert sorted(found - KEY_INTERSECTIONS.keys()) == [], "compare file sets with core.manifest.diff_file_sets"
+    assert sorted(KEY_INTERSECTIONS.keys() - found) == [], "stale entries in KEY_INTERSECTIONS"

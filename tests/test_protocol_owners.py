@@ -181,7 +181,7 @@ _SCHEME_SLICES = {"index", "find", "partition", "split", "rindex", "rfind"}  # w
 _SLASH_SLICES = {"rfind", "rindex", "rsplit", "rpartition"}  # with "/": taking the last segment or parent
 # (module, the call as written) -> why it is not a skill URI taken apart by hand
 NOT_SKILL_URIS = {
-    ("skillwire.cli.hostsync", "target.label.split('://', 1)"): "an http(s) URL or a command line, not a skill URI",
+    ("skillwire.host.identity", "server.split('://', 1)"): "an http(s) URL or a command line, not a skill URI",
     ("skillwire.server.content", "file_path.rsplit('/', 1)"): "a file path inside a skill, not a URI",
     ("skillwire.catalog.published", "meta['path'].rsplit('/', 1)"): "an object store key, not a URI",
     ("skillwire.catalog.git", "rest.index('://')"): "a git remote URL (git+https://HOST/...), not a skill URI",

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.bridge.config import CommandLineUpstreams, default_approvals_path, default_config_path, load_config
+from skillwire.bridge.config import CommandLineUpstreams, bridge_approvals_path, default_config_path, load_config
 from skillwire.core.errors import BridgeConfigError
 from support.cli import run_cli
 
@@ -34,7 +34,7 @@ def test_command_line_upstreams_of_every_kind(tmp_path: Path) -> None:
     assert (pipe.label, pipe.command) == ("pipe", ("node", "server.js"))
     assert tools.command == ("python", "-m", "my_server", "--flag", "two words")
     assert [(loc.label, loc.paths) for loc in config.local] == [("local", (tmp_path.resolve(),))]
-    assert config.approvals == default_approvals_path()
+    assert config.approvals == bridge_approvals_path()
     assert config.config_file is None  # flags given: the default file is not read
 
 

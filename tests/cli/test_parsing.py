@@ -404,3 +404,20 @@ def test_trust_remove_of_an_unknown_name_names_the_store(tmp_path: Path) -> None
 
 def test_sign_with_a_missing_key_says_so(tmp_path: Path) -> None:
     usage_error(run_cli("sign", str(tmp_path), "--key", str(tmp_path / "absent")), "no such key file")
+
+
+def test_pull_help_names_each_hosts_folder_instead_of_pointing_at_itself() -> None:
+    # Issue 37 friction: `--for` said "see `skillwire pull --help`" inside `skillwire pull --help`.
+    shown = run_cli("pull", "--help")
+    assert shown.code == 0
+    text = " ".join(shown.text.split())
+    assert "see `skillwire pull --help`" not in text
+    for host, folder in (("claude", "~/.claude/skills"), ("codex", "~/.agents/skills"), ("gemini", "~/.gemini/skills")):
+        assert f"{host} {folder}" in text
+
+
+def test_the_readmes_pull_target_is_ignored_by_git() -> None:
+    # Issue 37 friction: the README pulls into ./vendor, which `git status` then showed as new files.
+    root = Path(__file__).resolve().parents[2]
+    assert "vendor/" in (root / ".gitignore").read_text().splitlines()
+    assert "pull --to ./vendor" in (root / "README.md").read_text()

@@ -224,6 +224,16 @@ def test_repull_restores_local_edits_and_refuses_unknown_files(examples_url: str
     assert leftovers(out) == []
 
 
+def test_a_target_under_a_regular_file_is_named_not_the_server(examples_url: str, tmp_path: Path) -> None:
+    # Issue 37, broken 5: this said "error: http://127.0.0.1:.../mcp: Not a directory".
+    afile = tmp_path / "afile"
+    afile.write_text("a file\n")
+    result = cli("pull", "--to", str(afile / "sub"), examples_url)
+    assert result.code == 2, result.err
+    assert result.err.splitlines() == [f"skillwire: --to {afile}/sub: {afile} is not a directory"]
+    assert afile.read_text() == "a file\n"
+
+
 def test_a_directory_not_from_a_pull_is_not_replaced(examples_url: str, tmp_path: Path) -> None:
     out = tmp_path / "foreign"
     (out / "git-workflow").mkdir(parents=True)
@@ -324,7 +334,7 @@ def test_check_reports_what_changed_and_pull_catches_up(tmp_path: Path) -> None:
     assert cli("pull", "--to", str(out), *server).code == 0
     same = cli("pull", "--check", "--to", str(out), *server)
     assert same.code == 0, same.err
-    assert same.text.splitlines()[-1] == "up to date: all 5 skills in skills.lock match the server and the disk"
+    assert same.text.splitlines()[-1] == "in step: all 5 skills in skills.lock match the server and the disk"
 
     pdf = source / "pdf-processing"
     (pdf / "references" / "FORMS.md").write_text("# Forms, rewritten\n")
@@ -337,15 +347,15 @@ def test_check_reports_what_changed_and_pull_catches_up(tmp_path: Path) -> None:
     changed = cli("pull", "--check", "--to", str(out), *server)
     assert changed.code == 1, changed.err
     assert changed.text.splitlines() == [
-        "unchanged skill://acme/billing/refunds/SKILL.md",
-        "unchanged skill://code-review/SKILL.md",
-        "unchanged skill://code-review/security-audit/SKILL.md",
-        "removed   skill://git-workflow/SKILL.md  (the server no longer serves it)",
-        "changed   skill://pdf-processing/SKILL.md",
+        "in step          skill://acme/billing/refunds/SKILL.md",
+        "in step          skill://code-review/SKILL.md",
+        "in step          skill://code-review/security-audit/SKILL.md",
+        "gone upstream    skill://git-workflow/SKILL.md  (the server no longer serves it)",
+        "changed upstream skill://pdf-processing/SKILL.md",
         "  added    references/NEW.md",
         "  removed  scripts/extract.py",
         "  changed  references/FORMS.md",
-        "new       skill://fresh/SKILL.md  (listed by the server, not pulled)",
+        "new              skill://fresh/SKILL.md  (listed by the server, not pulled)",
         "3 of 6 skills differ from skills.lock",
     ]
     data = json.loads(cli("pull", "--check", "--json", "--to", str(out), *server).out)
@@ -354,7 +364,7 @@ def test_check_reports_what_changed_and_pull_catches_up(tmp_path: Path) -> None:
     pdf_change = next(s for s in data["skills"] if s["uri"] == "skill://pdf-processing/SKILL.md")
     assert pdf_change == {
         "uri": "skill://pdf-processing/SKILL.md",
-        "status": "changed",
+        "status": "changed upstream",
         "added": ["references/NEW.md"],
         "removed": ["scripts/extract.py"],
         "changed": ["references/FORMS.md"],
@@ -367,13 +377,13 @@ def test_check_reports_what_changed_and_pull_catches_up(tmp_path: Path) -> None:
     assert (out / "fresh" / "SKILL.md").exists()
     after = cli("pull", "--check", "--to", str(out), *server)
     assert after.code == 1  # a skill removed on the server stays pulled (pull never deletes) and is reported
-    assert [line.split()[0] for line in after.text.splitlines()[:-1]] == [
-        "unchanged",
-        "unchanged",
-        "unchanged",
-        "unchanged",
-        "removed",
-        "unchanged",
+    assert [line[:16].strip() for line in after.text.splitlines()[:-1]] == [
+        "in step",
+        "in step",
+        "in step",
+        "in step",
+        "gone upstream",
+        "in step",
     ]
 
 

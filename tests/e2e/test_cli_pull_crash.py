@@ -60,11 +60,12 @@ def test_a_pull_killed_mid_replace_is_reported_by_check_and_repaired_by_the_next
 
     check = run_cli("pull", "--check", "--json", "--to", str(dest), *SERVER)
     report = json.loads(check.out)
-    damaged = [s for s in report["skills"] if s["status"] == "damaged"]
+    damaged = [s for s in report["skills"] if s["status"] in ("missing", "edited locally")]
     if crash_at == "between-renames":
-        # One skill folder is gone from where the lock says it is: --check must not say "unchanged".
+        # One skill folder is gone from where the lock says it is: --check must not say "in step".
         assert check.code == 1
         assert len(damaged) == 1, report
+        assert damaged[0]["status"] == "missing"
         assert "is missing" in damaged[0]["note"]
         assert "`skillwire pull` puts it back" in damaged[0]["note"]
     else:
@@ -82,7 +83,7 @@ def test_a_pull_killed_mid_replace_is_reported_by_check_and_repaired_by_the_next
 
     again = run_cli("pull", "--check", "--to", str(dest), *SERVER)
     assert again.code == 0, again.text + again.err
-    assert again.text.splitlines()[-1].startswith("up to date: all ")
+    assert again.text.splitlines()[-1].startswith("in step: all ")
 
 
 def test_check_reports_a_file_changed_or_removed_on_disk(tmp_path: Path) -> None:
@@ -91,5 +92,18 @@ def test_check_reports_a_file_changed_or_removed_on_disk(tmp_path: Path) -> None
     (dest / "git-workflow" / "SKILL.md").write_text("edited by hand\n")
     check = run_cli("pull", "--check", "--to", str(dest), *SERVER)
     assert check.code == 1
-    line = next(line for line in check.text.splitlines() if line.startswith("damaged"))
+    line = next(line for line in check.text.splitlines() if line.startswith("edited locally"))
     assert "git-workflow has other bytes in SKILL.md" in line
+
+
+def test_check_reports_a_file_added_inside_a_pulled_folder(tmp_path: Path) -> None:
+    # The rule `pull --for HOST --check` applies (issue 35, defect 1): a file the lock does not list is not
+    # the pull's, so the folder is not "in step" (and a pull refuses to replace it).
+    dest = tmp_path / "skills"
+    assert run_cli("pull", "--to", str(dest), *SERVER).code == 0
+    (dest / "git-workflow" / "mine.md").write_text("my notes\n")
+    check = run_cli("pull", "--check", "--to", str(dest), *SERVER)
+    assert check.code == 1, check.text
+    line = next(line for line in check.text.splitlines() if "git-workflow" in line)
+    assert line.startswith("added locally    skill://git-workflow/SKILL.md")
+    assert "holds files skills.lock does not list (git-workflow/mine.md)" in line

@@ -104,11 +104,11 @@ def test_pull_records_each_skills_commit_byte_identically_and_a_new_commit_chang
         assert checked.code == 1, checked.err
         report = {s["uri"]: s for s in json.loads(checked.text)["skills"]}
         alpha = report["skill://acme/alpha/SKILL.md"]
-        assert alpha["status"] == "changed"
+        assert alpha["status"] == "changed upstream"
         assert alpha["changed"] == ["notes.md"]
         assert f"the server's commit is now {second} (locked: {first})" in alpha["note"]
-        assert report["skill://acme/beta/SKILL.md"]["status"] == "unchanged"
-        assert report["skill://acme/team/gamma/SKILL.md"]["status"] == "unchanged"
+        assert report["skill://acme/beta/SKILL.md"]["status"] == "in step"
+        assert report["skill://acme/team/gamma/SKILL.md"]["status"] == "in step"
 
         pull(running.url, out)
         after = (out / LOCK).read_bytes()
@@ -155,7 +155,7 @@ def test_a_pinned_commit_and_a_tag_are_recorded_and_a_moved_source_is_reported(
         checked = run_cli("pull", "--check", "--json", "--to", str(out), running.url)
         assert checked.code == 1, checked.err
         (gamma,) = json.loads(checked.text)["skills"]
-        assert gamma["status"] == "changed"
+        assert gamma["status"] == "changed upstream"
         assert (gamma["added"], gamma["removed"], gamma["changed"]) == ([], [], [])
         assert gamma["note"] == (
             f"now served from {repository} @ v1 = {commit} (skills/team/gamma) "

@@ -66,11 +66,10 @@ def test_sync_into_claude_code_asks_owns_updates_prunes_and_never_touches_a_pers
     own.write_text("---\nname: git-workflow\ndescription: mine, not the server's\n---\nMy own steps.\n")
     mine = own.read_bytes()
 
-    # Nobody can answer in a pipe: nothing is written without an approval.
+    # Nobody can answer in a pipe: nothing is written without an approval, and the run says so (exit 2).
     asked = sync(root, home)
-    assert asked.code == 0, asked.err
+    assert asked.code == 2, asked.err
     assert folders(skills) == {"git-workflow"}
-    assert "not approved; nothing was written" in asked.err
     assert "add --yes" in asked.err
 
     done = sync(root, home, "--yes")
@@ -131,6 +130,70 @@ def test_sync_into_claude_code_asks_owns_updates_prunes_and_never_touches_a_pers
     assert forced.code == 0, forced.err
     assert review.read_bytes() == (root / "code-review" / "SKILL.md").read_bytes()
     assert sync(root, home, "--check").code == 0
+
+
+def test_in_a_pipe_without_yes_a_sync_that_needs_approval_fails_in_one_line(root: Path, tmp_path: Path) -> None:
+    # Issue 37, broken 4: a cron or CI sync without --yes exited 0 having written nothing.
+    home = tmp_path / "home"
+    skills = home / ".claude" / "skills"
+    unasked = sync(root, home)
+    assert unasked.code == 2, unasked.err
+    assert unasked.err.splitlines() == [
+        "skillwire: not a terminal, so nobody was asked: 5 skills needing your approval not written; "
+        "add --yes to approve them all (or run it on a terminal)"
+    ]
+    assert folders(skills) == set()
+    assert sync(root, home, "--yes").code == 0
+    again = sync(root, home)  # everything approved and unchanged: nothing needed asking
+    assert again.code == 0, again.err
+    assert again.err == ""
+
+
+def test_the_persons_files_inside_a_synced_folder_are_kept_and_reported(root: Path, tmp_path: Path) -> None:
+    # Issue 35, defect 1: an update and --prune deleted a file the person added inside a synced skill folder,
+    # and --check said "in step". Anything the record does not list is the person's.
+    home = tmp_path / "home"
+    skills = home / ".claude" / "skills"
+    assert sync(root, home, "--yes").code == 0
+    mine = skills / "refunds" / "my-notes.md"
+    mine.write_text("my own notes\n")
+    deep = skills / "pdf-processing" / "local" / "todo.md"
+    deep.parent.mkdir()
+    deep.write_text("mine too\n")
+
+    checked = sync(root, home, "--check")
+    assert checked.code == 1, checked.text
+    lines = {line.split("  ")[-1].strip("()").split(" ", 1)[0]: line for line in checked.text.splitlines()}
+    assert lines["refunds"].startswith("added locally")
+    assert "my-notes.md" in lines["refunds"]
+    assert "local/todo.md" in lines["pdf-processing"]
+    assert checked.text.splitlines()[-1] == "2 of 5 skills differ"
+
+    refunds_md = root / "acme" / "billing" / "refunds" / "SKILL.md"
+    refunds_md.write_bytes(refunds_md.read_bytes() + b"\nA new step.\n")
+    updated = sync(root, home, "--yes")
+    assert updated.code == 0, updated.err
+    assert (skills / "refunds" / "SKILL.md").read_bytes() == refunds_md.read_bytes()
+    assert mine.read_text() == "my own notes\n"
+    assert (
+        f"note: updated skill://acme/billing/refunds/SKILL.md, keeping the files skillwire did not write in "
+        f"{skills}/refunds: my-notes.md"
+    ) in updated.err.splitlines()
+
+    shutil.rmtree(root / "pdf-processing")
+    pruned = sync(root, home, "--yes", "--prune", "--force")  # not even --force deletes the person's files
+    assert pruned.code == 0, pruned.err
+    assert deep.read_text() == "mine too\n"
+    assert (skills / "pdf-processing" / "SKILL.md").is_file()
+    assert "holds files skillwire did not write (local/todo.md); move them away and --prune removes it" in pruned.err
+
+    # The server's new copy has a file where the person has one: the folder is left as it is.
+    (skills / "refunds" / "examples" / "later.md").write_text("my later\n")
+    (root / "acme" / "billing" / "refunds" / "examples" / "later.md").write_text("the server's later\n")
+    blocked = sync(root, home, "--yes", "--force")
+    assert (skills / "refunds" / "examples" / "later.md").read_text() == "my later\n"
+    assert "where the server's copy has files (examples/later.md); left untouched" in blocked.err
+    assert mine.read_text() == "my own notes\n"
 
 
 def test_the_trust_policy_refuses_before_anything_is_written(root: Path, tmp_path: Path) -> None:

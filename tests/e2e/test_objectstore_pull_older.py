@@ -135,7 +135,7 @@ def test_pull_refuses_an_older_index_from_a_fresh_replica(seaweedfs: SeaweedS3, 
 
             checked = run_cli("pull", "--check", "--to", str(dest), url)
             assert checked.code == 1
-            shown = f"older     the server serves index {old['id'][:12]} (sequence {old['sequence']})"
+            shown = f"older            the server serves index {old['id'][:12]} (sequence {old['sequence']})"
             assert shown in checked.out.decode()
             assert _tree(dest) == before
 

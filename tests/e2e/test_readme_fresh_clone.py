@@ -242,7 +242,7 @@ def _expectation(command: str, clone: Clone) -> tuple[str, bytes | str] | None:
     if sub == "cat":
         return ("bytes", (clone.root / "src/skillwire/examples/skills/pdf-processing/references/FORMS.md").read_bytes())
     if sub == "pull" and "--check" in words:
-        return ("out", "up to date")
+        return ("out", "in step: all")
     if sub == "pull":
         return ("out", "pulled 5 of 5 skills")
     if sub == "check":

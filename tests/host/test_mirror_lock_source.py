@@ -169,16 +169,16 @@ def test_the_locked_commit_stays_while_the_folder_and_files_stay() -> None:
     # The same files at a newer commit: the lock keeps the commit it has (nothing for --check to say).
     assert carried_source(locked, locked.files, newer) == locked.source
     assert locked_skill(plan_of(entry(provenance(OTHER))), locked).source == locked.source
-    assert compare(locked, entry(provenance(OTHER))).status == "unchanged"
+    assert compare(locked, entry(provenance(OTHER))).status == "in step"
     # Other files: the newer commit, and --check names both.
     changed = entry(provenance(OTHER), b"b")
     assert locked_skill(plan_of(changed), locked).source == newer
     drift = compare(locked, changed)
-    assert drift.status == "changed"
+    assert drift.status == "changed upstream"
     assert drift.note == f"the server's commit is now {OTHER} (locked: {SHA1})"
     # Another ref or folder with the same files: the source moved.
     moved = compare(locked, entry(provenance(OTHER, ref="release")))
-    assert moved.status == "changed"
+    assert moved.status == "changed upstream"
     assert moved.note is not None
     assert moved.note.startswith("now served from https://git.example/skills.git @ release = " + OTHER)
     # No provenance any more, or one that is not usable.

@@ -8,12 +8,10 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.cli.args import ServerTarget
-from skillwire.cli.hostsync import default_label
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import LockError
 from skillwire.core.manifest import sha256_digest
-from skillwire.host.identity import validate_origin_label
+from skillwire.host.identity import default_label, validate_origin_label
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
 from skillwire.host.mirror.layout import Plan, plan_skill
 from skillwire.host.mirror.sync import (
@@ -105,11 +103,11 @@ def test_every_preset_names_a_documented_folder_for_the_person_and_for_a_project
 
 
 def test_the_default_label_is_a_valid_label_that_tells_servers_apart() -> None:
-    short = default_label(ServerTarget("http://127.0.0.1:8765/mcp", None))
-    other = default_label(ServerTarget("http://127.0.0.1:8766/mcp", None))
-    command = default_label(ServerTarget(None, ("python", "-m", "skillwire", "serve", "--stdio", "/x/" + "y" * 200)))
+    short = default_label("http://127.0.0.1:8765/mcp")
+    other = default_label("http://127.0.0.1:8766/mcp")
+    command = default_label(" ".join(("python", "-m", "skillwire", "serve", "--stdio", "/x/" + "y" * 200)))
     for label in (short, other, command):
         assert validate_origin_label(label) == label
     assert short != other
     assert len(command) <= 64
-    assert default_label(ServerTarget(None, ("srv",))) == "srv"
+    assert default_label("srv") == "srv"

@@ -50,8 +50,9 @@ def default_config_path() -> Path:
     return config_dir() / CONFIG_FILE_NAME
 
 
-def default_approvals_path() -> Path:
-    """The bridge's own approval store: never the user-wide one another host may write."""
+def bridge_approvals_path() -> Path:
+    """The bridge's own approval store (also `approve`'s and `pull --for`'s default): never the user-wide
+    one another host may write (`host.approvals.default_approvals_path`)."""
     return config_dir() / APPROVALS_FILE_NAME
 
 
@@ -80,7 +81,7 @@ class CommandLineUpstreams:
 class BridgeConfig:
     servers: tuple[ServerOrigin, ...] = ()
     local: tuple[LocalUpstream, ...] = ()
-    approvals: Path = field(default_factory=default_approvals_path)
+    approvals: Path = field(default_factory=bridge_approvals_path)
     config_file: Path | None = None  # the TOML file read, if any
     from_command_line: bool = False  # the upstreams came from flags, not (only) from a file
     trust: str = "off"  # publisher signatures (host/trust.py): off, warn or require
@@ -97,7 +98,7 @@ class BridgeConfig:
         words = ["skillwire", command]
         if self.config_file is not None and self.config_file != default_config_path():
             words += ["--config", str(self.config_file)]
-        if self.approvals != default_approvals_path():
+        if self.approvals != bridge_approvals_path():
             words += ["--approvals", str(self.approvals)]
         if self.trust != "off":
             # The approval binds the verified signer too (host/trust.py): approve with the same trust.
@@ -310,7 +311,7 @@ def load_config(
     return BridgeConfig(
         servers=tuple(u for u in upstreams if isinstance(u, ServerOrigin)),
         local=tuple(u for u in upstreams if isinstance(u, LocalUpstream)),
-        approvals=chosen.expanduser().resolve() if chosen is not None else default_approvals_path(),
+        approvals=chosen.expanduser().resolve() if chosen is not None else bridge_approvals_path(),
         config_file=read_file,
         from_command_line=given.given,
     )

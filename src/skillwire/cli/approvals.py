@@ -12,7 +12,7 @@ from datetime import UTC
 from pathlib import Path
 from typing import Any
 
-from skillwire.bridge.config import default_approvals_path, default_config_path, read_config_file
+from skillwire.bridge.config import bridge_approvals_path, default_config_path, read_config_file
 from skillwire.cli.args import UsageError, add_debug_argument, add_output_arguments
 from skillwire.cli.output import Output, printable
 from skillwire.cli.upstreams import add_config_argument
@@ -47,7 +47,7 @@ def _store_path(args: argparse.Namespace) -> Path:
             raise UsageError(str(exc)) from None
         if approvals is not None:
             return approvals
-    return default_approvals_path()
+    return bridge_approvals_path()
 
 
 def _as_json(approval: Approval) -> dict[str, Any]:

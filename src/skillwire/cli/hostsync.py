@@ -1,36 +1,36 @@
 """`skillwire pull URL --for HOST [--project DIR]`: the command-line half of syncing into a host's skills folder.
 
-The engine is `skillwire.host.mirror.sync` (ownership record, load decision, crash-safe writes, prune,
-drift); the folders are `skillwire.host.mirror.hostdirs`. This module parses what `pull` was given for it,
-asks the person on a terminal, and prints.
+The library is `skillwire.host.mirror`: `select.select_entries` (which skills), `sync.HostSync.run`
+(ownership record, load decision, crash-safe writes, the person's files kept, prune) and `sync.check`
+(`--check`); the folders are `host.mirror.hostdirs`. This module parses what `pull` was given for it,
+asks the person on a terminal, and prints (`status_line` is the one line format of both `--check`s).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
-import zlib
 from pathlib import Path
 
 import anyio
 
-from skillwire.bridge.config import default_approvals_path
+from skillwire.bridge.config import bridge_approvals_path
 from skillwire.cli.args import ServerTarget, UsageError, add_trust_arguments, server_target, trust_from_args
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable, report_failure
-from skillwire.cli.resolve import resolve_entry
+from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
 from skillwire.client.skills import SkillsClient
-from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import ApprovalStoreError, LockError, ServerError, SkillNotFound, SkillwireError
+from skillwire.core.errors import ApprovalStoreError, LockError, SkillwireError
 from skillwire.core.manifest import human_size
 from skillwire.host.approvals import ApprovalStore
-from skillwire.host.identity import MAX_ORIGIN_LABEL_LENGTH
+from skillwire.host.identity import default_label
 from skillwire.host.load import Ask
+from skillwire.host.mirror.drift import STATUS_WIDTH
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
-from skillwire.host.mirror.swap import find_interrupted
-from skillwire.host.mirror.sync import RECORD_NAME, Drift, HostSync, SyncOutcome, SyncRecord, drift, read_record, settle
+from skillwire.host.mirror.select import select_entries
+from skillwire.host.mirror.sync import AskPerson, HostSync, SyncCheck, SyncOutcome, SyncRecord, read_record, settle
+from skillwire.host.mirror.sync import check as check_sync
 
 
 def add_sync_arguments(p: argparse.ArgumentParser) -> None:
@@ -38,7 +38,12 @@ def add_sync_arguments(p: argparse.ArgumentParser) -> None:
         "--for",
         dest="host",
         choices=sorted(HOST_FOLDERS),
-        help="sync into this host's own skills folder instead of --to (see `skillwire pull --help`)",
+        help="sync into this host's own skills folder instead of --to: "
+        + ", ".join(
+            f"{p.host} ~/{p.user}" + (f" (DIR/{p.project} with --project)" if p.project != p.user else "")
+            for p in HOST_FOLDERS.values()
+        )
+        + "; with --project DIR, the same folder under DIR",
     )
     p.add_argument("--project", type=Path, metavar="DIR", help="with --for: the project's folder, not your home's")
     p.add_argument(
@@ -50,20 +55,14 @@ def add_sync_arguments(p: argparse.ArgumentParser) -> None:
         "--approvals",
         type=Path,
         metavar="FILE",
-        help=f"with --for: the approval store (default {default_approvals_path()})",
+        help=f"with --for: the approval store (default: the bridge's, {bridge_approvals_path()})",
     )
     add_trust_arguments(p, qualifier="with --for: ")
 
 
-def default_label(target: ServerTarget) -> str:
-    """An origin label for a server named only by URL or command: its text with every character a label does not
-    allow made '-', cut to the limit with a checksum of the whole, so two servers do not share approvals."""
-    text = target.label.split("://", 1)[-1]
-    label = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "server"
-    if len(label) > MAX_ORIGIN_LABEL_LENGTH or label != text:
-        tail = f"-{zlib.crc32(target.label.encode()):08x}"
-        label = label[: MAX_ORIGIN_LABEL_LENGTH - len(tail)].rstrip("-.") + tail
-    return label
+def status_line(status: str, what: str, note: str | None = None) -> str:
+    """One line of either `--check` (`pull --check`, `pull --for HOST --check`): the status in one column."""
+    return f"{status:<{STATUS_WIDTH}} {what}" + (f"  ({note})" if note else "")
 
 
 def _question(decision: Ask, shown_folder: str) -> str:
@@ -82,6 +81,26 @@ def _question(decision: Ask, shown_folder: str) -> str:
     return "\n".join(lines)
 
 
+def _asker(out: Output, shown: str, *, yes: bool, interactive: bool) -> AskPerson:
+    """The question a sync puts to the person: yes with --yes, no when nobody can answer (not a terminal)."""
+
+    async def ask(decision: Ask) -> bool:
+        if yes:
+            return True
+        if not interactive:
+            return False
+        out.err_console.print(_question(decision, shown), markup=False, highlight=False)
+
+        def read() -> bool:
+            sys.stderr.write("Approve? [y/N] ")
+            sys.stderr.flush()
+            return sys.stdin.readline().strip().lower() in ("y", "yes")
+
+        return await anyio.to_thread.run_sync(read)
+
+    return ask
+
+
 def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     if args.to is not None:
         raise UsageError("--for writes into the host's own skills folder; drop --to (or drop --for)")
@@ -94,7 +113,8 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         raise UsageError(f"--project {args.project} is not a directory")
     folder = preset.folder(project)
     shown = str(folder)
-    label = args.origin or default_label(target)
+    label = args.origin or default_label(target.label)
+    refs = [skill_md_uri(ref) if is_uri(ref) else ref for ref in refs]
     if args.check:  # writes nothing, so repairs nothing: it reports what the next sync will find
         try:
             return _check(args, target, folder, shown, read_record(folder), out)
@@ -108,33 +128,28 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         out.warn(f"note: {printable(note)}")
     trust = trust_from_args(args)
     interactive = sys.stdin.isatty()
-
-    async def ask(decision: Ask) -> bool:
-        if args.yes:
-            return True
-        if not interactive:
-            return False
-        out.err_console.print(_question(decision, shown), markup=False, highlight=False)
-
-        def read() -> bool:
-            sys.stderr.write("Approve? [y/N] ")
-            sys.stderr.flush()
-            return sys.stdin.readline().strip().lower() in ("y", "yes")
-
-        return await anyio.to_thread.run_sync(read)
-
+    ask = _asker(out, shown, yes=args.yes, interactive=interactive)
     outcomes: list[SyncOutcome] = []
     warnings: list[str] = []
 
     async def body(client: SkillsClient) -> None:
-        entries, complete, failed = await _entries(client, refs, warnings)
-        outcomes.extend(failed)
-        folder.mkdir(parents=True, exist_ok=True)
-        with ApprovalStore(args.approvals or default_approvals_path()) as store:
-            syncer = HostSync(client, folder, shown, target.label, label, trust, store, ask, record, args.force)
-            outcomes.extend(await syncer.sync(entries))
-            if complete:
-                outcomes.extend(syncer.prune({e.uri for e in entries}, remove=args.prune))
+        selection = await select_entries(client, refs, resolve_entry)
+        if selection.stopped_early:
+            warnings.append(f"the listing may be incomplete ({selection.stopped_early}); nothing is pruned")
+        with ApprovalStore(args.approvals or bridge_approvals_path()) as store:
+            syncer = HostSync(
+                client=client,
+                folder=folder,
+                shown=shown,
+                origin=target.label,
+                label=label,
+                trust=trust,
+                approvals=store,
+                ask=ask,
+                record=record,
+                force=args.force,
+            )
+            outcomes.extend(await syncer.run(selection, prune=args.prune))
             warnings.extend(syncer.notes)
 
     try:
@@ -146,34 +161,18 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     return _report(out, outcomes, shown, preset.title, target.label, interactive or args.yes)
 
 
-async def _entries(
-    client: SkillsClient, refs: list[str], warnings: list[str]
-) -> tuple[list[SkillEntry], bool, list[SyncOutcome]]:
-    """The entries to sync, whether they are the whole listing (so prune and `new` are meaningful), failures."""
-    failed: list[SyncOutcome] = []
-    if refs:
-        entries: list[SkillEntry] = []
-        for ref in refs:
-            try:
-                entries.append(await resolve_entry(client, ref))
-            except (SkillNotFound, ServerError) as exc:
-                failed.append(SyncOutcome(ref, None, "failed", str(exc)))
-        return entries, False, failed
-    listing = await client.list_skills()
-    for problem in listing.problems:
-        where = problem.uri or f"page {problem.page}, entry {problem.index}"
-        failed.append(SyncOutcome(where, None, "failed", f"malformed entry: {problem.reason}"))
-    if listing.stopped_early:
-        warnings.append(f"the listing may be incomplete ({listing.stopped_early}); nothing is pruned")
-    complete = not listing.stopped_early and not listing.problems
-    unique = {entry.uri: entry for entry in reversed(listing.entries)}
-    return list(reversed(unique.values())), complete, failed
-
-
 def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, origin: str, could_ask: bool) -> int:
     for o in outcomes:
         o.reason = printable(o.reason) if o.reason is not None else None
     failed = [o for o in outcomes if o.status == "failed"]
+    # In a pipe without --yes a skill that needs an approval cannot get one: the run did not do what was asked,
+    # and the fix is on the command line, so it ends as a command-line mistake does (exit 2), not as a sync.
+    unapproved = sum(1 for o in outcomes if o.unapproved)
+    unasked = not could_ask and unapproved > 0
+    no_yes = (
+        f"skillwire: not a terminal, so nobody was asked: {unapproved} skill{'' if unapproved == 1 else 's'} "
+        "needing your approval not written; add --yes to approve them all (or run it on a terminal)"
+    )
     if out.json_mode:
         data = {
             "origin": origin,
@@ -183,16 +182,22 @@ def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, or
             "skills": [o.to_json() for o in outcomes],
         }
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
-        return 1 if failed else 0
+        if unasked:
+            out.error(no_yes)
+        return 1 if failed else 2 if unasked else 0
     for o in failed:
         out.error(f"skillwire: failed {printable(o.uri)}: {o.reason}")
     for o in outcomes:
-        if o.status in ("skipped", "kept"):
+        if o.status in ("skipped", "kept") and not (unasked and o.unapproved):  # said once, below
             out.warn(f"{o.status} {printable(o.uri)}: {o.reason}")
-    if not could_ask and any(
-        o.status == "skipped" and o.reason and o.reason.startswith("not approved") for o in outcomes
-    ):
-        out.warn("note: not a terminal, so nobody was asked: run it on a terminal, or add --yes to approve them all")
+        elif o.kept:
+            folder = f"{shown.rstrip('/')}/{printable(o.folder or '')}"
+            listed = ", ".join(printable(p) for p in o.kept[:3]) + (" and more" if len(o.kept) > 3 else "")
+            out.warn(
+                f"note: {o.status} {printable(o.uri)}, keeping the files skillwire did not write in {folder}: {listed}"
+            )
+    if unasked:
+        out.error(no_yes)
     if not out.quiet:
         lines = [
             f"{o.status} {printable(o.uri)} -> {shown.rstrip('/')}/{printable(o.folder or '')} "
@@ -211,42 +216,35 @@ def _report(out: Output, outcomes: list[SyncOutcome], shown: str, title: str, or
         }
         summary = ", ".join(f"{n} {s}" for s, n in counts.items() if n) or "nothing to do"
         out.write("\n".join([*lines, f"synced into {shown} for {title}: {summary}"]) + "\n")
-    return 1 if failed else 0
+    return 1 if failed else 2 if unasked else 0
 
 
 def _check(
     args: argparse.Namespace, target: ServerTarget, folder: Path, shown: str, record: SyncRecord, out: Output
 ) -> int:
-    async def body(client: SkillsClient) -> tuple[dict[str, SkillEntry], bool]:
-        listing = await client.list_skills()
-        entries = {entry.uri: entry for entry in listing.entries}
-        complete = not listing.stopped_early and not listing.problems
-        for owned in record.skills.values():  # a synced skill the listing does not show may still be served
-            if owned.origin == target.label and owned.skill.uri not in entries:
-                try:
-                    entries[owned.skill.uri] = await client.get_skill(owned.skill.uri)
-                except SkillNotFound:
-                    continue
-        return entries, complete
+    async def body(client: SkillsClient) -> SyncCheck:
+        return await check_sync(client, folder, record, target.label)
 
     try:
-        entries, complete = run_client(target, body)
+        checked = run_client(target, body)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
-    found: list[Drift] = drift(folder, record, target.label, entries, complete=complete)
-    leftovers = find_interrupted(folder, keep=frozenset({RECORD_NAME}))
-    if record.pending or leftovers.aside or leftovers.debris:
+    if checked.interrupted:
         out.warn(f"note: an interrupted sync left work in {shown}; the next sync repairs it first")
+    found = checked.found
     for d in found:
         d.note = printable(d.note) if d.note is not None else None
-    # A skill the server serves that was never synced here is told, not counted: the exit code says whether
-    # what skillwire wrote is still what it wrote and what the server serves.
     differ = [d for d in found if d.status not in ("in step", "new")]
     if out.json_mode:
-        data = {"origin": target.label, "folder": shown, "drift": bool(differ), "skills": [d.to_json() for d in found]}
+        data = {
+            "origin": target.label,
+            "folder": shown,
+            "drift": checked.differs,
+            "skills": [d.to_json() for d in found],
+        }
         out.write(json.dumps(data, indent=2, ensure_ascii=False) + "\n")
     elif not out.quiet:
-        lines = [f"{d.status:<16} {printable(d.uri)}" + (f"  ({d.note})" if d.note else "") for d in found]
+        lines = [status_line(d.status, printable(d.uri), d.note) for d in found]
         synced = sum(1 for d in found if d.status != "new")
         lines.append(
             f"{len(differ)} of {len(found)} skills differ"
@@ -254,4 +252,4 @@ def _check(
             else f"in step: all {synced} synced skills in {shown}"
         )
         out.write("\n".join(lines) + "\n")
-    return 1 if differ else 0
+    return 1 if checked.differs else 0

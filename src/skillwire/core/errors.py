@@ -315,6 +315,11 @@ class LockError(SkillwireError, ValueError):
     prints it as a usage error (exit status 2)."""
 
 
+class MirrorTargetError(SkillwireError, ValueError):
+    """A mirror's target folder that cannot be used (under a regular file, not creatable, holding skills from
+    another server); the message names the folder, and the command line prints it as a usage error (exit 2)."""
+
+
 # -- the bridge ----------------------------------------------------------------------------------------------
 
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 import hashlib
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Literal
 
@@ -87,7 +87,7 @@ def manifest_hash(files: Iterable[ManifestFile]) -> str:
 
 @dataclass(frozen=True)
 class ManifestDiff:
-    """What changed between two manifests of one skill, by file URI."""
+    """What changed between two file sets of one skill, by file URI (or path inside the skill)."""
 
     added: tuple[str, ...] = ()
     removed: tuple[str, ...] = ()
@@ -106,10 +106,15 @@ class ManifestDiff:
 
 
 def diff_manifests(old: Iterable[ManifestFile], new: Iterable[ManifestFile]) -> ManifestDiff:
-    before = {f.uri: (f.digest, f.size) for f in old}
-    after = {f.uri: (f.digest, f.size) for f in new}
+    return diff_file_sets({f.uri: (f.digest, f.size) for f in old}, {f.uri: (f.digest, f.size) for f in new})
+
+
+def diff_file_sets(before: Mapping[str, tuple[str, int]], after: Mapping[str, tuple[str, int]]) -> ManifestDiff:
+    """How two file sets of one skill differ: each maps a file (its URI, or its path inside the skill, as
+    long as both use the same) to its digest and size. The one comparison of file sets: approvals, pull's
+    lock against the server, a sync record against the server."""
     return ManifestDiff(
         added=tuple(sorted(after.keys() - before.keys())),
         removed=tuple(sorted(before.keys() - after.keys())),
-        changed=tuple(sorted(u for u in before.keys() & after.keys() if before[u] != after[u])),
+        changed=tuple(sorted(k for k in before.keys() & after.keys() if before[k] != after[k])),
     )

@@ -10,6 +10,7 @@ harmless path component: no `/`, no leading `.` (so never `.` or `..`, never a h
 from __future__ import annotations
 
 import re
+import zlib
 from dataclasses import dataclass
 
 from skillwire.core.uri import parse_uri
@@ -40,6 +41,18 @@ def validate_origin_label(label: str) -> str:
         bad = next(c for c in label if not re.match(r"[A-Za-z0-9._-]", c))
         reason = f"it contains {bad!r}; only A-Z, a-z, 0-9, '.', '_' and '-' are allowed"
     raise ValueError(f"invalid origin label {label!r}: {reason}")
+
+
+def default_label(server: str) -> str:
+    """An origin label for a server named only by URL or command (`server`, as given): its text with every
+    character a label does not allow made '-', cut to the limit with a checksum of the whole, so two
+    servers do not share approvals. `pull --for HOST` keeps approvals under it when no `--origin` is given."""
+    text = server.split("://", 1)[-1]
+    label = re.sub(r"[^A-Za-z0-9._-]+", "-", text).strip("-.") or "server"
+    if len(label) > MAX_ORIGIN_LABEL_LENGTH or label != text:
+        tail = f"-{zlib.crc32(server.encode()):08x}"
+        label = label[: MAX_ORIGIN_LABEL_LENGTH - len(tail)].rstrip("-.") + tail
+    return label
 
 
 @dataclass(frozen=True, order=True)

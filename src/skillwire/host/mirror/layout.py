@@ -12,15 +12,13 @@ clashing with the lock or skillwire's temporary files, and two skills planned in
 
 from __future__ import annotations
 
-import os
 from collections.abc import Iterable
 from dataclasses import dataclass
-from pathlib import Path
 
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.uri import SKILL_MD
-from skillwire.host.mirror.lock import LOCK_NAME, TEMP_PREFIX, Lock
+from skillwire.host.mirror.lock import LOCK_NAME, TEMP_PREFIX
 
 MAX_NAME_BYTES = 255  # a file name on the common file systems
 DYNAMIC_REASON = "dynamic skill: the server publishes no digests, so nothing can be verified or locked"
@@ -115,19 +113,3 @@ def plan_entries(
             continue
         out.append(planned)
     return out
-
-
-def unowned_files(target: Path, dest: Path, lock: Lock) -> list[str]:
-    """Files (or links) under `target` that no locked skill accounts for."""
-    found: list[str] = []
-    for directory, dirs, names in os.walk(target, followlinks=False):
-        for name in dirs:
-            path = Path(directory) / name
-            if path.is_symlink():
-                found.append(path.relative_to(dest).as_posix())
-        for name in names:
-            path = Path(directory) / name
-            relative = path.relative_to(dest).as_posix()
-            if path.is_symlink() or not path.is_file() or not lock.owns(relative):
-                found.append(relative)
-    return sorted(found)

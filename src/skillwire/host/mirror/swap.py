@@ -49,6 +49,22 @@ def write_file(root: Path, relative: str, data: bytes) -> None:
         os.fsync(stream.fileno())
 
 
+def carry_over(old: Path, staged: Path, relatives: list[str]) -> None:
+    """Copy the person's entries (`relatives`, `/`-separated, from `drift.unrecorded_files`) from the folder
+    being replaced into its staged copy, so the swap keeps them: a file with its bytes and times, a link as
+    the link (never followed). `OSError` for anything else (a socket, a FIFO): it cannot be carried."""
+    for relative in relatives:
+        source = old.joinpath(*relative.split("/"))
+        into = staged.joinpath(*relative.split("/"))
+        into.parent.mkdir(parents=True, exist_ok=True)
+        if source.is_symlink():
+            os.symlink(os.readlink(source), into)
+        elif source.is_file():
+            shutil.copy2(source, into, follow_symlinks=False)
+        else:
+            raise OSError(f"{relative} is neither a file nor a link, so it cannot be kept in a new copy")
+
+
 def fsync_directory(path: Path) -> None:
     """Make renames inside `path` durable (best effort: not every file system can fsync a directory)."""
     with contextlib.suppress(OSError):

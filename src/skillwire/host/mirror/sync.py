@@ -11,15 +11,19 @@ Ownership: `<folder>/.skillwire-sync.json` records every skill folder skillwire 
 came from and every file's digest. Only a folder recorded there, from this server and for the same skill,
 is ever replaced or removed. A folder of the same name that skillwire did not write (the person's own skill,
 or another server's) is never touched: the skill is skipped with a line saying so. A recorded skill whose
-files were edited in place is not overwritten either (nor pruned) unless `force`.
+files were edited in place is not overwritten either (nor pruned) unless `force`. Inside a folder skillwire
+wrote, a file the record does not list is the person's (`drift.unrecorded_files`), even with `force`: an
+update carries it into the new copy and says so (or, when the server's copy now has a file at its path,
+leaves the folder untouched), a prune keeps the folder, and `check` reports it (`added locally`).
 
 Crash safety: the folder is replaced as `pull` replaces one (`swap.py`), and the record names the new copy
 as `pending` before the swap and as owned after it; the next run adopts a pending copy whose files are on
 disk (the crash came after the swap) and forgets one that is not (before it). `.skillwire-*` leftovers are
 repaired first, as `pull` does.
 
-`check` (`pull --for HOST --check`) writes nothing and reports drift per skill: in step, edited locally,
-missing, changed upstream, gone from the server, or new on the server.
+`check` (`pull --for HOST --check`) writes nothing and reports drift per skill, in the status set both
+`--check`s share (`drift.CheckStatus`): in step, missing, edited locally, added locally, changed upstream,
+gone upstream, or new on the server. Which skills a run syncs is `select.select_entries`, as for `pull`.
 """
 
 from __future__ import annotations
@@ -34,16 +38,24 @@ from typing import Any, Literal, cast
 
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import LockError, SkillwireError
+from skillwire.core.errors import LockError, SkillNotFound, SkillwireError
 from skillwire.core.uri import SKILL_MD
 from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
 from skillwire.host.load import Approved, Ask, Refused, plan_load
-from skillwire.host.mirror.drift import disk_problem
+from skillwire.host.mirror.drift import CheckStatus, disk_problem, recorded_diff, unrecorded_files
 from skillwire.host.mirror.layout import Plan, plan_entries, plan_skill
 from skillwire.host.mirror.lock import LockedSkill, write_atomically
 from skillwire.host.mirror.lock import skill_from_json as locked_from_json
-from skillwire.host.mirror.swap import recover_interrupted, remove_folder, staging_directory, swap_in
+from skillwire.host.mirror.select import Selection
+from skillwire.host.mirror.swap import (
+    carry_over,
+    find_interrupted,
+    recover_interrupted,
+    remove_folder,
+    staging_directory,
+    swap_in,
+)
 from skillwire.host.mirror.writer import failure_reason, fetch_into, locked_skill
 from skillwire.host.trust import TrustPolicy
 
@@ -51,7 +63,6 @@ RECORD_NAME = ".skillwire-sync.json"
 RECORD_VERSION = 1
 
 SyncStatus = Literal["installed", "updated", "unchanged", "skipped", "failed", "removed", "kept"]
-DriftStatus = Literal["in step", "edited locally", "missing", "changed upstream", "gone upstream", "new"]
 
 
 @dataclass(frozen=True)
@@ -153,12 +164,28 @@ def flat_plan(plan: Plan) -> Plan:
 
 def same_files(skill: LockedSkill, plan: Plan) -> bool:
     """True when the recorded files are exactly the files the plan would write (paths, digests, sizes)."""
-    recorded = {f.path: (f.digest, f.size) for f in skill.files}
-    return recorded == {relative: (item.digest, item.size) for relative, item in plan.files}
+    return not recorded_diff(skill, plan.files)
 
 
 def _exists(path: Path) -> bool:
     return os.path.lexists(path)
+
+
+def yours(folder: Path, owned: Owned) -> list[str]:
+    """The person's entries inside a synced skill folder: whatever its record does not list."""
+    recorded = {f.path for f in owned.skill.files}
+    root = folder / owned.skill.path
+    return unrecorded_files(root, recorded.__contains__, relative_to=root) if root.is_dir() else []
+
+
+def in_the_way(kept: list[str], plan: Plan) -> list[str]:
+    """The person's entries at a path the plan writes (or inside one, or holding one)."""
+    written = [relative for relative, _ in plan.files]
+    return [p for p in kept if any(p == w or p.startswith(w + "/") or w.startswith(p + "/") for w in written)]
+
+
+def _some(paths: list[str]) -> str:
+    return ", ".join(paths[:3]) + (f" and {len(paths) - 3} more" if len(paths) > 3 else "")
 
 
 @dataclass
@@ -169,6 +196,8 @@ class SyncOutcome:
     reason: str | None = None  # raw text (it may quote the server): escape it where it is shown
     files: int = 0
     size: int = 0
+    kept: list[str] = field(default_factory=list)  # the person's files left in place (`yours`)
+    unapproved: bool = False  # skipped because nobody approved it (in a pipe: nobody could be asked)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)  # every field, in order: what `pull --json` prints for it
@@ -177,7 +206,7 @@ class SyncOutcome:
 AskPerson = Callable[[Ask], Awaitable[bool]]
 
 
-@dataclass
+@dataclass(kw_only=True)
 class HostSync:
     """Syncs one server's skills into one host skills folder (see the module docstring)."""
 
@@ -198,6 +227,16 @@ class HostSync:
         if owned is not None and owned.origin == self.origin and owned.skill.uri == uri:
             return owned
         return None
+
+    async def run(self, selection: Selection, *, prune: bool) -> list[SyncOutcome]:
+        """Sync the selected skills; with the whole listing (`selection.complete`), also the ones the server
+        dropped (removed when `prune`, else kept and named)."""
+        outcomes = [SyncOutcome(failed.what, None, "failed", failed.reason) for failed in selection.failed]
+        self.folder.mkdir(parents=True, exist_ok=True)
+        outcomes += await self.sync(selection.entries)
+        if selection.complete:
+            outcomes += self.prune({entry.uri for entry in selection.entries}, remove=prune)
+        return outcomes
 
     async def sync(self, entries: Iterable[SkillEntry]) -> list[SyncOutcome]:
         entries = list(entries)
@@ -231,11 +270,22 @@ class HostSync:
                     entry.uri,
                     name,
                     "skipped",
-                    f"{shown} was edited since skillwire installed it ({problem}); "
+                    f"{shown} was edited since skillwire installed it ({problem.describe()}); "
                     "left untouched (--force replaces it)",
                 )
             if problem is None and same_files(owned.skill, plan):
                 return SyncOutcome(entry.uri, name, "unchanged", files=len(plan.files), size=plan.size)
+        kept = yours(self.folder, owned) if owned is not None and exists else []
+        blocking = in_the_way(kept, plan)
+        if blocking:
+            return SyncOutcome(
+                entry.uri,
+                name,
+                "skipped",
+                f"{shown} holds files skillwire did not write where the server's copy has files "
+                f"({_some(blocking)}); left untouched: move them away to update it",
+                kept=kept,
+            )
         decision = plan_load(
             SkillRef(self.label, entry.uri), entry, allow_dynamic=False, trust=self.trust, approvals=self.approvals.get
         )
@@ -245,13 +295,14 @@ class HostSync:
             self.notes.append(f"{entry.uri}: {decision.signature.error} (trust mode 'warn': synced anyway)")
         if isinstance(decision, Ask):
             if not await self.ask(decision):
-                return SyncOutcome(entry.uri, name, "skipped", "not approved; nothing was written")
+                return SyncOutcome(entry.uri, name, "skipped", "not approved; nothing was written", unapproved=True)
             self.approvals.approve(decision.request.ref, decision.bound)
         else:
             assert isinstance(decision, Approved)
-        return await self._write(plan, target, shown, "updated" if owned is not None and exists else "installed")
+        status: SyncStatus = "updated" if owned is not None and exists else "installed"
+        return await self._write(plan, target, shown, status, kept)
 
-    async def _write(self, plan: Plan, target: Path, shown: str, status: SyncStatus) -> SyncOutcome:
+    async def _write(self, plan: Plan, target: Path, shown: str, status: SyncStatus, kept: list[str]) -> SyncOutcome:
         entry, name = plan.entry, plan.path
         owned = Owned(self.origin, self.label, locked_skill(plan))
         self.record.pending[name] = owned
@@ -259,6 +310,7 @@ class HostSync:
         staged = staging_directory(self.folder)
         try:
             await fetch_into(self.client, plan, staged, lambda steps: None)
+            carry_over(target, staged, kept)
             swap_in(staged, target, self.folder)
         except (SkillwireError, OSError) as exc:
             del self.record.pending[name]
@@ -269,7 +321,7 @@ class HostSync:
         self.record.skills[name] = owned
         del self.record.pending[name]
         write_record(self.folder, self.record)
-        return SyncOutcome(entry.uri, name, status, files=len(plan.files), size=plan.size)
+        return SyncOutcome(entry.uri, name, status, files=len(plan.files), size=plan.size, kept=kept)
 
     def prune(self, served: set[str], *, remove: bool) -> list[SyncOutcome]:
         """Skills this server gave that it no longer serves: removed (`remove`), or kept with a note."""
@@ -284,6 +336,19 @@ class HostSync:
                 )
                 continue
             if os.path.lexists(target):
+                kept = yours(self.folder, owned)
+                if kept:  # the person's: never removed, not even with --force
+                    outcomes.append(
+                        SyncOutcome(
+                            owned.skill.uri,
+                            name,
+                            "kept",
+                            f"gone from the server, but {target} holds files skillwire did not write "
+                            f"({_some(kept)}); move them away and --prune removes it",
+                            kept=kept,
+                        )
+                    )
+                    continue
                 problem = disk_problem(self.folder, owned.skill)
                 if problem is not None and not self.force:
                     outcomes.append(
@@ -291,7 +356,7 @@ class HostSync:
                             owned.skill.uri,
                             name,
                             "kept",
-                            f"gone from the server, but edited since skillwire installed it ({problem}); "
+                            f"gone from the server, but edited since skillwire installed it ({problem.describe()}); "
                             "left in place (--force removes it)",
                         )
                     )
@@ -311,7 +376,7 @@ class HostSync:
 class Drift:
     uri: str
     folder: str | None
-    status: DriftStatus
+    status: CheckStatus
     note: str | None = None
 
     def to_json(self) -> dict[str, Any]:
@@ -340,17 +405,20 @@ def drift(
             planned = plan_skill(entry, (name,)) if not entry.is_dynamic else "dynamic"
             if isinstance(planned, str):
                 upstream, problem_note = "changed upstream", f"the server's entry can no longer be synced: {planned}"
-            elif not same_files(owned.skill, flat_plan(planned)):
-                recorded = {f.path: (f.digest, f.size) for f in owned.skill.files}
-                served = {relative: (item.digest, item.size) for relative, item in flat_plan(planned).files}
-                files = sorted(p for p in recorded.keys() | served.keys() if recorded.get(p) != served.get(p))
+            elif diff := recorded_diff(owned.skill, flat_plan(planned).files):
+                files = sorted((*diff.added, *diff.removed, *diff.changed))
                 upstream = "changed upstream"
                 problem_note = "files: " + ", ".join(files[:5]) + (" and more" if len(files) > 5 else "")
-        if problem == "is missing":
+        kept = yours(folder, owned)
+        if problem is not None and problem.missing:
             out.append(Drift(uri, name, "missing", "the folder is gone (a sync writes it again)"))
         elif problem is not None:
             also = "; also changed upstream" if upstream == "changed upstream" else ""
-            out.append(Drift(uri, name, "edited locally", f"{name} {problem}{also}"))
+            out.append(Drift(uri, name, "edited locally", f"{name} {problem.describe()}{also}"))
+        elif kept:
+            also = "; also changed upstream" if upstream == "changed upstream" else ""
+            note = f"{name} holds files skillwire did not write ({_some(kept)}); a sync keeps them{also}"
+            out.append(Drift(uri, name, "added locally", note))
         elif upstream == "changed upstream":
             out.append(Drift(uri, name, "changed upstream", problem_note))
         elif upstream == "gone upstream":
@@ -361,3 +429,33 @@ def drift(
         for uri in sorted(entries.keys() - synced):
             out.append(Drift(uri, None, "new", "served, not synced here"))
     return out
+
+
+@dataclass
+class SyncCheck:
+    """`pull --for HOST --check`: each skill this server synced into the folder, and served skills not synced."""
+
+    found: list[Drift]
+    interrupted: bool  # an interrupted sync left work (the next sync repairs it first)
+
+    @property
+    def differs(self) -> bool:
+        # A skill the server serves that was never synced here is told, not counted: this says whether what
+        # skillwire wrote is still what it wrote and what the server serves.
+        return any(d.status not in ("in step", "new") for d in self.found)
+
+
+async def check(client: SkillsClient, folder: Path, record: SyncRecord, origin: str) -> SyncCheck:
+    """Compare what `origin` synced into `folder` with the disk and the server; writes (and repairs) nothing."""
+    listing = await client.list_skills()
+    entries = {entry.uri: entry for entry in listing.entries}
+    complete = not listing.stopped_early and not listing.problems
+    for owned in record.skills.values():  # a synced skill the listing does not show may still be served
+        if owned.origin == origin and owned.skill.uri not in entries:
+            try:
+                entries[owned.skill.uri] = await client.get_skill(owned.skill.uri)
+            except SkillNotFound:
+                continue
+    leftovers = find_interrupted(folder, keep=frozenset({RECORD_NAME}))
+    interrupted = bool(record.pending or leftovers.aside or leftovers.debris)
+    return SyncCheck(drift(folder, record, origin, entries, complete=complete), interrupted)

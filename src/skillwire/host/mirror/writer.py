@@ -26,8 +26,8 @@ from skillwire.core.errors import SkillwireError, VerificationFailed
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import SKILL_MD
 from skillwire.host.fetch import fetch_skill_md, fetch_verified
-from skillwire.host.mirror.drift import disk_problem
-from skillwire.host.mirror.layout import Plan, unowned_files
+from skillwire.host.mirror.drift import disk_problem, unrecorded_files
+from skillwire.host.mirror.layout import Plan
 from skillwire.host.mirror.lock import (
     LOCK_NAME,
     Lock,
@@ -124,7 +124,7 @@ class Mirror:
         if not os.path.lexists(target):
             return None
         unowned = [] if target.is_dir() and not target.is_symlink() else [plan.path]
-        unowned = unowned or unowned_files(target, self.dest, self.lock)
+        unowned = unowned or unrecorded_files(target, self.lock.owns, relative_to=self.dest)
         if not unowned:
             return None
         listed = ", ".join(unowned[:3]) + (f" and {len(unowned) - 3} more" if len(unowned) > 3 else "")
