@@ -90,7 +90,7 @@ from skillwire.catalog.store import (
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
-from skillwire.core.metrics import metrics, observe_snapshot, record_reload
+from skillwire.core.metrics import metrics, record_reload
 from skillwire.core.provenance import PROVENANCE_META_KEY
 from skillwire.core.published_index import MAX_SEQUENCE, goes_back
 from skillwire.core.signing import SIGNATURE_META_KEY
@@ -721,13 +721,13 @@ class PublishedCatalog(SkillCatalog):
             self.status.checked_at = now
             self.status.last_error = None if held_back is None else str(held_back)
             self.status.failures = 0 if held_back is None else 1
-            m.index_checked.set(now)
             if held_back is not None and pointer is not None:
                 logger.warning("%s; serving index %s, accepted last, instead", held_back, pointer.id[:12])
             if pointer is not None:
                 self._pointer = pointer  # a new ETag for the same index is remembered too
             if new is None:
                 assert old is not None  # the first look always loads
+                self.observe_gauges()  # the pointer was read: the check time moves on every poll
                 record_reload("unchanged", time.perf_counter() - started)
                 return old, False
             assert pointer is not None
@@ -735,7 +735,7 @@ class PublishedCatalog(SkillCatalog):
             self._snapshot = new
             self.status.index_id = pointer.id
             self.status.loaded_at = now
-        observe_snapshot(len(new.skill_by_uri), len(new.files), len(new.skipped), loaded_at=now)
+        self.observe_gauges()
         differs = True if old is None else self._announce(old, new)
         record_reload("swapped" if differs else "unchanged", time.perf_counter() - started)
         return new, differs
