@@ -81,7 +81,6 @@ from skillwire.catalog.store import (
     BlobReader,
     StoreLocation,
     blob_key,
-    describe,
     is_not_found,
     open_store,
     parse_location,
@@ -242,7 +241,7 @@ async def publish(
     except StoreError:
         raise
     except Exception as exc:
-        raise StoreError(f"publishing to {location} failed: {describe(exc)}") from None
+        raise StoreError(f"cannot publish: {store_failure(location, exc)}") from None
     index = build_index(snapshot, audiences, signatures)
     # The same catalog under the same number is the same index (nothing to switch); any change is one higher.
     index["sequence"] = current_sequence
@@ -281,7 +280,7 @@ async def publish(
     except StoreError:
         raise
     except Exception as exc:
-        raise StoreError(f"publishing to {location} failed: {describe(exc)}") from None
+        raise StoreError(f"cannot publish: {store_failure(location, exc)}") from None
     return PublishResult(
         location,
         index_id,
@@ -364,7 +363,7 @@ def _store_chunks(stream: Iterable[Any], location: StoreLocation) -> Iterator[by
         for chunk in stream:
             yield memoryview(chunk)
     except Exception as exc:
-        raise StoreError(f"{location} is unreachable: {describe(exc)}") from None
+        raise StoreError(store_failure(location, exc)) from None
 
 
 @dataclass(frozen=True)
