@@ -91,6 +91,27 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     add_timeout_argument(parser)
 
 
+def add_origin_argument(parser: argparse.ArgumentParser) -> None:
+    """`--origin LABEL` of `ls` and `get`: the label a host gives this server, so keys a trust file scopes
+    to origins (`trust add ... --origin LABEL`) are judged as that host judges them."""
+    from skillwire.host.identity import validate_origin_label
+
+    def label(text: str) -> str:
+        try:
+            return validate_origin_label(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parser.add_argument(
+        "--origin",
+        metavar="LABEL",
+        type=label,
+        help="the label your host gives this server (as in `skillwire bridge --server LABEL=URL`): publisher keys "
+        "trusted only for that origin (`skillwire trust add ... --origin LABEL`) count (default: no label, so "
+        "only keys without an origin scope count)",
+    )
+
+
 def add_header_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--header", action="append", default=[], metavar="NAME:VALUE", help="HTTP header (repeatable)")
 
