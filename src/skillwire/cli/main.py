@@ -75,6 +75,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     if unknown:
         unrecognized(parser, args, unknown)
     args.stdio_command = command
+    from skillwire.core import tracing  # the API only; the SDK is imported when OTEL_* asks for traces
+
+    if (problem := tracing.configure_from_environment()) is not None:
+        print(f"skillwire: warning: {problem}; no traces are exported", file=sys.stderr)
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:
@@ -103,6 +107,9 @@ def entry() -> None:
         code = main()
     except KeyboardInterrupt:  # before a command's own handling (while parsing, importing)
         code = INTERRUPTED
+    from skillwire.core import tracing
+
+    tracing.shutdown()  # spans an OTLP exporter still holds, before any exit that skips teardown
     if code == INTERRUPTED or "obstore" in sys.modules:
         _exit_without_teardown(code)
     sys.exit(code)
