@@ -3,13 +3,16 @@ the README's own alert rule, evaluated by a real Prometheus, stays quiet on heal
 replica whose store stopped.
 
 Real servers on 127.0.0.1: a folder served cold, the same folder restarted from its snapshot (one process
-and `--workers 2`), and a replica of a SeaweedFS bucket under `--poll`. A git root under `--poll` is
-another helper's (issue 37, broken 2); add it to `_healthy_servers` once its poll sets the check time.
+and `--workers 2`), a replica of a SeaweedFS bucket under `--poll`, and a git root following a branch under
+`--poll` (one process: its check time reaches the scrape through `observe_gauges` before each scrape). A git
+root under `--workers 2` needs `GitCatalog.poll` to call `observe_gauges` itself, so that every worker's
+multi-process gauge moves (issue 37, broken 2, another helper's); add `[*git_args, "--workers", "2"]` here then.
 """
 
 from __future__ import annotations
 
 import re
+import shutil
 import subprocess
 import sys
 import time
@@ -21,6 +24,7 @@ from typing import Any
 import pytest
 
 from support.calls import healthz, wait_for
+from support.gitserver import WorkRepo
 from support.prometheus import http_get, running_prometheus
 from support.seaweed import SeaweedS3, env_without_aws, weed_binary
 from support.servers import EXAMPLES, RunningServer, serve_http
@@ -140,12 +144,18 @@ def test_prometheus_keeps_the_readme_alert_quiet_on_healthy_servers_and_fires_it
         warm = stack.enter_context(serve_http(args))
         workers = stack.enter_context(serve_http([*args, "--workers", "2"]))
         replica = stack.enter_context(serve_http([url, "--poll", "1"], env=env))
-        servers = {"warm": warm, "workers": workers, "replica": replica}
+        repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git")
+        shutil.copytree(EXAMPLES, repo.work / "skills")
+        repo.commit("the examples")
+        repo.push()
+        git_env = {"XDG_CACHE_HOME": str(tmp_path / "git-cache")}
+        git_root = stack.enter_context(serve_http([f"git+file://{repo.bare}@main#skills", "--poll", "1"], env=git_env))
+        servers = {"warm": warm, "workers": workers, "replica": replica, "git": git_root}
         prometheus.scrape([instance(s) for s in servers.values()])
         wait_for(
-            lambda: len(prometheus.vector("skillwire_index_checked_timestamp_seconds")) == 3,
+            lambda: len(prometheus.vector("skillwire_index_checked_timestamp_seconds")) == len(servers),
             30,
-            "prometheus to scrape the three servers",
+            "prometheus to scrape every server",
         )
         # Healthy: neither rule holds for any server, over 12 evaluations (every second) after the first scrape.
         for _ in range(12):
@@ -155,14 +165,17 @@ def test_prometheus_keeps_the_readme_alert_quiet_on_healthy_servers_and_fires_it
         assert all(age < 20 for age in ages.values()), ages  # checked recently: the replica each poll
 
         store.stop()  # the replica's pointer is no longer checkable; it keeps serving its snapshot
+        repo.bare.rename(repo.bare.with_name("moved.git"))  # the git root's remote is no longer reachable
 
         def firing() -> list[dict[str, Any]]:
             return [a for a in prometheus.alerts() if a["state"] == "firing"]
 
-        wait_for(lambda: bool(firing()), 30, "the scaled stale-index alert to fire")
+        stale = {instance(replica), instance(git_root)}
+        wait_for(lambda: {a["labels"]["instance"] for a in firing()} == stale, 40, "the scaled alert to fire for both")
         fired = firing()
         assert {a["labels"]["alertname"] for a in fired} == {"SkillwireStaleIndexScaled"}, fired
-        assert {a["labels"]["instance"] for a in fired} == {instance(replica)}, fired
+        assert len(fired) == 2, fired  # the healthy folders stay quiet
         assert healthz(replica.url)["stale"] is True
+        assert healthz(git_root.url)["stale"] is True
         # The README's own rule (600 s) is not firing: ten minutes have not passed.
         assert not [a for a in prometheus.alerts() if a["labels"]["alertname"] == "SkillwireStaleIndex"]
