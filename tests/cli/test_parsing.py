@@ -421,3 +421,79 @@ def test_the_readmes_pull_target_is_ignored_by_git() -> None:
     root = Path(__file__).resolve().parents[2]
     assert "vendor/" in (root / ".gitignore").read_text().splitlines()
     assert "pull --to ./vendor" in (root / "README.md").read_text()
+
+
+# -- issue 37: a mistake names the flag and exits 2; --help says what the README says ---------------------------
+
+
+@pytest.mark.parametrize(
+    ("options", "expected"),
+    [
+        (["--page-size", "0"], "skillwire: --page-size must be at least 1, got 0"),
+        (["--ttl-ms", "-1"], "skillwire: --ttl-ms must be at least 0, got -1"),
+        (["--poll", "-1"], "skillwire: --poll must be at least 0, got -1"),
+        (["--blob-cache-mb", "-5"], "skillwire: --blob-cache-mb must be at least 0, got -5"),
+        (["--drain-seconds", "-1"], "skillwire: --drain-seconds must be at least 0, got -1"),
+        (["--http", "127.0.0.1:99999"], "skillwire: --http: port 99999 is out of range (0-65535)"),
+    ],
+)
+def test_serve_numbers_out_of_range_name_the_flag_and_exit_2(options: list[str], expected: str, tmp_path: Path) -> None:
+    assert usage_error(run_cli("serve", str(tmp_path), *options)) == expected
+
+
+def test_a_misspelt_flag_shows_the_commands_usage_and_the_closest_flag(tmp_path: Path) -> None:
+    result = run_cli("serve", str(tmp_path), "--htttp", "127.0.0.1:1")
+    assert result.code == 2
+    lines = result.err.strip().splitlines()
+    assert lines[0].startswith("usage: skillwire serve ")
+    assert lines[-1] == "skillwire serve: error: unrecognized arguments: --htttp 127.0.0.1:1 (did you mean --http?)"
+    result = run_cli("ls", "--jsno", "http://127.0.0.1:1/mcp")
+    assert result.err.strip().splitlines()[-1] == (
+        "skillwire ls: error: unrecognized arguments: --jsno (did you mean --json?)"
+    )
+
+
+def test_help_shows_the_defaults_and_variables_the_readme_names() -> None:
+    flat = " ".join(run_cli("serve", "--help").text.split())
+    assert "every SECONDS (0: never; default 30)" in flat
+    assert "memory for cached file bytes (default 64)" in flat
+    publish = " ".join(run_cli("publish", "--help").text.split())
+    for variable in ("AWS_ENDPOINT_URL", "AWS_REGION", "AWS_ACCESS_KEY_ID", "AWS_SECRET_ACCESS_KEY", "AWS_ALLOW_HTTP"):
+        assert variable in publish
+    assert "replaced, scope and all" in " ".join(run_cli("trust", "--help").text.split())
+
+
+def test_bridge_help_shows_a_bridge_toml_that_parses(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from skillwire.bridge.config import read_config_file
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    (tmp_path / "my-skills").mkdir()  # the example's local folder, ~/my-skills
+
+    text = run_cli("bridge", "--help").text
+    example = text.split("bridge.toml (or --config FILE), for example:\n", 1)[1].split("\nThe bridge speaks", 1)[0]
+    config = tmp_path / "bridge.toml"
+    config.write_text("\n".join(line.removeprefix("  ") for line in example.splitlines()) + "\n")
+    upstreams, _ = read_config_file(config)
+    assert [upstream.label for upstream in upstreams] == ["work", "tools", "mine"]
+    usage_error(run_cli("bridge"), "no such file", "`skillwire bridge --help` shows the format")
+
+
+def test_trust_add_of_a_name_already_there_says_it_replaces_it(tmp_path: Path) -> None:
+    from cryptography.hazmat.primitives import serialization
+    from cryptography.hazmat.primitives.asymmetric.ed25519 import Ed25519PrivateKey
+
+    public = Ed25519PrivateKey.generate().public_key()
+    key = tmp_path / "k"
+    Path(str(key) + ".pub").write_bytes(
+        public.public_bytes(serialization.Encoding.OpenSSH, serialization.PublicFormat.OpenSSH)
+    )
+    file = ["--file", str(tmp_path / "trust.json")]
+    first = run_cli("trust", *file, "add", "acme", str(key) + ".pub", "--origin", "work")
+    assert first.code == 0
+    assert first.text.startswith("trusted acme (")
+    again = run_cli("trust", *file, "add", "acme", str(key) + ".pub")
+    lines = again.text.splitlines()
+    assert lines[0].startswith("replaced acme ("), lines
+    assert lines[0].endswith(", for origin 'work'"), lines
+    assert lines[1].startswith("trusted acme ("), lines
+    assert "origin" not in lines[1], lines

@@ -125,7 +125,7 @@ def test_port_0_announces_and_serves_on_the_port_the_kernel_picked() -> None:
     [
         ("8765", "skillwire: --http wants HOST:PORT, got '8765'; for port 8765 write --http 127.0.0.1:8765"),
         ("127.0.0.1:http", "skillwire: --http wants HOST:PORT, got '127.0.0.1:http'"),
-        ("127.0.0.1:70000", "skillwire: --http wants HOST:PORT, got '127.0.0.1:70000'"),
+        ("127.0.0.1:70000", "skillwire: --http: port 70000 is out of range (0-65535)"),
     ],
 )
 def test_http_usage_error_is_found_before_scanning(http: str, message: str) -> None:

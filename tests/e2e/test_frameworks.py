@@ -28,6 +28,7 @@ import pytest
 
 from servers import free_port, running_http_server
 from support.bridge import BRIDGE, SKILLWIRE, generate_skills, write_skill
+from support.conformance import absent_tool_reason
 from support.servers import REPO_ROOT, RunningServer, serve_http
 
 DRIVER = Path(__file__).resolve().parents[1] / "support" / "framework_driver.py"
@@ -68,7 +69,7 @@ def interpreter(framework: str) -> Path:
     if framework in IN_PROJECT:
         return Path(sys.executable)
     if not FRAMEWORKS_PYTHON.exists():
-        pytest.skip(f"{framework} is not installed in .tools/frameworks (run scripts/install-tools)")
+        pytest.skip(absent_tool_reason(framework, "frameworks"))
     return FRAMEWORKS_PYTHON
 
 

@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from support.bridge import write_skill
-from support.conformance import missing_tools_reason, node_binary
+from support.conformance import absent_tool_reason, missing_tools_reason, node_binary
 from support.servers import REPO_ROOT, RunningServer, serve_http
 
 README = REPO_ROOT / "README.md"
@@ -59,7 +59,7 @@ def real(argv: list[str], upstream: RunningServer) -> list[str]:
 def host_binary(name: str) -> Path:
     script = HOSTS / name
     if not script.exists() or missing_tools_reason() is not None:
-        pytest.skip(f"{name} is not installed in .tools/hosts (run scripts/install-tools)")
+        pytest.skip(absent_tool_reason(name, "hosts"))
     return script.resolve()
 
 

@@ -22,7 +22,7 @@ from skillwire.host.approvals import ApprovalStore
 from skillwire.host.identity import SkillRef
 from support.cli import CliResult
 from support.cli import run_cli as cli
-from support.conformance import missing_tools_reason, node_binary
+from support.conformance import absent_tool_reason, missing_tools_reason, node_binary
 from support.servers import EXAMPLES, REPO_ROOT, serve_http
 
 STDIO = [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", "--no-digest-cache", "-q"]
@@ -254,7 +254,7 @@ def test_gemini_cli_discovers_exactly_the_synced_skills_beside_a_persons_own(roo
     # A real host reading the folder: `gemini skills list` scans ~/.gemini/skills offline, without signing in.
     script = gemini_cli()
     if script is None or missing_tools_reason() is not None:
-        pytest.skip("Gemini CLI is not installed in .tools/hosts (run scripts/install-tools)")
+        pytest.skip(absent_tool_reason("Gemini CLI", "hosts"))
     home = tmp_path / "home"
     skills = home / ".gemini" / "skills"
     own = skills / "git-workflow" / "SKILL.md"

@@ -44,7 +44,8 @@ HEADERS = [
     (
         "skillwire_index_checked_timestamp_seconds",
         "gauge",
-        "When the store's pointer was last read successfully (oldest worker)",
+        "When the source of the snapshot (store pointer, git branch, folders) was last read successfully "
+        "(oldest worker)",
     ),
     ("skillwire_reloads_total", "counter", "Catalog reloads, by outcome"),
     ("skillwire_reloads_created", "gauge", "Catalog reloads, by outcome"),

@@ -25,8 +25,8 @@ import pytest
 
 from servers import free_port
 from skillwire.ops.metrics import FLUSH_SECONDS
-from support.apt_tool import apt_tool
 from support.calls import call, list_uris, wait_for
+from support.prometheus import running_prometheus
 from support.seaweed import SeaweedS3, env_without_aws
 from support.servers import EXAMPLES, serve_http
 
@@ -48,48 +48,8 @@ def http_get(url: str, headers: dict[str, str] | None = None) -> tuple[int, byte
 @pytest.fixture
 def prometheus(tmp_path: Path) -> Iterator[tuple[str, Path]]:
     """A Prometheus on 127.0.0.1 (its API URL) and the file its scrape targets are written to."""
-    binary = apt_tool("prometheus")
-    port = free_port()
-    targets = tmp_path / "targets.json"
-    targets.write_text("[]")
-    config = tmp_path / "prometheus.yml"
-    config.write_text(
-        "global: {scrape_interval: 1s, evaluation_interval: 1s}\n"
-        "scrape_configs:\n"
-        "  - job_name: skillwire\n"
-        "    file_sd_configs: [{files: ['" + str(targets) + "'], refresh_interval: 1s}]\n"
-    )
-    log = (tmp_path / "prometheus.log").open("wb")
-    process = subprocess.Popen(
-        [
-            binary,
-            f"--config.file={config}",
-            f"--storage.tsdb.path={tmp_path / 'data'}",
-            f"--web.listen-address=127.0.0.1:{port}",
-        ],
-        stdout=log,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-    )
-    api = f"http://127.0.0.1:{port}"
-    try:
-        wait_for(lambda: _ready(api), 60, "prometheus to answer /-/ready")
-        yield api, targets
-    finally:
-        process.terminate()
-        try:
-            process.wait(timeout=20)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            process.wait()
-        log.close()
-
-
-def _ready(api: str) -> bool:
-    try:
-        return http_get(api + "/-/ready")[0] == 200
-    except OSError:
-        return False
+    with running_prometheus(tmp_path) as running:
+        yield running.api, running.targets
 
 
 def query(api: str, promql: str) -> float | None:
@@ -263,14 +223,26 @@ def test_json_logs_parse_line_by_line_and_never_carry_a_secret(seaweedfs: Seawee
 # -- errors an operator can act on ------------------------------------------------------------------------
 
 
-def serve_error(env: dict[str, str], url: str) -> str:
-    result = subprocess.run(
-        [*SKILLWIRE, "serve", url, "--http", f"127.0.0.1:{free_port()}"], env=env, capture_output=True, timeout=90
-    )
+def store_error(env: dict[str, str], url: str, command: str = "serve") -> str:
+    """The one line `command` (serve, publish) ends with on a store mistake: every command words a store's
+    failure through one owner (`catalog.store.store_failure`)."""
+    argv = {
+        "serve": ["serve", url, "--http", f"127.0.0.1:{free_port()}"],
+        "publish": ["publish", str(EXAMPLES), url],
+    }[command]
+    result = subprocess.run([*SKILLWIRE, *argv], env=env, capture_output=True, timeout=90)
     assert result.returncode == 1, result.stderr
     lines = result.stderr.decode().strip().splitlines()
     assert len(lines) == 1, lines
+    assert "<" not in lines[0]  # no XML from the store
     return lines[0]
+
+
+def serve_error(env: dict[str, str], url: str) -> str:
+    return store_error(env, url, "serve")
+
+
+COMMANDS = pytest.mark.parametrize("command", ["serve", "publish"])
 
 
 @pytest.fixture(scope="module")
@@ -283,49 +255,53 @@ def published(seaweedfs: SeaweedS3) -> str:
     return url
 
 
-def test_plain_http_without_the_flag_names_it(seaweedfs: SeaweedS3, published: str) -> None:
+@COMMANDS
+def test_plain_http_without_the_flag_names_it(seaweedfs: SeaweedS3, published: str, command: str) -> None:
     env = env_without_aws() | seaweedfs.env
     del env["AWS_ALLOW_HTTP"]
-    line = serve_error(env, published)
+    line = store_error(env, published, command)
     assert "plain HTTP" in line
     assert "AWS_ALLOW_HTTP=true" in line
 
 
+@COMMANDS
 def test_no_credentials_names_the_variables_and_never_asks_instance_metadata(
-    seaweedfs: SeaweedS3, published: str, tmp_path: Path
+    seaweedfs: SeaweedS3, published: str, tmp_path: Path, command: str
 ) -> None:
     env = env_without_aws() | {"HOME": str(tmp_path)}
-    line = serve_error(env, published)
+    line = store_error(env, published, command)
     assert "AWS_ACCESS_KEY_ID" in line
     assert "AWS_SECRET_ACCESS_KEY" in line
     assert "AWS_ENDPOINT_URL" in line
     assert "169.254" not in line
     env |= {"AWS_ENDPOINT_URL": seaweedfs.endpoint, "AWS_ALLOW_HTTP": "true"}
-    line = serve_error(env, published)
+    line = store_error(env, published, command)
     assert "AWS_ACCESS_KEY_ID" in line
     assert "AWS_ENDPOINT_URL" not in line
 
 
-def test_a_missing_bucket_is_one_line_naming_it(seaweedfs: SeaweedS3, published: str) -> None:
-    line = serve_error(env_without_aws() | seaweedfs.env, "s3://no-such-bucket/x")
+@COMMANDS
+def test_a_missing_bucket_is_one_line_naming_it(seaweedfs: SeaweedS3, published: str, command: str) -> None:
+    line = store_error(env_without_aws() | seaweedfs.env, "s3://no-such-bucket/x", command)
     assert "bucket 'no-such-bucket' does not exist" in line
-    assert "<" not in line  # no XML
 
 
-def test_wrong_credentials_are_one_line_each(seaweedfs: SeaweedS3, published: str) -> None:
+@COMMANDS
+def test_wrong_credentials_are_one_line_each(seaweedfs: SeaweedS3, published: str, command: str) -> None:
     env = env_without_aws() | seaweedfs.env
-    line = serve_error(env | {"AWS_SECRET_ACCESS_KEY": "x" * 40}, published)
+    line = store_error(env | {"AWS_SECRET_ACCESS_KEY": "x" * 40}, published, command)
     assert "wrong credentials" in line
     assert "AWS_SECRET_ACCESS_KEY" in line
-    line = serve_error(env | {"AWS_ACCESS_KEY_ID": "nobody-knows-me"}, published)
+    line = store_error(env | {"AWS_ACCESS_KEY_ID": "nobody-knows-me"}, published, command)
     assert "wrong credentials" in line
     assert "AWS_ACCESS_KEY_ID" in line
 
 
-def test_a_denied_request_is_one_line_naming_the_bucket(seaweedfs: SeaweedS3, published: str) -> None:
+@COMMANDS
+def test_a_denied_request_is_one_line_naming_the_bucket(seaweedfs: SeaweedS3, published: str, command: str) -> None:
     env = env_without_aws() | seaweedfs.env
     env |= {"AWS_ACCESS_KEY_ID": seaweedfs.denied_access_key, "AWS_SECRET_ACCESS_KEY": seaweedfs.denied_secret_key}
-    line = serve_error(env, published)
+    line = store_error(env, published, command)
     assert "access denied" in line
     assert "bucket 'skillwire'" in line
 

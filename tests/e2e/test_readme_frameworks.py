@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from support.bridge import write_skill
+from support.conformance import absent_tool_reason
 from support.servers import REPO_ROOT, RunningServer, serve_http
 
 README = REPO_ROOT / "README.md"
@@ -96,7 +97,7 @@ def test_a_readme_framework_snippet_connects_to_the_bridge_as_written(
     )
     python = FRAMEWORKS_PYTHON if framework in OWN_VENV else Path(sys.executable)
     if not python.exists():
-        pytest.skip(f"{framework} is not installed in .tools/frameworks (run scripts/install-tools)")
+        pytest.skip(absent_tool_reason(framework, "frameworks"))
     env = {
         **os.environ,
         "PATH": os.pathsep.join([str(Path(sys.executable).parent), "/usr/bin", "/bin"]),

@@ -5,8 +5,9 @@ One clone per session (a module fixture): the first `./scripts/serve` creates `.
 skillwire with its runtime dependencies (about 20 s from a local package index), which is what this
 measures against the README's promise (listening within 60 s, saying what it installs, no dev tools).
 
-Which README commands run is decided by a rule (`skip_reason`), not a list: every command of every
+Which README commands run is decided by a rule (`support.readme.plan`), not a list: every command of every
 ```bash block runs, in README order, in the clone with `source .venv/bin/activate` done first, except
+- blocks another test runs as written (`support.readme.RUN_ELSEWHERE`: the object store, signing keys);
 - long-running programs (a server: `./scripts/serve`, `skillwire serve`, `skillwire bridge`; or the
   whole test suite / benchmarks, minutes each): the test started the README's server itself;
 - commands that need the network (a URL whose host is not this machine), and the commands after
@@ -21,7 +22,6 @@ what its README comment says (checked per subcommand below).
 from __future__ import annotations
 
 import os
-import re
 import shlex
 import shutil
 import subprocess
@@ -30,17 +30,14 @@ import time
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from urllib.parse import urlparse
 
 import pytest
 
 from servers import free_port, stop_process
+from support.readme import plan, skip_reason
 from support.servers import REPO_ROOT
 
 README_PORT = "127.0.0.1:8765"
-LONG_RUNNING = ("./scripts/serve", "./scripts/test", "skillwire serve", "skillwire bridge", ".venv/bin/python -m bench")
-OUR_PROGRAMS = ("skillwire", "./scripts/", ".venv/bin/", "source")
-LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 SERVE_DEADLINE = 60.0  # seconds from `./scripts/serve` on a fresh clone to listening (issue 10)
 
 
@@ -156,64 +153,6 @@ def test_a_second_scripts_serve_installs_nothing(clone: Clone, tmp_path: Path) -
 
 
 # -- the README's commands ---------------------------------------------------------------------------------------
-
-
-def readme_commands(readme: str) -> list[tuple[int, str]]:
-    """(block number, command) for every command line of every ```bash block, comments removed."""
-    commands: list[tuple[int, str]] = []
-    for number, block in enumerate(re.findall(r"```bash\n(.*?)```", readme, re.DOTALL)):
-        for line in block.splitlines():
-            command = _strip_comment(line).strip()
-            if command:
-                commands.append((number, command))
-    return commands
-
-
-def _strip_comment(line: str) -> str:
-    """The line without its trailing `# comment` (a `#` outside quotes, after whitespace)."""
-    quote = None
-    for index, char in enumerate(line):
-        if quote:
-            quote = None if char == quote else quote
-        elif char in "'\"":
-            quote = char
-        elif char == "#" and (index == 0 or line[index - 1].isspace()):
-            return line[:index]
-    return line
-
-
-def _needs_network(command: str) -> bool:
-    for url in re.findall(r"[a-z][a-z0-9+.-]*://[^\s'\"]+", command):
-        parsed = urlparse(url.replace("…", ""))
-        if parsed.scheme in ("http", "https") and parsed.hostname not in ("127.0.0.1", "localhost", "::1"):
-            return True
-    return False
-
-
-def skip_reason(command: str, *, after_network: bool) -> str | None:
-    """Why a README command is not run here, or None when it is (the rule in the module docstring)."""
-    if command.startswith(LONG_RUNNING):
-        return "long-running (a server, the test suite or the benchmarks)"
-    if _needs_network(command):
-        return "needs the network"
-    if after_network:
-        return "builds on a command that needs the network"
-    if any(word.startswith("~/") for word in command.split()):
-        return "uses the reader's own files or keys (a ~/ path)"
-    if not command.startswith(OUR_PROGRAMS):
-        return "a program this project does not provide"
-    return None
-
-
-def plan(readme: str) -> list[tuple[str, str | None]]:
-    planned: list[tuple[str, str | None]] = []
-    network_block: int | None = None
-    for block, command in readme_commands(readme):
-        reason = skip_reason(command, after_network=network_block == block)
-        if reason == "needs the network":
-            network_block = block
-        planned.append((command, reason))
-    return planned
 
 
 def test_the_rule_runs_the_usage_commands_and_skips_servers_and_the_network() -> None:

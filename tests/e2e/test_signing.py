@@ -303,9 +303,12 @@ async def test_fastmcp_still_reads_every_signed_skill(signed_server: RunningServ
 
 
 def test_the_inspector_verifies_every_signed_skill(signed_server: RunningServer, tmp_path: Path) -> None:
+    # The reason first: `tools_dir()` raises when .tools/ is absent, and an absent tool is a skip, not a failure.
+    if (missing := missing_tools_reason()) is not None:
+        pytest.skip(f"the MCP Inspector needs Node 22 from scripts/install-tools: {missing}")
     launcher = tools_dir() / "node_modules" / "@modelcontextprotocol" / "inspector" / "clients" / "launcher"
     launcher = launcher / "build" / "index.js"
-    if missing_tools_reason() is not None or not launcher.is_file():
+    if not launcher.is_file():
         pytest.skip("the MCP Inspector is not installed (run scripts/install-tools)")
     env = {"HOME": str(tmp_path), "MCP_CATALOG_PATH": str(tmp_path / "catalog.json"), "PATH": "/usr/bin:/bin"}
     done = subprocess.run(
@@ -524,3 +527,76 @@ def test_ls_and_get_show_the_hosts_own_signature_verdict(
         assert "signature: not signed" in shown.splitlines()
         listed = json.loads(run_cli("ls", "--json", unsigned.url, env=env).text)
         assert {skill["signature"]["status"] for skill in listed["skills"]} == {"unsigned"}
+
+
+def readme_signing_block() -> list[str]:
+    """The README's `## Signed skills` shell block, one command a line (comments dropped)."""
+    import re
+
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text()
+    section = readme.split("## Signed skills", 1)[1]
+    block = re.search(r"```bash\n(.*?)```", section, re.S)
+    assert block is not None
+    return [line.split("  #", 1)[0].strip() for line in block.group(1).splitlines() if line.strip()]
+
+
+def flags_column(table: str) -> set[str]:
+    """Every FLAGS cell of `ls`'s plain table, cut where the header puts the column."""
+    header, *rows = table.splitlines()
+    start, end = header.index("FLAGS"), header.index("URI")
+    return {row[start:end].strip() for row in rows}
+
+
+def test_the_readme_trust_example_ends_signed_as_written(keys: dict[str, Key], tmp_path: Path) -> None:
+    """Issue 37: after the README's `trust add acme KEY.pub --origin work`, `ls` said `signed-untrusted` and
+    nothing said why. The README's block, run as written (its key and folder put in a temporary place, the
+    server on a free port): `ls --origin work` says `signed`; without `--origin`, one note names it."""
+    import shlex
+
+    from support.cli import run_cli
+
+    home = tmp_path / "home"
+    (home / ".ssh").mkdir(parents=True)
+    for suffix in ("", ".pub"):
+        shutil.copy(str(keys["publisher"].private) + suffix, home / ".ssh" / f"publisher_ed25519{suffix}")
+    shutil.copytree(EXAMPLES, tmp_path / "skills")
+    env = {"XDG_CONFIG_HOME": str(tmp_path / "config"), "HOME": str(home)}
+    lines = readme_signing_block()
+    assert [line.split()[:2] for line in lines] == [
+        ["skillwire", "sign"],
+        ["skillwire", "serve"],
+        ["skillwire", "trust"],
+        ["skillwire", "ls"],
+    ], lines
+    sign_line, serve_line, trust_line, ls_line = (
+        [os.path.expanduser(word).replace("~", str(home)) for word in shlex.split(line)][1:] for line in lines
+    )
+    sign_line = [str(home / ".ssh" / "publisher_ed25519") if "publisher_ed25519" in w else w for w in sign_line]
+    trust_line = [str(home / ".ssh" / "publisher_ed25519.pub") if "publisher_ed25519" in w else w for w in trust_line]
+    folder = str(tmp_path / "skills")
+    done = run_skillwire(*[folder if w == "./skills" else w for w in sign_line], env=dict(os.environ) | env)
+    assert done.returncode == 0, done.stderr
+    assert serve_line == ["serve", "./skills"]
+    assert run_cli(*trust_line, env=env).code == 0
+    assert ls_line[-1] == "http://127.0.0.1:8765/mcp"
+    with serve_http([folder, "--no-watch", "--no-digest-cache"]) as server:
+        listed = run_cli(*ls_line[:-1], server.url, env=env)
+        assert listed.code == 0, listed.err
+        assert flags_column(listed.text) == {"signed"}, listed.text
+        assert listed.err == ""
+        without = run_cli("ls", server.url, env=env)
+        assert flags_column(without.text) == {"signed-untrusted"}
+        assert without.err.strip().splitlines() == [
+            "note: key 'acme' is trusted only for origin 'work' and no --origin was given; pass --origin work if "
+            "that is the label your host gives this server"
+        ]
+        got = run_cli("get", "--origin", "work", "pdf-processing", server.url, env=env)
+        assert "signature: signed by acme (" in got.text, got.text
+        assert (
+            run_cli("ls", "--origin", "other", server.url, env=env)
+            .err.strip()
+            .endswith(
+                "this server is judged as origin 'other'; pass --origin work if that is the label your host gives "
+                "this server"
+            )
+        )

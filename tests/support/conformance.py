@@ -150,6 +150,16 @@ def conformance_entry(root: Path | None = None) -> Path:
     return entry
 
 
+def absent_tool_reason(name: str, folder: str) -> str:
+    """Why a host CLI (`folder` "hosts") or an agent framework ("frameworks") that `scripts/install-tools`
+    puts in `.tools/<folder>` is absent: left out on purpose (SKILLWIRE_TEST_HOSTS=0 or
+    SKILLWIRE_TEST_FRAMEWORKS=0), or not installed yet. The one wording of every such skip."""
+    variable = {"hosts": "SKILLWIRE_TEST_HOSTS", "frameworks": "SKILLWIRE_TEST_FRAMEWORKS"}[folder]
+    if os.environ.get(variable) == "0":
+        return f"{name} is not installed in .tools/{folder}: {variable}=0 left it out"
+    return f"{name} is not installed in .tools/{folder} (run scripts/install-tools)"
+
+
 def missing_tools_reason(root: Path | None = None) -> str | None:
     """Why the suite cannot run here (a pytest skip reason), or None when it can."""
     try:

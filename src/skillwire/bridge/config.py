@@ -197,13 +197,29 @@ def _from_table(label: str, table: Any, base: Path, where: str) -> ServerOrigin 
     return ServerOrigin(label, command=tuple(words), env=env)
 
 
+# A minimal bridge.toml, shown by `skillwire bridge --help` (and checked to parse by the tests): one
+# server over HTTP, one over stdio, one folder of local skills.
+CONFIG_EXAMPLE = """\
+[servers.work]
+url = "https://skills.example.com/mcp"
+headers = { Authorization = "Bearer TOKEN" }   # optional
+
+[servers.tools]
+command = ["python", "-m", "my_skills_server"]
+
+[servers.mine]
+local = ["~/my-skills"]
+"""
+
+
 def read_config_file(path: Path) -> tuple[list[ServerOrigin | LocalUpstream], Path | None]:
     """The upstreams of a TOML file and its `approvals` path (None when not set)."""
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except FileNotFoundError:
         raise BridgeConfigError(
-            f"{path}: no such file; create it (see `skillwire bridge --help`) or name upstreams with --server"
+            f"{path}: no such file; create it (`skillwire bridge --help` shows the format) or name upstreams with "
+            "--server"
         ) from None
     except (OSError, UnicodeDecodeError) as exc:
         raise BridgeConfigError(f"{path}: cannot read it: {exc}") from None

@@ -28,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.jsonrpc import CONNECTION_CLOSED
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from skillwire.client.connection import refused_credentials
+from skillwire.client.connection import plain_http_answer, refused_credentials
 from skillwire.client.skills import EntryProblem, SkillsClient
 from skillwire.core.errors import UpstreamUnavailable
 from skillwire.core.protocol import EXTENSION_ID
@@ -69,6 +69,8 @@ def describe_failure(origin: ServerOrigin, exc: BaseException, http_status: int 
         if leaf.code == CONNECTION_CLOSED:
             return f"{where} closed the connection"
         return f"{where} answered with an error: {leaf.message}"
+    if (plain := plain_http_answer(leaf, origin.url)) is not None:
+        return f"{where} {plain}"
     if kind == "ConnectError":
         return f"cannot connect to {where} (is it running?)"
     if "Timeout" in kind:

@@ -121,6 +121,11 @@ class SkillCatalog:
         # armed: an edit made between that scan and the arming reaches no watch (see `watch`).
         self._cold_walk: RecordedWalk | None = None
         self._saver: threading.Thread | None = None
+        # When the snapshot served was swapped in, and when its folders were last known to match it (a
+        # scan, a validation, the watcher alive): what `observe_gauges` exports. A published or git
+        # catalog keeps its own in `status` (the times its store or remote was read).
+        self._loaded_at: float | None = None
+        self._checked_at: float | None = None
 
     # -- skills defined in Python (see catalog.inline) -------------------------------------------------
 
@@ -185,6 +190,9 @@ class SkillCatalog:
             self._root_results = list(persisted.results)
             self._unvalidated = persisted
             self._snapshot = snapshot
+            # Its folders were last read by the scan that saved it; `validate` moves this to now.
+            self._loaded_at, self._checked_at = time.time(), persisted.walk.scan_started_ns / 1e9
+        self.observe_gauges()
         logger.debug("serving the persisted snapshot %s until it is validated", store.path)
         return snapshot
 
@@ -199,6 +207,8 @@ class SkillCatalog:
             with self._refresh_lock:
                 if self._unvalidated is persisted:
                     self._unvalidated = None
+                    self._checked_at = time.time()
+            self.observe_gauges()
             logger.debug("the persisted snapshot matches the disk")
             return False
         logger.debug("the folders changed since the persisted snapshot was saved; rescanning")
@@ -272,7 +282,8 @@ class SkillCatalog:
                 record_reload("failed", time.perf_counter() - started)
                 raise
             self._snapshot = new
-        observe_snapshot(len(new.skill_by_uri), len(new.files), len(new.skipped), checked=True)
+            self._loaded_at = self._checked_at = time.time()
+        self.observe_gauges()
         differs = True if old is None else self._announce(old, new)  # nothing published before: news
         record_reload("swapped" if differs else "unchanged", time.perf_counter() - started)
         if old is not None and differs:
@@ -284,6 +295,31 @@ class SkillCatalog:
                 extra={"event": "swap", "skills": len(new.skill_by_uri), "skipped": len(new.skipped)},
             )
         return new, differs
+
+    def freshness(self) -> tuple[float | None, float | None]:
+        """When the snapshot served was swapped in and when its source was last read successfully (unix
+        times; None: not yet). A published or git catalog reports its `status` (the store's pointer, the
+        remote's branch); folders report their last scan, validation or watcher heartbeat."""
+        status = getattr(self, "status", None)
+        if status is not None:
+            return status.loaded_at, status.checked_at
+        return self._loaded_at, self._checked_at
+
+    def observe_gauges(self) -> None:
+        """Export what is served and how fresh it is (`core.metrics.observe_snapshot`): the one call every
+        source kind makes whenever either changes (a swap, a warm start, a validation, every poll or
+        heartbeat), and each worker for itself, so a restart from a snapshot never reads 0."""
+        snapshot = self._snapshot
+        if snapshot is None:
+            return
+        loaded_at, checked_at = self.freshness()
+        observe_snapshot(
+            len(snapshot.skill_by_uri),
+            len(snapshot.files),
+            len(snapshot.skipped),
+            loaded_at=loaded_at,
+            checked_at=checked_at,
+        )
 
     def _announce(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
         """Tell the listeners when `new` publishes something else than `old`; whether it does."""
@@ -492,16 +528,34 @@ class SkillCatalog:
         async with watching(paths, debounce_ms=debounce_ms, stop_event=stop_event) as batches:
             if armed is not None:
                 armed.set()  # before the batches' first await: see `watching`
-            async for changed in batches:  # None: events were lost, rescan everything
-                try:
-                    _, differs = await anyio.to_thread.run_sync(self._refresh, changed)
-                except Exception:
-                    logger.exception("catalog refresh failed; still serving the previous snapshot")
-                    continue
-                if differs:
-                    await self._notify_async()
+            async with anyio.create_task_group() as group:
+                group.start_soon(self._heartbeat)
+                async for changed in batches:  # None: events were lost, rescan everything
+                    try:
+                        _, differs = await anyio.to_thread.run_sync(self._refresh, changed)
+                    except Exception:
+                        logger.exception("catalog refresh failed; still serving the previous snapshot")
+                        continue
+                    if differs:
+                        await self._notify_async()
+                group.cancel_scope.cancel()  # the watcher stopped: so do its heartbeats
+
+    async def _heartbeat(self) -> None:
+        """While the watcher runs, every change reaches a refresh, so the folders are as checked as the
+        last batch: the check time moves on every `WATCH_HEARTBEAT_S` (a validated snapshot only; an
+        unvalidated one keeps the time its scan read the disk until `validate`). It stops with the
+        watcher, so a stale-index alert on `skillwire_index_checked_timestamp_seconds` means the watcher
+        died or a refresh hangs."""
+        while True:
+            if self._unvalidated is None and self._snapshot is not None and not self._refresh_lock.locked():
+                self._checked_at = time.time()
+                self.observe_gauges()
+            await anyio.sleep(WATCH_HEARTBEAT_S)
 
 
+# How often a watched catalog says its folders were checked (`_heartbeat`): far inside the README's
+# stale-index alert (600 s), and about a scrape interval; each beat sets five gauges, nothing more.
+WATCH_HEARTBEAT_S = 5.0
 # How long a warm start serves before arming its watcher and checking its snapshot (see `watch`).
 _WARM_SETTLE_S = 1.0
 

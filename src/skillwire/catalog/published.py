@@ -81,7 +81,6 @@ from skillwire.catalog.store import (
     BlobReader,
     StoreLocation,
     blob_key,
-    describe,
     is_not_found,
     open_store,
     parse_location,
@@ -94,7 +93,7 @@ from skillwire.core.provenance import PROVENANCE_META_KEY
 from skillwire.core.published_index import MAX_SEQUENCE, goes_back
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import is_absolute, parent_of
-from skillwire.ops.metrics import metrics, observe_snapshot, record_reload
+from skillwire.ops.metrics import metrics, record_reload
 from skillwire.ops.tracing import span
 
 if TYPE_CHECKING:
@@ -242,7 +241,7 @@ async def publish(
     except StoreError:
         raise
     except Exception as exc:
-        raise StoreError(f"publishing to {location} failed: {describe(exc)}") from None
+        raise StoreError(f"cannot publish: {store_failure(location, exc)}") from None
     index = build_index(snapshot, audiences, signatures)
     # The same catalog under the same number is the same index (nothing to switch); any change is one higher.
     index["sequence"] = current_sequence
@@ -281,7 +280,7 @@ async def publish(
     except StoreError:
         raise
     except Exception as exc:
-        raise StoreError(f"publishing to {location} failed: {describe(exc)}") from None
+        raise StoreError(f"cannot publish: {store_failure(location, exc)}") from None
     return PublishResult(
         location,
         index_id,
@@ -364,7 +363,7 @@ def _store_chunks(stream: Iterable[Any], location: StoreLocation) -> Iterator[by
         for chunk in stream:
             yield memoryview(chunk)
     except Exception as exc:
-        raise StoreError(f"{location} is unreachable: {describe(exc)}") from None
+        raise StoreError(store_failure(location, exc)) from None
 
 
 @dataclass(frozen=True)
@@ -721,13 +720,13 @@ class PublishedCatalog(SkillCatalog):
             self.status.checked_at = now
             self.status.last_error = None if held_back is None else str(held_back)
             self.status.failures = 0 if held_back is None else 1
-            m.index_checked.set(now)
             if held_back is not None and pointer is not None:
                 logger.warning("%s; serving index %s, accepted last, instead", held_back, pointer.id[:12])
             if pointer is not None:
                 self._pointer = pointer  # a new ETag for the same index is remembered too
             if new is None:
                 assert old is not None  # the first look always loads
+                self.observe_gauges()  # the pointer was read: the check time moves on every poll
                 record_reload("unchanged", time.perf_counter() - started)
                 return old, False
             assert pointer is not None
@@ -735,7 +734,7 @@ class PublishedCatalog(SkillCatalog):
             self._snapshot = new
             self.status.index_id = pointer.id
             self.status.loaded_at = now
-        observe_snapshot(len(new.skill_by_uri), len(new.files), len(new.skipped), loaded_at=now)
+        self.observe_gauges()
         differs = True if old is None else self._announce(old, new)
         record_reload("swapped" if differs else "unchanged", time.perf_counter() - started)
         return new, differs

@@ -19,7 +19,7 @@ import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from skillwire.client.limits import DEFAULT_TIMEOUT
 from skillwire.core.address import address_as_url
@@ -33,6 +33,38 @@ INTERRUPTED = 130  # the exit status after Ctrl-C: 128 + SIGINT, as shells repor
 
 class UsageError(Exception):
     """A command line that cannot work; printed as one line with a suggestion (exit status 2)."""
+
+
+class AtLeast(argparse.Action):
+    """`action=AtLeast, minimum=N` on a numeric option: a value below N is the command line's one-line
+    mistake (exit 2) naming the flag ("--page-size must be at least 1, got 0"), before anything runs."""
+
+    def __init__(self, option_strings: Sequence[str], dest: str, minimum: float = 0, **kwargs: Any) -> None:
+        self.minimum = minimum
+        super().__init__(option_strings, dest, **kwargs)
+
+    def __call__(
+        self,
+        parser: argparse.ArgumentParser,
+        namespace: argparse.Namespace,
+        values: Any,
+        option_string: str | None = None,
+    ) -> None:
+        if values < self.minimum:
+            raise UsageError(f"{option_string or self.dest} must be at least {self.minimum:g}, got {values:g}")
+        setattr(namespace, self.dest, values)
+
+
+def parse_host_port(value: str, flag: str = "--http") -> tuple[str, int]:
+    """HOST:PORT of `--http` (serve, bridge); port 0 is allowed: the kernel picks a free one when binding,
+    and "listening on" names it."""
+    host, sep, port = value.rpartition(":")
+    if sep and port.isdigit() and int(port) > 65535:
+        raise UsageError(f"{flag}: port {port} is out of range (0-65535)")
+    if not sep or not port.isdigit():
+        hint = f"; for port {value} write {flag} 127.0.0.1:{value}" if value.isdigit() else ""
+        raise UsageError(f"{flag} wants HOST:PORT, got {value!r}{hint}")
+    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def say_failure(exc: Exception) -> int:
@@ -89,6 +121,27 @@ def add_server_arguments(parser: argparse.ArgumentParser) -> None:
     )
     add_header_argument(parser)
     add_timeout_argument(parser)
+
+
+def add_origin_argument(parser: argparse.ArgumentParser) -> None:
+    """`--origin LABEL` of `ls` and `get`: the label a host gives this server, so keys a trust file scopes
+    to origins (`trust add ... --origin LABEL`) are judged as that host judges them."""
+    from skillwire.host.identity import validate_origin_label
+
+    def label(text: str) -> str:
+        try:
+            return validate_origin_label(text)
+        except ValueError as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    parser.add_argument(
+        "--origin",
+        metavar="LABEL",
+        type=label,
+        help="the label your host gives this server (as in `skillwire bridge --server LABEL=URL`): publisher keys "
+        "trusted only for that origin (`skillwire trust add ... --origin LABEL`) count (default: no label, so "
+        "only keys without an origin scope count)",
+    )
 
 
 def add_header_argument(parser: argparse.ArgumentParser) -> None:

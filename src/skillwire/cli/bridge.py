@@ -5,16 +5,19 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
+import textwrap
 from typing import Any
 
 import anyio
 
-from skillwire.bridge.config import default_config_path
+from skillwire.bridge.config import CONFIG_EXAMPLE, default_config_path
 from skillwire.cli.args import (
+    AtLeast,
     UsageError,
     add_allow_host_argument,
     add_log_arguments,
     add_output_arguments,
+    parse_host_port,
     trust_from_args,
 )
 from skillwire.cli.upstreams import add_upstream_arguments, config_from_args
@@ -28,6 +31,8 @@ examples:
   skillwire bridge --server tools -- python -m my_skills_server
   skillwire bridge                      # reads {config}
 
+{config} (or --config FILE), for example:
+{example}
 The bridge speaks MCP on stdin/stdout (add it to a host's MCP configuration) or, with --http, on
 Streamable HTTP bound to 127.0.0.1. Labels name the servers for the model and in approval prompts.
 """
@@ -41,13 +46,15 @@ def add_parser(commands: Any) -> None:
             "An MCP server whose tools (list_skills, read_skill, read_resource) give a model the skills of "
             "every upstream, with every host-side rule of SEP-2640 applied and approval asked of the person."
         ),
-        epilog=EPILOG.format(config=default_config_path()),
+        epilog=EPILOG.format(config=default_config_path(), example=textwrap.indent(CONFIG_EXAMPLE, "  ")),
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
     add_upstream_arguments(p)
     p.add_argument("--http", metavar="HOST:PORT", help="serve Streamable HTTP instead of stdio (e.g. 127.0.0.1:8766)")
     add_allow_host_argument(p)
-    p.add_argument("--page-size", type=int, default=50, help="skills per list_skills page (default 50)")
+    p.add_argument(
+        "--page-size", type=int, action=AtLeast, minimum=1, default=50, help="skills per list_skills page (default 50)"
+    )
     p.add_argument(
         "--upstream-timeout",
         type=float,
@@ -89,8 +96,6 @@ def run(args: argparse.Namespace) -> int:
         else:
             print(message, file=sys.stderr, flush=True)
 
-    if args.page_size < 1:
-        raise UsageError(f"--page-size must be at least 1, got {args.page_size}")
     from skillwire.bridge.server import Bridge, serve_http, serve_stdio
 
     if not args.upstream_timeout > 0:
@@ -113,10 +118,7 @@ def run(args: argparse.Namespace) -> int:
     if args.http is None:
         anyio.run(lambda: serve_stdio(bridge, report=report))
         return 0
-    host, sep, port_text = args.http.rpartition(":")
-    if not sep or not port_text.isdigit():
-        raise UsageError(f"--http wants HOST:PORT, got {args.http!r}")
-    host, port = host.strip("[]") or "127.0.0.1", int(port_text)
+    host, port = parse_host_port(args.http)
 
     def ready(url: str) -> None:
         if not args.quiet:

@@ -18,7 +18,7 @@ from mcp_types.jsonrpc import CONNECTION_CLOSED, METHOD_NOT_FOUND
 
 from skillwire.cli.args import ServerTarget, UsageError
 from skillwire.cli.output import printable
-from skillwire.client.connection import refused_credentials
+from skillwire.client.connection import plain_http_answer, refused_credentials
 from skillwire.client.limits import ClientLimits
 from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import SkillwireError
@@ -126,6 +126,8 @@ def explain_client_failure(exc: Exception, target: ServerTarget, http_status: in
         if status == 404:
             return f"{where} answered HTTP 404; check the URL path (skillwire serve listens on /mcp)"
         return f"{where} answered HTTP {status}; check the URL and the server's log"
+    if (plain := plain_http_answer(exc, target.url)) is not None:
+        return f"{where} {plain}"
     if type(exc).__module__.split(".")[0] in ("httpx", "httpx2", "httpcore", "httpcore2"):
         if kind == "ConnectError":
             return f"cannot connect to {where} ({exc}); is the server running, and is the URL right?"

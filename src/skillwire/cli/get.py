@@ -12,11 +12,17 @@ import argparse
 import json
 from typing import Any
 
-from skillwire.cli.args import add_debug_argument, add_output_arguments, add_server_arguments, server_target
+from skillwire.cli.args import (
+    add_debug_argument,
+    add_origin_argument,
+    add_output_arguments,
+    add_server_arguments,
+    server_target,
+)
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import PRINT_LIMIT, Output, printable, report_failure
 from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
-from skillwire.cli.signed import signature_check, signature_json, trusted_keys
+from skillwire.cli.signed import origin_note, signature_check, signature_json, trusted_keys
 from skillwire.client.skills import SkillsClient
 from skillwire.core.display import server_field
 from skillwire.core.entry import SkillEntry
@@ -38,6 +44,7 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("uri", metavar="URI", help="the skill: skill://<path>/SKILL.md")
     add_server_arguments(p)
+    add_origin_argument(p)
     add_output_arguments(p)
     add_debug_argument(p)
     p.set_defaults(run=run)
@@ -144,9 +151,13 @@ def run(args: argparse.Namespace) -> int:
         return report_failure(out, args, exc, "; `skillwire ls SERVER` lists the server's skills")
     except SkillwireError as exc:
         return report_failure(out, args, exc)
-    signature = signature_check(entry, trusted_keys(out))
+    keys = trusted_keys(out)
+    signature = signature_check(entry, keys, args.origin)
     if args.json:
-        out.write(json.dumps(to_json(target.label, entry, signature), indent=2, ensure_ascii=False) + "\n")
+        origin = args.origin or target.label
+        out.write(json.dumps(to_json(origin, entry, signature), indent=2, ensure_ascii=False) + "\n")
     elif not out.quiet:
         out.write("\n".join(entry_lines(entry, signature)) + "\n")
+    if (note := origin_note([signature], keys, args.origin)) is not None:
+        out.warn(note)
     return 0

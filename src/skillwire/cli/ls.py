@@ -21,10 +21,16 @@ from typing import Any
 
 from rich.text import Text
 
-from skillwire.cli.args import add_debug_argument, add_output_arguments, add_server_arguments, server_target
+from skillwire.cli.args import (
+    add_debug_argument,
+    add_origin_argument,
+    add_output_arguments,
+    add_server_arguments,
+    server_target,
+)
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable, report_failure
-from skillwire.cli.signed import FLAGS, signature_check, signature_json, trusted_keys
+from skillwire.cli.signed import FLAGS, origin_note, signature_check, signature_json, trusted_keys
 from skillwire.client.skills import Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillwireError
@@ -45,6 +51,7 @@ def add_parser(commands: Any) -> None:
         ),
     )
     add_server_arguments(p)
+    add_origin_argument(p)
     add_output_arguments(p)
     add_debug_argument(p)
     p.set_defaults(run=run)
@@ -78,9 +85,9 @@ class Row:
         return "-" if self.entry.is_dynamic else human_size(self.entry.total_size)
 
 
-def rows_of(listing: Listing, keys: tuple[TrustedKey, ...] = ()) -> list[Row]:
+def rows_of(listing: Listing, keys: tuple[TrustedKey, ...] = (), origin: str | None = None) -> list[Row]:
     counts = Counter(entry.name for entry in listing.entries)
-    return [Row(entry, counts[entry.name] > 1, signature_check(entry, keys)) for entry in listing.entries]
+    return [Row(entry, counts[entry.name] > 1, signature_check(entry, keys, origin)) for entry in listing.entries]
 
 
 def collisions_of(listing: Listing) -> dict[str, list[str]]:
@@ -186,9 +193,14 @@ def run(args: argparse.Namespace) -> int:
         listing = run_client(target, body)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
-    rows = rows_of(listing, trusted_keys(out))
+    keys = trusted_keys(out)
+    rows = rows_of(listing, keys, args.origin)
+    note = origin_note([row.signature for row in rows], keys, args.origin)
     if args.json:
-        out.write(json.dumps(to_json(target.label, listing, rows), indent=2, ensure_ascii=False) + "\n")
+        origin = args.origin or target.label
+        out.write(json.dumps(to_json(origin, listing, rows), indent=2, ensure_ascii=False) + "\n")
+        if note is not None:
+            out.warn(note)
         return 0
     if not out.quiet:
         if not rows:
@@ -203,4 +215,6 @@ def run(args: argparse.Namespace) -> int:
             width = int(columns) if columns.isdigit() else None  # piped: cut only to an explicit $COLUMNS
             out.write("\n".join(plain_table(rows, width)) + "\n")
     report_problems(out, listing)
+    if note is not None:
+        out.warn(note)
     return 0

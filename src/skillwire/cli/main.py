@@ -4,11 +4,13 @@ from __future__ import annotations
 
 import argparse
 import contextlib
+import difflib
 import importlib
 import logging
 import os
 import sys
 from collections.abc import Sequence
+from typing import NoReturn
 
 from skillwire._version import __version__
 from skillwire.cli.args import INTERRUPTED, UsageError, say_failure, split_command
@@ -44,13 +46,39 @@ def build_parser(only: str | None = None) -> argparse.ArgumentParser:
     return parser
 
 
+def unrecognized(parser: argparse.ArgumentParser, args: argparse.Namespace, words: list[str]) -> NoReturn:
+    """Words no option of the command knows: the command's usage (not the top level's), and for a flag
+    the closest one the command has ("did you mean --http?"). Exits 2, as argparse does."""
+    command = getattr(args, "command", None)
+    subparsers = next((a for a in parser._actions if isinstance(a, argparse._SubParsersAction)), None)
+    target: argparse.ArgumentParser = (
+        subparsers.choices.get(command, parser) if subparsers is not None and command else parser
+    )
+    known = [flag for action in target._actions for flag in action.option_strings if flag.startswith("--")]
+    message = "unrecognized arguments: " + " ".join(words)
+    flag = next((word.split("=", 1)[0] for word in words if word.startswith("--")), None)
+    close = difflib.get_close_matches(flag, known, n=1, cutoff=0.6) if flag else []
+    if close:
+        message += f" (did you mean {close[0]}?)"
+    target.error(message)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     before, command = split_command(sys.argv[1:] if argv is None else argv)
     # Global options take no values, so the first other word is the command.
     first = next((word for word in before if not word.startswith("-")), None)
     parser = build_parser(first if first in COMMANDS else None)
-    args = parser.parse_args(before)
+    try:
+        args, unknown = parser.parse_known_args(before)
+    except UsageError as exc:  # a value an option refuses (`AtLeast`): one line naming the flag
+        return say_failure(exc)
+    if unknown:
+        unrecognized(parser, args, unknown)
     args.stdio_command = command
+    from skillwire.ops import tracing  # the API only; the SDK is imported when OTEL_* asks for traces
+
+    if (problem := tracing.configure_from_environment()) is not None:
+        print(f"skillwire: warning: {problem}; no traces are exported", file=sys.stderr)
     try:
         code: int = args.run(args)
     except KeyboardInterrupt:
@@ -79,6 +107,9 @@ def entry() -> None:
         code = main()
     except KeyboardInterrupt:  # before a command's own handling (while parsing, importing)
         code = INTERRUPTED
+    from skillwire.ops import tracing
+
+    tracing.shutdown()  # spans an OTLP exporter still holds, before any exit that skips teardown
     if code == INTERRUPTED or "obstore" in sys.modules:
         _exit_without_teardown(code)
     sys.exit(code)

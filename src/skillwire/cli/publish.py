@@ -28,6 +28,12 @@ def add_parser(commands: Any) -> None:
             "pointer switched last. Re-publishing uploads only what is not there yet. Serve the result "
             "with `skillwire serve TARGET`. PATH may be written PATH=PREFIX or PATH=SCHEME://PREFIX."
         ),
+        epilog=(
+            "The store is reached with the standard AWS environment: AWS_ENDPOINT_URL (any S3-compatible store), "
+            "AWS_REGION, AWS_ACCESS_KEY_ID, AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN, AWS_ALLOW_HTTP=true (a "
+            "plain-HTTP endpoint), and for what they leave unset AWS_PROFILE (default 'default') of "
+            "~/.aws/credentials and ~/.aws/config (AWS_SHARED_CREDENTIALS_FILE, AWS_CONFIG_FILE)."
+        ),
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="skill folders, then the target")
     p.add_argument("--no-limits", action="store_true", help="publish skills over 512 files / 16 MiB anyway")

@@ -27,11 +27,13 @@ from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
 from skillwire.cli.args import (
     INTERRUPTED,
+    AtLeast,
     UsageError,
     add_allow_host_argument,
     add_audience_argument,
     add_log_arguments,
     add_output_arguments,
+    parse_host_port,
     say_failure,
 )
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
@@ -76,10 +78,19 @@ def add_parser(commands: Any) -> None:
     p.add_argument(
         "--page-size",
         type=int,
+        action=AtLeast,
+        minimum=1,
         default=DEFAULT_PAGE_SIZE,
         help=f"skills per skills/list page (default {DEFAULT_PAGE_SIZE}: TypeScript clients stop after 64 pages)",
     )
-    p.add_argument("--ttl-ms", type=int, default=60_000, help="ttlMs on skills/list and skills/get (default 60000)")
+    p.add_argument(
+        "--ttl-ms",
+        type=int,
+        action=AtLeast,
+        minimum=0,
+        default=60_000,
+        help="ttlMs on skills/list and skills/get (default 60000)",
+    )
     p.add_argument("--cache-scope", choices=["private", "public"], default="private")
     p.add_argument("--no-directory-read", action="store_true", help="do not offer resources/directory/read")
     p.add_argument("--no-watch", action="store_true", help="do not reload when files change")
@@ -112,9 +123,11 @@ def add_parser(commands: Any) -> None:
     store.add_argument(
         "--poll",
         type=float,
+        action=AtLeast,
+        minimum=0,
         default=30.0,
         metavar="SECONDS",
-        help="look for a new index, or a new commit of a followed git branch, every SECONDS (0: never)",
+        help="look for a new index, or a new commit of a followed git branch, every SECONDS (0: never; default 30)",
     )
     git = p.add_argument_group(
         "serving a git repository (PATH is git+https://HOST/REPO@REF#SUBDIR, git+ssh://, git+file://)"
@@ -142,7 +155,15 @@ def add_parser(commands: Any) -> None:
             "without sessions, so legacy clients get no change notifications"
         ),
     )
-    store.add_argument("--blob-cache-mb", type=int, default=64, metavar="MB", help="memory for cached file bytes")
+    store.add_argument(
+        "--blob-cache-mb",
+        type=int,
+        action=AtLeast,
+        minimum=0,
+        default=64,
+        metavar="MB",
+        help="memory for cached file bytes (default 64)",
+    )
     store.add_argument(
         "--replica-state",
         type=Path,
@@ -165,6 +186,8 @@ def add_parser(commands: Any) -> None:
     ops.add_argument(
         "--drain-seconds",
         type=float,
+        action=AtLeast,
+        minimum=0,
         default=0.0,
         metavar="SECONDS",
         help="on SIGTERM, answer /healthz not-ready and keep serving this long before stopping "
@@ -173,20 +196,13 @@ def add_parser(commands: Any) -> None:
     ops.add_argument(
         "--grace-seconds",
         type=float,
+        action=AtLeast,
+        minimum=0,
         default=10.0,
         metavar="SECONDS",
         help="once stopping, how long in-flight requests may take to finish (default 10)",
     )
     p.set_defaults(run=run)
-
-
-def parse_host_port(value: str) -> tuple[str, int]:
-    host, sep, port = value.rpartition(":")
-    # Port 0 is allowed: the kernel picks a free one when binding, and "listening on" names it.
-    if not sep or not port.isdigit() or not 0 <= int(port) < 65536:
-        hint = f"; for port {value} write --http 127.0.0.1:{value}" if value.isdigit() else ""
-        raise UsageError(f"--http wants HOST:PORT, got {value!r}{hint}")
-    return host.strip("[]") or "127.0.0.1", int(port)
 
 
 def _is_under(location: str, folder: Path) -> bool:

@@ -27,7 +27,12 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("--file", type=Path, help="the trust file (default: the user config dir's skillwire/trust.json)")
     actions = p.add_subparsers(dest="action", required=True, metavar="ACTION")
-    add = actions.add_parser("add", help="trust a publisher's SSH public key")
+    add = actions.add_parser(
+        "add",
+        help="trust a publisher's SSH public key (a NAME already trusted is replaced, scope and all)",
+        description="Trust a publisher's SSH public key. Adding a NAME already in the trust file replaces that "
+        "entry: its key and its scope (--origin, --prefix) become exactly what this command gives.",
+    )
     add.add_argument("name", help="a name for the publisher, shown in approval prompts")
     add.add_argument("key", help="an OpenSSH public key file (KEY.pub), or the key line itself")
     add.add_argument("--origin", action="append", default=[], metavar="LABEL", help="only for this origin label")
@@ -52,7 +57,10 @@ def run(args: argparse.Namespace) -> int:
             if line.startswith("-----BEGIN"):
                 raise UsageError(f"{args.key} is a private key; give its .pub file (only public keys are stored)")
             key = TrustedKey(args.name, line, tuple(args.origin), tuple(args.prefix))
+            before = next((k for k in store.trusted_keys() if k.name == key.name), None)
             store.add(key)
+            if before is not None:
+                print(f"replaced {before.describe()}")
             print(f"trusted {key.describe()}")
         elif args.action == "list":
             keys = store.trusted_keys()

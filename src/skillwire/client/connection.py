@@ -76,6 +76,18 @@ async def _closing_quietly() -> AsyncIterator[None]:
             raise rest from group.__cause__
 
 
+def plain_http_answer(exc: BaseException, url: str | None) -> str | None:
+    """What a TLS handshake that failed on the server's first bytes means for an https:// URL: the server
+    speaks plain HTTP (the bytes were an HTTP response, not a TLS record: OpenSSL's "wrong version number"
+    or "record layer failure"). One clause, to follow the server's name; None for anything else."""
+    if url is None or not url.lower().startswith("https://"):
+        return None
+    text = str(exc)
+    if "WRONG_VERSION_NUMBER" in text or "wrong version number" in text or "RECORD_LAYER_FAILURE" in text:
+        return f"speaks plain HTTP, not HTTPS; use http://{url[len('https://') :]}"
+    return None
+
+
 def refused_credentials(status: int, headers: Iterable[tuple[str, str]]) -> str | None:
     """What an HTTP 401 or 403 means when the request carried an `Authorization` header (one clause, to
     follow the server's name), or None when it carried none (then the server wants one). The header's

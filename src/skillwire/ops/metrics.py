@@ -317,7 +317,7 @@ class Metrics:
     catalog_files: Gauge
     skipped_skills: Gauge
     index_loaded: Gauge  # unix time the served snapshot was swapped in
-    index_checked: Gauge  # unix time the store's pointer was last read successfully
+    index_checked: Gauge  # unix time the source (store pointer, git branch, folders) was last read successfully
     reloads: Counter  # outcome: swapped | unchanged | failed
     reload_seconds: Histogram
     watch_events: Counter  # backend: inotify | watchfiles
@@ -381,7 +381,8 @@ def _build() -> Metrics:
         ),
         index_checked=gauge(
             "skillwire_index_checked_timestamp_seconds",
-            "When the store's pointer was last read successfully (oldest worker)",
+            "When the source of the snapshot (store pointer, git branch, folders) was last read successfully "
+            "(oldest worker)",
             (),
             "livemin",
         ),
@@ -469,18 +470,18 @@ def set_upstream_up(upstream: str, up: bool) -> None:
 
 
 def observe_snapshot(
-    skills: int, files: int, skipped: int, *, loaded_at: float | None = None, checked: bool = False
+    skills: int, files: int, skipped: int, *, loaded_at: float | None, checked_at: float | None
 ) -> None:
-    """A snapshot was swapped in: its sizes, and when (now unless `loaded_at`). `checked`: its source was
-    looked at just now too (a folder rescan; a published catalog sets the check time at every poll)."""
+    """The snapshot served: its sizes, when it was swapped in and when its source was last read (unix
+    times; None leaves that gauge as it is). Called by `SkillCatalog.observe_gauges` only."""
     m = metrics()
     m.catalog_skills.set(skills)
     m.catalog_files.set(files)
     m.skipped_skills.set(skipped)
-    when = time.time() if loaded_at is None else loaded_at
-    m.index_loaded.set(when)
-    if checked:
-        m.index_checked.set(when)
+    if loaded_at is not None:
+        m.index_loaded.set(loaded_at)
+    if checked_at is not None:
+        m.index_checked.set(checked_at)
 
 
 def record_reload(outcome: str, seconds: float) -> None:

@@ -264,7 +264,13 @@ async def serve_http(
         liveness_route(),
     ]
     if metrics:
-        routes.append(metrics_route(audiences_of_token=metrics_token_check, protected=skills.per_caller))
+        routes.append(
+            metrics_route(
+                audiences_of_token=metrics_token_check,
+                protected=skills.per_caller,
+                before_scrape=skills.catalog.observe_gauges,
+            )
+        )
     # Successful replies encoded in one pass instead of the SDK's dump-then-dumps (`server._sdk`, guarded;
     # SKILLWIRE_SDK_ONE_PASS=0 keeps the SDK's writer): most of a listing page's server time.
     use_one_pass_replies()

@@ -106,16 +106,24 @@ TokenCheck = Callable[[str], Awaitable[frozenset[str] | None]]
 
 
 def metrics_route(
-    *, audiences_of_token: TokenCheck | None = None, protected: bool = False, path: str = "/metrics"
+    *,
+    audiences_of_token: TokenCheck | None = None,
+    protected: bool = False,
+    path: str = "/metrics",
+    before_scrape: Callable[[], None] | None = None,
 ) -> Route:
     """`GET /metrics`. `protected`: per-caller catalogs are served, so a bearer token with the `metrics`
-    audience is required (`audiences_of_token` turns a token into its audiences, None when refused)."""
+    audience is required (`audiences_of_token` turns a token into its audiences, None when refused).
+    `before_scrape`: the catalog's `observe_gauges`, so the scraped worker's own gauges are exact (every
+    worker also sets them at each swap, check and heartbeat, for the scrapes that land elsewhere)."""
 
     async def endpoint(request: Request) -> Response:
         if protected:
             refusal = await _refused(request, audiences_of_token)
             if refusal is not None:
                 return refusal
+        if before_scrape is not None:
+            before_scrape()
         body, content_type = exposition(request.headers.get("accept"))
         return Response(body, media_type=content_type, headers={"Cache-Control": "no-store"})
 
