@@ -417,21 +417,28 @@ class SearchIndex:
     # -- bodies, after the first answer ----------------------------------------------------------------------------
 
     def _index_pending_bodies(self) -> None:
-        """The background thread: give pending rows their bodies, a batch per lock hold, until none is left.
+        """The background thread: give pending rows their bodies, a batch at a time, until none is left.
 
-        Each row keeps its rowid, so the finished index holds what a synchronous build would have, row for
-        row, and ranks the same (equal scores are ordered by rowid). Queries in between see the rows done.
+        A batch's bodies are read and split outside the lock (a body may come from a bucket), and written
+        under it, each row only if it is still the one read for. Each row keeps its rowid, so the finished
+        index holds what a synchronous build would have, row for row, and ranks the same (equal scores are
+        ordered by rowid). Queries in between see the rows done.
         """
         while True:
             with self._lock:
-                db = self._db
-                if self._stopping or db is None or not self._pending:
+                if self._stopping or self._db is None or not self._pending:
                     self._worker = None
                     return
-                batch = self._next_batch()
+                batch = [(key, self._last_made.get(key)) for key in self._next_batch()]
+            made = [(key, known[1], self._row(known[0])) for key, known in batch if known is not None]
+            with self._lock:
+                db = self._db
+                if db is None:
+                    self._worker = None
+                    return
                 try:
                     db.execute("BEGIN IMMEDIATE" if self._on_disk else "BEGIN")
-                    self._index_bodies(db, batch)
+                    self._index_bodies(db, made)
                     db.execute("COMMIT")
                 except sqlite3.Error as exc:
                     if db.in_transaction:
@@ -455,14 +462,13 @@ class SearchIndex:
                 batch.append(key)
         return batch
 
-    def _index_bodies(self, db: sqlite3.Connection, keys: list[Key]) -> None:
+    def _index_bodies(self, db: sqlite3.Connection, made: list[tuple[Key, str, tuple[store.Columns, int]]]) -> None:
         rows: list[store.IndexRow] = []
         states: list[tuple[int, int]] = []
-        for key in keys:
-            held, known = self._stored.get(key), self._last_made.get(key)
-            if held is None or held[2] != store.BODY_PENDING or known is None or known[1] != held[1]:
+        for key, made_of, (columns, state) in made:
+            held = self._stored.get(key)
+            if held is None or held[2] != store.BODY_PENDING or held[1] != made_of:
                 continue  # changed or gone since: the next sync decides
-            columns, state = self._row(known[0])
             rows.append((held[0], *columns))
             states.append((state, held[0]))
             self._stored[key] = (held[0], held[1], state)
