@@ -233,3 +233,19 @@ async def test_a_hidden_skill_is_in_no_answer_count_or_cursor(guarded: SkillCata
         uris, total = await every_page(client, "kiln glaze", 1)
         assert set(uris) == {hidden, "skill://pottery/SKILL.md"}
         assert total == 2
+
+
+def test_the_search_evals_queries_rank_alike_on_the_server_and_the_bridge() -> None:
+    """`bench.search_eval`'s 422 queries over its corpus: every find_skills page and total is the bridge's."""
+    from bench import search_eval
+
+    if not search_eval.CORPUS.is_dir():
+        pytest.skip(f"the corpus {search_eval.CORPUS} is absent (it lives in ../shared beside the repo)")
+    texts = [
+        text
+        for name in ("tune", "heldout")
+        for item in search_eval.load_items(name)
+        for text in (item.query, item.task)
+    ]
+    assert len(texts) == 422
+    assert search_eval.server_matches_bridge(search_eval.corpus_host(), texts) == []

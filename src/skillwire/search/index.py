@@ -112,6 +112,7 @@ class SearchIndex:
     without it, or when the file cannot be used, it is in memory. Several processes may share one file:
     each query runs in one write transaction, and a process that sees another's commit (`PRAGMA
     data_version`) re-reads what the file holds first. Thread-safe: one lock around every query.
+    `cache_mb`: SQLite's page cache for an index file (the most of the file held in memory).
     """
 
     def __init__(
@@ -121,8 +122,10 @@ class SearchIndex:
         ranking: Ranking = DEFAULT_RANKING,
         path: Path | Callable[[], Path | None] | None = None,
         bodies_at_once: int = BODIES_AT_ONCE,
+        cache_mb: int = store.DEFAULT_CACHE_MB,
     ) -> None:
         self._lock = threading.Lock()
+        self._cache_mb = cache_mb
         self._path_of = path  # a callable is asked at the first query (a host knows its origins by then)
         self._path: Path | None = None
         self._db: sqlite3.Connection | None = None
@@ -300,7 +303,7 @@ class SearchIndex:
             self._path_of = None  # chosen once: a file that failed is not tried again
         if self._path is not None:
             try:
-                self._db = store.open_file(self._path)
+                self._db = store.open_file(self._path, self._cache_mb)
                 self._on_disk = True
                 return self._db
             except sqlite3.OperationalError as exc:
