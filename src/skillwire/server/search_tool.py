@@ -53,7 +53,7 @@ _CURSOR_KIND = "find_skills"
 _VIEWS_KEPT = 32  # callers' views whose visible keys are kept (as server/visibility.py keeps views)
 # SQLite's page cache for the index file. A server lives beside its catalog's own memory: at 10,000 skills
 # the engine's default (64 MB, which holds the whole 20 MB file) was most of what the index added, and
-# warm answers read cached postings, not pages (bench/search_tool_bench.py; docs/search-tool.md).
+# warm answers read cached postings, not pages (`python -m bench.search_tool_bench`; the README has the figures).
 INDEX_CACHE_MB = 8
 
 LOAD_HINT = (
