@@ -20,7 +20,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillwire.search import store
@@ -48,6 +48,8 @@ class SearchDocument:
     catalog), indexed as the `origin` column. `qualified_name`: the name as shown when it differs from the
     bare one (the bridge's `origin/name`); "" means the bare name. `revision`: what else the row is made
     from, typically the listed SKILL.md's digest: when it changes, the row and its body are made again.
+    `body`: the SKILL.md text itself, for a caller that holds it anyway (None: ask the `BodySource`); a
+    changed body must come with a changed `revision`.
     """
 
     uri: str
@@ -56,6 +58,7 @@ class SearchDocument:
     group: str = ""
     qualified_name: str = ""
     revision: str = ""
+    body: str | None = field(default=None, repr=False)
 
     @property
     def key(self) -> Key:
@@ -330,7 +333,9 @@ class SearchIndex:
         if defer:
             own = " ".join(aliases_of(document.description))
             return (names, document.description, own, "", "", document.group), store.BODY_PENDING
-        body = self._body_of(document) if self._body_of is not None else None
+        body = document.body
+        if body is None and self._body_of is not None:
+            body = self._body_of(document)
         headings = prose = ""
         own_text = document.description
         if body:
@@ -403,7 +408,9 @@ class SearchIndex:
         first = store.next_rowid(db)
         rows: list[store.IndexRow] = []
         docs = []
-        defer = self._body_of is not None and len(fresh) > self._bodies_at_once
+        defer = len(fresh) > self._bodies_at_once and (
+            self._body_of is not None or any(document.body for document, _ in fresh)
+        )
         for offset, (document, made_of) in enumerate(fresh):
             columns, with_body = self._row(document, defer=defer)
             rowid = first + offset
