@@ -63,3 +63,18 @@ def test_prepare_builds_the_index_a_later_query_uses(tmp_path: Path) -> None:
     assert index.ranked(documents, "kilns", limit=5).total == 30
     assert index.indexed == 30  # nothing made again
     assert index.on_disk
+
+
+def test_callers_taking_turns_each_get_their_own_rows() -> None:
+    documents = DocumentSet([doc(f"s{i}", f"Skill {i} about kilns.") for i in range(12)])
+    index = SearchIndex()
+    evens = frozenset(("", f"skill://s{i}/SKILL.md") for i in range(0, 12, 2))
+    firsts = frozenset(("", f"skill://s{i}/SKILL.md") for i in range(3))
+    for _ in range(3):
+        assert sorted(names(index.ranked(documents, "kilns", within=evens).documents)) == sorted(
+            f"s{i}" for i in range(0, 12, 2)
+        )
+        assert index.ranked(documents, "kilns", within=firsts).total == 3
+    changed = DocumentSet([*documents, doc("s12", "Skill 12 about kilns.")])
+    assert index.ranked(changed, "kilns", within=firsts).total == 3  # rows renumbered: resolved again
+    assert index.ranked(changed, "kilns").total == 13
