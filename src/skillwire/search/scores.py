@@ -93,6 +93,10 @@ class TableScores:
         self._avgdl = 1.0
         self._length_norm: dict[int, float] = {}  # rowid -> k1 * (1 - b + b * D / avgdl), of the rows read
         self._all_sizes = False  # whether _length_norm holds every row
+        self._sizes: dict[int, int] | None = None  # rowid -> D (tokens in every column), read for subsets
+        # A subset's own statistics (`scores(within=)`): (the subset, N, its norms) and its contributions.
+        self._subset: tuple[object, int, dict[int, float]] | None = None
+        self._subset_contributed: dict[tuple[str, tuple[float, ...]], dict[int, float]] = {}
 
     # -- reading FTS5's index ----------------------------------------------------------------------------------
 
@@ -264,12 +268,59 @@ class TableScores:
         self._contributed[key] = contributed
         return contributed
 
+    def _subset_statistics(self, db: sqlite3.Connection, within: Collection[int]) -> tuple[int, dict[int, float]]:
+        """N and each row's k1 * (1 - b + b * D / avgdl) for the table's rows in `within`, avgdl being
+        theirs: (double)nToken / (double)nRow as fts5Bm25GetData computes it for a whole table."""
+        held = self._subset
+        if held is not None and held[0] is within:
+            return held[1], held[2]
+        if self._sizes is None:
+            self._sizes = {
+                int(rowid): sum(varints(bytes(sizes)))
+                for rowid, sizes in db.execute(f"SELECT id, sz FROM main.{self.table}_docsize")
+            }
+        sizes = self._sizes
+        rows = [rowid for rowid in within if rowid in sizes]
+        count = len(rows)
+        avgdl = float(sum(sizes[rowid] for rowid in rows)) / float(count) if count else 1.0
+        norms = {rowid: _K1 * (1 - _B + _B * float(sizes[rowid]) / avgdl) for rowid in rows}
+        self._subset = (within, count, norms)
+        self._subset_contributed = {}
+        return count, norms
+
+    def _subset_contributions(
+        self, db: sqlite3.Connection, token: str, prefix: bool, weights: tuple[float, ...], within: Collection[int]
+    ) -> dict[int, float]:
+        """`_contributions` over the rows of `within` only, with their own N, hits and average length."""
+        count, norms = self._subset_statistics(db, within)
+        key = (token + ("*" if prefix else ""), weights)
+        held = self._subset_contributed.get(key)
+        if held is not None:
+            return held
+        frequencies = self._phrase_frequencies(db, token, prefix, weights)
+        mine = {rowid: f for rowid, f in frequencies.items() if rowid in norms}
+        hits = len(mine)
+        idf = math.log((count - hits + 0.5) / (hits + 0.5)) if count else 0.0
+        if idf <= 0.0:
+            idf = 1e-6
+        k1_plus_1 = _K1 + 1.0
+        contributed = {rowid: idf * ((f * k1_plus_1) / (f + norms[rowid])) for rowid, f in mine.items()}
+        self._subset_contributed[key] = contributed
+        return contributed
+
     def scores(
-        self, db: sqlite3.Connection, phrases: Sequence[Phrase], weights: tuple[float, ...]
+        self,
+        db: sqlite3.Connection,
+        phrases: Sequence[Phrase],
+        weights: tuple[float, ...],
+        within: Collection[int] | None = None,
     ) -> dict[int, float] | None:
         """rowid -> the sum bm25(table, *weights) negates, for every row matching any phrase (higher is
         better; FTS5's score is exactly -1.0 times it), or None when a word is not one token (a phrase
-        query, which only SQLite scores). The dict may be a cached one: the caller must not change it."""
+        query, which only SQLite scores). The dict may be a cached one: the caller must not change it.
+
+        `within`: only these rows, scored as FTS5 would score a table holding only them (its own row
+        count, each word's hits among them, their average length), so the rows outside change nothing."""
         self._attach(db)
         tokens: list[tuple[str, bool]] = []
         for word, prefix in phrases:
@@ -279,7 +330,10 @@ class TableScores:
             tokens.append((found[0], prefix))
         if not tokens:
             return {}
-        parts = [self._contributions(db, token, prefix, weights) for token, prefix in tokens]
+        if within is not None:
+            parts = [self._subset_contributions(db, token, prefix, weights, within) for token, prefix in tokens]
+        else:
+            parts = [self._contributions(db, token, prefix, weights) for token, prefix in tokens]
         if len(parts) == 1:
             return parts[0]  # 0.0 + c is c: FTS5's sum of one phrase
         sums = dict(parts[0])
