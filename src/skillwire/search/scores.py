@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 
 _K1 = 1.2  # FTS5's bm25() constants (fts5_aux.c); not settable there, so not here
@@ -37,8 +38,13 @@ _SIZES_ONE_BY_ONE = 500  # rows whose sizes are looked up by rowid before all ar
 # tokenizes query words, so they are split and stemmed exactly as the table's rows were.
 _TOKENIZE_OPTION = re.compile(r"""\btokenize\s*=\s*('(?:[^']|'')*'|"(?:[^"]|"")*"|[\w]+)""", re.IGNORECASE)
 
+_SUBSETS_KEPT = 8  # callers' row sets whose statistics are kept (as the index keeps their rows)
+_SUBSET_WORDS = 256  # phrases whose contributions are kept per row set
+
 Phrase = tuple[str, bool]  # a query word and whether it is prefix-matched ("word"*)
 Counts = tuple[int, ...]  # how many times a term occurs in each column of one row
+# A row set's statistics: the set, N, rowid -> k1 * (1 - b + b * D / avgdl), (phrase, weights) -> contributions.
+_Subset = tuple[object, int, dict[int, float], dict[tuple[str, tuple[float, ...]], dict[int, float]]]
 
 
 def varints(blob: bytes) -> list[int]:
@@ -94,9 +100,9 @@ class TableScores:
         self._length_norm: dict[int, float] = {}  # rowid -> k1 * (1 - b + b * D / avgdl), of the rows read
         self._all_sizes = False  # whether _length_norm holds every row
         self._sizes: dict[int, int] | None = None  # rowid -> D (tokens in every column), read for subsets
-        # A subset's own statistics (`scores(within=)`): (the subset, N, its norms) and its contributions.
-        self._subset: tuple[object, int, dict[int, float]] | None = None
-        self._subset_contributed: dict[tuple[str, tuple[float, ...]], dict[int, float]] = {}
+        # The last few subsets' own statistics (`scores(within=)`), by identity (each held, so its id is not
+        # reused): the subset, N, its rows' norms, and the phrases' contributions computed over it.
+        self._subsets: OrderedDict[int, _Subset] = OrderedDict()
 
     # -- reading FTS5's index ----------------------------------------------------------------------------------
 
@@ -268,12 +274,13 @@ class TableScores:
         self._contributed[key] = contributed
         return contributed
 
-    def _subset_statistics(self, db: sqlite3.Connection, within: Collection[int]) -> tuple[int, dict[int, float]]:
+    def _subset_statistics(self, db: sqlite3.Connection, within: Collection[int]) -> _Subset:
         """N and each row's k1 * (1 - b + b * D / avgdl) for the table's rows in `within`, avgdl being
         theirs: (double)nToken / (double)nRow as fts5Bm25GetData computes it for a whole table."""
-        held = self._subset
+        held = self._subsets.get(id(within))
         if held is not None and held[0] is within:
-            return held[1], held[2]
+            self._subsets.move_to_end(id(within))
+            return held
         if self._sizes is None:
             self._sizes = {
                 int(rowid): sum(varints(bytes(sizes)))
@@ -284,17 +291,19 @@ class TableScores:
         count = len(rows)
         avgdl = float(sum(sizes[rowid] for rowid in rows)) / float(count) if count else 1.0
         norms = {rowid: _K1 * (1 - _B + _B * float(sizes[rowid]) / avgdl) for rowid in rows}
-        self._subset = (within, count, norms)
-        self._subset_contributed = {}
-        return count, norms
+        subset: _Subset = (within, count, norms, {})
+        self._subsets[id(within)] = subset
+        while len(self._subsets) > _SUBSETS_KEPT:
+            self._subsets.popitem(last=False)
+        return subset
 
     def _subset_contributions(
         self, db: sqlite3.Connection, token: str, prefix: bool, weights: tuple[float, ...], within: Collection[int]
     ) -> dict[int, float]:
         """`_contributions` over the rows of `within` only, with their own N, hits and average length."""
-        count, norms = self._subset_statistics(db, within)
+        _, count, norms, contributions = self._subset_statistics(db, within)
         key = (token + ("*" if prefix else ""), weights)
-        held = self._subset_contributed.get(key)
+        held = contributions.get(key)
         if held is not None:
             return held
         frequencies = self._phrase_frequencies(db, token, prefix, weights)
@@ -305,7 +314,9 @@ class TableScores:
             idf = 1e-6
         k1_plus_1 = _K1 + 1.0
         contributed = {rowid: idf * ((f * k1_plus_1) / (f + norms[rowid])) for rowid, f in mine.items()}
-        self._subset_contributed[key] = contributed
+        if len(contributions) >= _SUBSET_WORDS:
+            contributions.clear()  # bounded: a caller's many distinct words start the cache over
+        contributions[key] = contributed
         return contributed
 
     def scores(
