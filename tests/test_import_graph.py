@@ -21,14 +21,15 @@ from support.imports import EDGES, MODULES, Edge, cycles, internal_edges
 LAYERS: dict[str, set[str]] = {
     "core": set(),
     "ops": {"core"},
+    "search": {"core", "ops"},  # the one search engine, for the server's find_skills and the bridge's list_skills
     "catalog": {"core", "ops"},
     "client": {"core", "ops"},
-    "server": {"core", "ops", "catalog"},
-    "host": {"core", "ops", "catalog", "client"},
+    "server": {"core", "ops", "catalog", "search"},
+    "host": {"core", "ops", "catalog", "client", "search"},
     "checks": {"core", "ops", "catalog", "client"},
-    "bridge": {"core", "ops", "catalog", "client", "server", "host"},
-    "cli": {"core", "ops", "catalog", "client", "server", "host", "checks", "bridge"},
-    "root": {"core", "catalog", "client", "server", "host", "checks"},
+    "bridge": {"core", "ops", "catalog", "client", "server", "host", "search"},
+    "cli": {"core", "ops", "catalog", "client", "server", "host", "checks", "bridge", "search"},
+    "root": {"core", "catalog", "client", "server", "host", "checks", "search"},
     "__main__": {"cli"},
 }
 LEAVES = {"skillwire._version", "skillwire._deprecation"}
