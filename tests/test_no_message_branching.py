@@ -128,7 +128,7 @@ TREES = {module: ast.parse(path.read_text(encoding="utf-8")) for module, path in
 # exceptions from another library that carry the fact in no field or type.
 ALLOWED = {
     "skillwire.catalog.published": "obstore's FileNotFoundError says NoSuchBucket only in its text (no code field)",
-    "skillwire.host.search": "sqlite3 reports a build without FTS5 only as OperationalError text ('no such module')",
+    "skillwire.search.index": "sqlite3 reports a build without FTS5 only as OperationalError text ('no such module')",
 }
 
 
