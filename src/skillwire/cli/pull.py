@@ -34,6 +34,7 @@ import json
 import os
 import signal
 import threading
+import time
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -268,7 +269,9 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         if not refs or lock.index is not None:
             listing = await client.list_skills()
             served = served_index(listing, client.origin)
-            verdict = index_verdict(lock.index, served, allow_older=args.allow_older)
+            verdict = index_verdict(lock.index, served, allow_older=args.allow_older, now=time.time())
+            if verdict.dropped is not None:
+                out.warn(f"note: {shown_dest.rstrip('/')}/{LOCK_NAME}: {verdict.dropped}")
             line = _older_line(lock, served, verdict.older, shown_dest)
             if line is not None:
                 if verdict.refused:
@@ -431,7 +434,7 @@ def check(args: argparse.Namespace, refs: list[str], out: Output) -> int:
         changes, served = run_client(target, body)
     except SkillwireError as exc:
         return report_failure(out, args, exc)
-    older = index_verdict(lock.index, served, allow_older=False).older
+    older = index_verdict(lock.index, served, allow_older=False, now=time.time()).older
     older_line = _older_line(lock, served, older, str(args.to))
     for note in check_disk(dest, str(args.to), lock, changes):  # the lock is only honest if the disk agrees
         out.warn(note)
