@@ -168,7 +168,8 @@ def build_index(
     snapshot: CatalogSnapshot, audiences: AudienceRules = (), signatures: SignatureBook | None = None
 ) -> dict[str, Any]:
     """The index document of a snapshot (every skill, listed or not, the skip report, audience rules), with
-    each skill's publisher signature in `_meta` when `signatures` holds one that covers it, and the
+    each skill's publisher signature in `_meta` when `signatures` holds one that covers it or the scan
+    attached its root's own (`catalog/signatures.RootSignatures`), and the
     repository and commit it came from when it was scanned from a git root (`catalog/git_catalog.py`)."""
     skills: list[dict[str, Any]] = []
     for uri in sorted(snapshot.skill_by_uri):
@@ -191,6 +192,9 @@ def build_index(
         signature = signatures.signature_for(skill.entry) if signatures else None
         if signature is not None:
             meta[SIGNATURE_META_KEY] = signature.to_meta()
+        elif SIGNATURE_META_KEY in (skill.entry.meta or {}):
+            # Its root's own signatures file, applied by the scan (catalog/signatures.RootSignatures).
+            meta[SIGNATURE_META_KEY] = (skill.entry.meta or {})[SIGNATURE_META_KEY]
         if meta:
             record["_meta"] = meta
         skills.append(record)

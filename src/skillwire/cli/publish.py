@@ -70,11 +70,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
         snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
-    # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover.
-    signatures = SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
-    result = anyio.run(
-        lambda: publish(snapshot, location, audiences=rules, signatures=signatures, reset_sequence=args.reset_sequence)
-    )
+    # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover:
+    # the scan attached them, each root's to its own entries only. A file that does not read stops here.
+    SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
+    result = anyio.run(lambda: publish(snapshot, location, audiences=rules, reset_sequence=args.reset_sequence))
     if not args.quiet:
         print(result.summary(), file=sys.stderr, flush=True)
         for skipped in result.skipped:
