@@ -83,5 +83,7 @@ def test_a_re_sign_is_picked_up_by_the_next_refresh_and_announced(tmp_path: Path
     assert catalog.root_signatures.stale(catalog.roots, catalog.snapshot) == ["skill://beta/SKILL.md"]
     _sign_as_scanned(root, "AGAIN")
     catalog.refresh([str(root.path / SIGNATURES_FILE)])
-    assert (_signature(catalog, "skill://beta/SKILL.md") or {}).get("signature") == "AGAIN skill://beta/SKILL.md"
+    signature = _signature(catalog, "skill://beta/SKILL.md")
+    assert isinstance(signature, dict)
+    assert signature["signature"] == "AGAIN skill://beta/SKILL.md"
     assert catalog.root_signatures.stale(catalog.roots, catalog.snapshot) == []
