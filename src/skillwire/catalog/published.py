@@ -61,7 +61,7 @@ from skillwire.catalog.audiences import AudienceRules, audience_rules
 from skillwire.catalog.catalog import SkillCatalog, wait_or_stop
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.index_fields import RecordLoader, field_error
+from skillwire.catalog.index_fields import RecordLoader, check_line_key, field_error
 from skillwire.catalog.index_receive import receive
 from skillwire.catalog.indexed import (
     INDEX_FORMAT_1,
@@ -504,9 +504,9 @@ def load_index(
         except ValueError as exc:
             raise field_error(f"skills[{position}]", f"line is not JSON: {exc}") from None
         skill = loader.skill(position, raw)  # this line's parsed objects are freed right after
-        if skills and skill.uri <= skills[-1].uri:
-            # A snapshot keeps one skill per URI: a second line for one would be served in its place.
-            raise field_error(f"skills[{position}] ({skill.uri})", "lines must be sorted by URI, each URI once")
+        # As in format 2 (`index_records.parse_records`): another spelling of a skill, or the same URI
+        # again, would list the skill twice.
+        check_line_key(position, skill.uri, skills[-1].uri if skills else "")
         skills.append(skill)
     if len(skills) != count:
         raise field_error("skills", f"the header announces {count} skill lines, the index holds {len(skills)}")
