@@ -189,17 +189,25 @@ def placement_scope(root: SkillRoot) -> str:
     return format_uri(root.scheme, root.prefix) + "/" if root.prefix else f"{root.scheme}://"
 
 
+def in_placement(uri: str, root: SkillRoot) -> bool:
+    """Whether canonical `uri` lies where `root` is served: below its prefix, or in its scheme without one."""
+    from skillwire.core.uri import format_uri, in_scope
+
+    if root.prefix:
+        return in_scope(uri, format_uri(root.scheme, root.prefix))
+    return uri.partition("://")[0] == root.scheme
+
+
 def placement_of(uri: str, root: SkillRoot, top_level: Iterable[str]) -> bool:
     """Whether a signed `uri` is one `root` could serve where it is placed (its prefix, and for a root
     without one its top-level folder names): what `sign` replaces, leaving other prefixes' signatures."""
     from skillwire.core.uri import encode_segment
 
-    scope = placement_scope(root)
-    if not uri.startswith(scope):
+    if not in_placement(uri, root):
         return False
     if root.prefix:
         return True
-    first = uri[len(scope) :].split("/", 1)[0]
+    first = uri.partition("://")[2].split("/", 1)[0]
     return first in {encode_segment(name, authority=True) for name in top_level}
 
 
@@ -299,7 +307,7 @@ class RootSignatures:
         for root in roots:
             book = self.book(root)
             scope = placement_scope(root)
-            if book and not any(uri.startswith(scope) for uri in book.records):
+            if book and not any(in_placement(uri, root) for uri in book.records):
                 spec = f"{root.path}={'/'.join(root.prefix)}" if root.prefix else str(root.path)
                 lines.append(
                     f"{root.path / SIGNATURES_FILE} signs {len(book)} skills, none under {scope} where this root "
