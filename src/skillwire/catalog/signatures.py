@@ -31,7 +31,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import SigningError
+from skillwire.core.errors import InvalidSkillURI, SigningError
 from skillwire.core.signing import (
     NAMESPACE,
     SIGNATURE_META_KEY,
@@ -191,24 +191,26 @@ def placement_scope(root: SkillRoot) -> str:
 
 def in_placement(uri: str, root: SkillRoot) -> bool:
     """Whether canonical `uri` lies where `root` is served: below its prefix, or in its scheme without one."""
-    from skillwire.core.uri import format_uri, in_scope
+    from skillwire.core.uri import format_uri, in_scope, parse_uri
 
     if root.prefix:
         return in_scope(uri, format_uri(root.scheme, root.prefix))
-    return uri.partition("://")[0] == root.scheme
+    try:
+        return parse_uri(uri).scheme == root.scheme
+    except InvalidSkillURI:
+        return False
 
 
 def placement_of(uri: str, root: SkillRoot, top_level: Iterable[str]) -> bool:
     """Whether a signed `uri` is one `root` could serve where it is placed (its prefix, and for a root
     without one its top-level folder names): what `sign` replaces, leaving other prefixes' signatures."""
-    from skillwire.core.uri import encode_segment
+    from skillwire.core.uri import parse_uri
 
     if not in_placement(uri, root):
         return False
     if root.prefix:
         return True
-    first = uri.partition("://")[2].split("/", 1)[0]
-    return first in {encode_segment(name, authority=True) for name in top_level}
+    return parse_uri(uri).segments[0] in set(top_level)
 
 
 def other_placements(root: SkillRoot) -> dict[str, Any]:
