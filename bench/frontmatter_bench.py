@@ -54,6 +54,8 @@ SHAPES: dict[str, tuple[bool, Callable[[int], str]]] = {
     "comment run": (True, lambda n: "a: b\n" + "# c\n" * (n // 4)),
     "blank lines in a quoted scalar": (True, lambda n: 'a: "x' + "\n" * n + '"'),
     "nested flow mappings": (True, lambda n: "a: " + "{b: " * 150 + "c" + "}" * 150 + "\n" + "d: e\n" * (n // 5)),
+    "unclosed flow sequences": (True, lambda n: "a: " + "[" * n),
+    "unclosed mixed flow nesting": (True, lambda n: "a: " + "[{a: " * (n // 5)),
 }
 
 

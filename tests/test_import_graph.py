@@ -137,8 +137,19 @@ YAML_IMPORTERS = {
     "skillwire.core.frontmatter": "the old module, a re-export kept for code written against it",
     "skillwire.core.skill_md": "parse_skill_md reads the frontmatter block it splits off",
     "skillwire.checks.lint": "lint parses each SKILL.md's frontmatter itself, to report where it fails",
-    "skillwire.checks.hazards": "walks the engine's scanner events (npm's corrections applied): hazards and lines",
+    "skillwire.checks.hazards": "walks the engine's events (core/yaml/events.py, its one public event API)",
 }
+
+
+def test_no_module_outside_the_yaml_engine_imports_its_private_modules() -> None:
+    # Issue 38 item 3: hazards imported ten private names from four private modules; now one public API.
+    private = sorted(
+        f"{e.source} -> {e.target}"
+        for edges in EDGES.values()
+        for e in edges
+        if e.target.startswith("skillwire.core.yaml._") and not e.source.startswith("skillwire.core.yaml")
+    )
+    assert private == [], "read the engine through skillwire.core.yaml or skillwire.core.yaml.events"
 
 
 def test_only_the_listed_modules_import_the_yaml_engine() -> None:

@@ -546,3 +546,36 @@ def test_a_watched_republish_awaits_every_async_listener_once(tmp_path: Path, ca
         anyio.run(main)
     assert heard == ["failing", "listening"]
     assert "catalog change notification failed" in caplog.text
+
+
+@pytest.mark.parametrize(
+    "spelling",
+    ["skill://a/%62/SKILL.md", "SKILL://a/b/SKILL.md", "skill://a/./b/SKILL.md", "skill://a/b/SKILL.md"],
+)
+def test_a_format_1_index_naming_a_skill_twice_in_any_spelling_is_refused(spelling: str) -> None:
+    # Issue 35, defect 13: format 1 compared only the URI text, so a second spelling of a skill was a
+    # second line, both served and `skills/list` named the skill twice.
+    def line(uri: str) -> bytes:
+        return canonical_json(
+            {
+                "files": [["SKILL.md", "sha256:" + "ab" * 32, 3, "text/markdown", True]],
+                "frontmatter": {"name": "b"},
+                "source": "s",
+                "uri": uri,
+            }
+        )
+
+    lines = (
+        sorted({line(spelling), line("skill://a/b/SKILL.md")})
+        if spelling != "skill://a/b/SKILL.md"
+        else [
+            line(spelling),
+            line(spelling),
+        ]
+    )
+    body = canonical_json({"format": "skillwire-index/1", "skills": 2}) + b"\n" + b"\n".join(lines)
+    with pytest.raises(
+        InvalidIndex, match=r"the uri is not canonical|lines must be sorted by URI, each URI once"
+    ) as info:
+        _load(body)
+    assert "\n" not in str(info.value)

@@ -9,7 +9,15 @@ from __future__ import annotations
 
 import pytest
 
-from skillwire.core.published_index import MAX_SEQUENCE, PublishedIndex, goes_back, read_published_index
+from skillwire.core.published_index import (
+    MAX_SEQUENCE,
+    SEQUENCE_AHEAD_LIMIT,
+    PublishedIndex,
+    goes_back,
+    past_clock,
+    read_published_index,
+    sequence_limit,
+)
 
 ID = "ab" * 32
 
@@ -56,3 +64,25 @@ def test_only_a_lower_number_goes_back() -> None:
     assert not goes_back(5, 5)  # the same number: the same index
     assert not goes_back(6, 5)
     assert goes_back(0, 1)
+
+
+@pytest.mark.parametrize("ahead", [SEQUENCE_AHEAD_LIMIT + 1, 10 * SEQUENCE_AHEAD_LIMIT, MAX_SEQUENCE - 1_796_000_000])
+def test_a_claim_past_the_clock_bound_is_refused_when_read_live(ahead: int) -> None:
+    # Issue 35, defect 10: a server answering 2**53 - 1 was recorded and then refused every honest replica.
+    now = 1_796_000_000.5
+    claim = {"id": ID, "sequence": int(now) + ahead}
+    found = read_published_index(claim, now=now)
+    assert isinstance(found, str)
+    assert found.startswith(f"its sequence {int(now) + ahead} is {ahead:,} s ahead of this machine's clock")
+    assert "\n" not in found
+    assert read_published_index(claim) == PublishedIndex(ID, int(now) + ahead)  # a stored record: parsed only
+
+
+def test_the_bound_is_the_clock_plus_the_stated_limit() -> None:
+    now = 1_796_000_000.9
+    assert sequence_limit(now) == 1_796_000_000 + SEQUENCE_AHEAD_LIMIT
+    assert not past_clock(1_796_000_000 + SEQUENCE_AHEAD_LIMIT, now)
+    assert past_clock(1_796_000_001 + SEQUENCE_AHEAD_LIMIT, now)
+    assert sequence_limit(MAX_SEQUENCE) == MAX_SEQUENCE
+    at = read_published_index({"id": ID, "sequence": sequence_limit(now)}, now=now)
+    assert at == PublishedIndex(ID, sequence_limit(now))

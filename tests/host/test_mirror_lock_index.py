@@ -12,12 +12,13 @@ import json
 import pytest
 
 from skillwire.core.errors import LockError
-from skillwire.core.published_index import PublishedIndex
+from skillwire.core.published_index import MAX_SEQUENCE, SEQUENCE_AHEAD_LIMIT, PublishedIndex
 from skillwire.host.mirror.lock import IndexVerdict, Lock, index_verdict, older_index_line
 
 OLD = PublishedIndex("0a" * 32, 4)
 NEW = PublishedIndex("0b" * 32, 5)
 OTHER = PublishedIndex("0c" * 32, 5)  # another index under the same number (another bucket, say)
+NOW = 1_796_000_000.0  # the reader's clock: the sequences above are far below it
 
 
 def test_the_lock_records_the_index_after_selection_and_reads_it_back() -> None:
@@ -62,7 +63,24 @@ def test_a_lock_whose_index_is_garbage_is_refused_in_one_line(value: object) -> 
 def test_the_decision(
     locked: PublishedIndex | None, served: PublishedIndex | None, allow: bool, expected: IndexVerdict
 ) -> None:
-    assert index_verdict(locked, served, allow_older=allow) == expected
+    assert index_verdict(locked, served, allow_older=allow, now=NOW) == expected
+
+
+def test_a_locked_number_past_the_clock_bound_no_longer_refuses_honest_replicas() -> None:
+    # Issue 35, defect 10: a lock that once recorded 2**53 - 1 from one server refused every honest
+    # replica afterwards (every real number is lower). A number that far ahead of the clock is no publish.
+    pinned = PublishedIndex("0e" * 32, MAX_SEQUENCE)
+    honest = PublishedIndex("0f" * 32, int(NOW))
+    verdict = index_verdict(pinned, honest, allow_older=False, now=NOW)
+    assert verdict.record == honest
+    assert not verdict.refused
+    assert not verdict.older
+    assert verdict.dropped is not None
+    assert f"sequence {MAX_SEQUENCE} is" in verdict.dropped
+    assert "ahead of this machine's clock" in verdict.dropped
+    # At the bound it still counts (a day ahead is a clock skew, not garbage).
+    ahead = PublishedIndex("0e" * 32, int(NOW) + SEQUENCE_AHEAD_LIMIT)
+    assert index_verdict(ahead, honest, allow_older=False, now=NOW).refused
 
 
 def test_the_line_names_both_indexes_and_both_sequences() -> None:

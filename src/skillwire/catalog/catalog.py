@@ -28,9 +28,11 @@ from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords, sca
 from skillwire.catalog.inline import InlineSkills
 from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.persist import Persisted, RecordedWalk, SnapshotStore, record_walk
-from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.catalog.signatures import RootSignatures
+from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
 from skillwire.catalog.watcher import watching
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.ops.metrics import observe_snapshot, record_reload
 from skillwire.ops.tracing import span
 
@@ -126,6 +128,9 @@ class SkillCatalog:
         # catalog keeps its own in `status` (the times its store or remote was read).
         self._loaded_at: float | None = None
         self._checked_at: float | None = None
+        # Each root's publisher signatures (`skillwire sign`), read by the scan of that root and attached
+        # to its entries only; `_root_results` keep the scans unsigned, so a re-sign re-annotates them.
+        self.root_signatures = RootSignatures()
 
     # -- skills defined in Python (see catalog.inline) -------------------------------------------------
 
@@ -176,7 +181,9 @@ class SkillCatalog:
                 persisted = store.load(self.roots, self.enforce_limits)
                 if persisted is None:
                     return None
-                skills, files, skipped, ignored = merge_sources(persisted.results)
+                pairs = zip(self.roots, persisted.results, strict=True)
+                signed = [self.root_signatures.annotate(root, result) for root, result in pairs]
+                skills, files, skipped, ignored = merge_sources(signed)
                 snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
                 if not self._gc_frozen_once:
                     # Frozen without the collection `_build` runs first: nothing has served a request
@@ -426,6 +433,7 @@ class SkillCatalog:
             results = [result for result, _ in scans]
             rescanned = [part for _, part in scans if part is not None]
             self._root_results = list(results)
+            results = [self.root_signatures.annotate(self.roots[i], result) for i, result in enumerate(results)]
             if len(self.inline):
                 if changed is None or self._inline_result is None:
                     # The watcher sees folders only, so a watcher refresh keeps the inline skills' last scan.
@@ -572,7 +580,8 @@ async def wait_or_stop(seconds: float, stop_event: anyio.Event | None) -> bool:
 
 
 def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
-    """Whether two snapshots publish the same files (by digest) and the same skills, listed alike.
+    """Whether two snapshots publish the same files (by digest) and the same skills, listed alike and
+    signed alike (a re-sign changes what the entries carry: clients are told, as for an edit).
 
     Runs after every watcher refresh, so it compares dictionaries in place instead of sorting
     100,000 (uri, digest) pairs; an incremental refresh reuses most objects, so `is` settles most.
@@ -584,7 +593,15 @@ def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
         before = old_files[uri]
         if before is not file and before.digest != file.digest:
             return False
-    return all(old_skills[uri].listed == skill.listed for uri, skill in new.skill_by_uri.items())
+    return all(
+        (was := old_skills[uri]) is skill or (was.listed == skill.listed and _signature_of(was) == _signature_of(skill))
+        for uri, skill in new.skill_by_uri.items()
+    )
+
+
+def _signature_of(skill: CatalogSkill) -> object:
+    meta = skill.entry.meta
+    return None if meta is None else meta.get(SIGNATURE_META_KEY)
 
 
 class _FullRescanNeeded(Exception):

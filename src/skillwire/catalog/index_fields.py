@@ -168,6 +168,16 @@ def _canonical_path(root: str, path: str) -> bool:
     return str(parsed) == root + path
 
 
+def check_line_key(position: int, key: str, previous: str) -> None:
+    """The one rule for a skill line's URI in either index format: canonical, and after the line before
+    it (so each skill once). Two spellings of one skill (`skill://a/%62`, `SKILL://a/b`) would be two
+    lines, both served and listed; the same URI twice would be one skill listed twice."""
+    if not canonical_key(key):
+        raise field_error(f"skills[{position}] ({key})", "the uri is not canonical")
+    if key <= previous:
+        raise field_error(f"skills[{position}] ({key})", "lines must be sorted by URI, each URI once")
+
+
 def canonical_key(uri: str) -> bool:
     if _PLAIN_URI.match(uri):
         return "/./" not in uri and "/../" not in uri

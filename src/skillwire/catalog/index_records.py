@@ -19,7 +19,7 @@ from skillwire.catalog.index_fields import (
     SKILL_MD_TAIL,
     BuiltSkill,
     build_record,
-    canonical_key,
+    check_line_key,
     check_record,
     field_error,
 )
@@ -223,11 +223,7 @@ def parse_records(
             unlisted = startswith(_UNLISTED, quote + 1, end)
         if type(key) is not str or not key.endswith(SKILL_MD_TAIL) or not is_absolute(key):
             raise field_error(f"skills[{position}]", f"uri {key!r} is not a SKILL.md URI")
-        if not canonical_key(key):
-            # Two spellings of one skill (`skill://a/%62`, `SKILL://a/b`) would be two lines, both served.
-            raise field_error(f"skills[{position}] ({key})", "the uri is not canonical")
-        if key <= previous:
-            raise field_error(f"skills[{position}] ({key})", "lines must be sorted by URI, each URI once")
+        check_line_key(position, key, previous)
         starts.append(start)
         keys.append(key)
         listed.append(0 if unlisted else 1)

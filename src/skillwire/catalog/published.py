@@ -25,7 +25,9 @@ The pointer is `{"format": "skillwire-pointer/1", "id": "<hex>", "index": "index
 "skills": N, "files": N, "sequence": N}`.
 
 Every publish that changes the catalog numbers its index above the index the pointer named: the time
-in seconds, or one more than the pointer's number if that is higher. The number is `sequence` in the
+in seconds, or one more than the pointer's number if that is higher, and never past the clock bound
+(`core/published_index.past_clock`: a pointer numbered that far ahead is refused, and `publish
+--reset-sequence` numbers from the clock instead). The number is `sequence` in the
 index's header (covered by the index's address) and in the pointer (so a replica can refuse without
 downloading; the header must agree). A replica remembers the highest sequence it accepted in a small
 state file (`replica_state`) and refuses a pointer switched back to an older index with one line
@@ -59,7 +61,7 @@ from skillwire.catalog.audiences import AudienceRules, audience_rules
 from skillwire.catalog.catalog import SkillCatalog, wait_or_stop
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.index_fields import RecordLoader, field_error
+from skillwire.catalog.index_fields import RecordLoader, check_line_key, field_error
 from skillwire.catalog.index_receive import receive
 from skillwire.catalog.indexed import (
     INDEX_FORMAT_1,
@@ -90,7 +92,14 @@ from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import InvalidAudienceRule, InvalidIndex, StoreError
 from skillwire.core.manifest import DIGEST_PREFIX
 from skillwire.core.provenance import PROVENANCE_META_KEY
-from skillwire.core.published_index import MAX_SEQUENCE, goes_back
+from skillwire.core.published_index import (
+    MAX_SEQUENCE,
+    RESET_COMMAND,
+    goes_back,
+    past_clock,
+    past_clock_line,
+    sequence_limit,
+)
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.core.uri import is_absolute, parent_of
 from skillwire.ops.metrics import metrics, record_reload
@@ -158,7 +167,8 @@ def build_index(
     snapshot: CatalogSnapshot, audiences: AudienceRules = (), signatures: SignatureBook | None = None
 ) -> dict[str, Any]:
     """The index document of a snapshot (every skill, listed or not, the skip report, audience rules), with
-    each skill's publisher signature in `_meta` when `signatures` holds one that covers it, and the
+    each skill's publisher signature in `_meta` when `signatures` holds one that covers it or the scan
+    attached its root's own (`catalog/signatures.RootSignatures`), and the
     repository and commit it came from when it was scanned from a git root (`catalog/git_catalog.py`)."""
     skills: list[dict[str, Any]] = []
     for uri in sorted(snapshot.skill_by_uri):
@@ -181,6 +191,9 @@ def build_index(
         signature = signatures.signature_for(skill.entry) if signatures else None
         if signature is not None:
             meta[SIGNATURE_META_KEY] = signature.to_meta()
+        elif SIGNATURE_META_KEY in (skill.entry.meta or {}):
+            # Its root's own signatures file, applied by the scan (catalog/signatures.RootSignatures).
+            meta[SIGNATURE_META_KEY] = (skill.entry.meta or {})[SIGNATURE_META_KEY]
         if meta:
             record["_meta"] = meta
         skills.append(record)
@@ -232,8 +245,13 @@ async def publish(
     *,
     audiences: AudienceRules = (),
     signatures: SignatureBook | None = None,
+    reset_sequence: bool = False,
 ) -> PublishResult:
-    """Upload what is missing, write the index, then switch the pointer (see the module docstring)."""
+    """Upload what is missing, write the index, then switch the pointer (see the module docstring).
+
+    `reset_sequence` numbers the index from the clock whatever the pointer's number: the recovery from a
+    pointer numbered past the clock bound (`core/published_index.past_clock`), which publish otherwise
+    refuses, since every replica would refuse the index numbered after it."""
     if store is None:
         store = open_store(location, create=True)
     try:
@@ -242,15 +260,21 @@ async def publish(
         raise
     except Exception as exc:
         raise StoreError(f"cannot publish: {store_failure(location, exc)}") from None
+    now = time.time()
     index = build_index(snapshot, audiences, signatures)
     # The same catalog under the same number is the same index (nothing to switch); any change is one higher.
-    index["sequence"] = current_sequence
+    index["sequence"] = int(now) if reset_sequence else current_sequence
     body = encode_index(index)
     index_id = hashlib.sha256(body).hexdigest()
-    if index_id != current:
+    if index_id != current and not reset_sequence:
         # Above the pointer's number and at least the time in seconds: a pointer a bucket writer rolled back
         # to an old, low number cannot make the next real publish number below what replicas accepted.
-        index["sequence"] = max(current_sequence + 1, int(time.time()))
+        index["sequence"] = max(current_sequence + 1, int(now))
+        if index["sequence"] > sequence_limit(now):
+            raise StoreError(
+                f"{POINTER_KEY} in {location} names {past_clock_line(current_sequence, now)}; every replica would "
+                f"refuse the index numbered after it: `{RESET_COMMAND}` numbers this one from the clock"
+            )
         body = encode_index(index)
         index_id = hashlib.sha256(body).hexdigest()
     unique: dict[str, CatalogFile] = {}
@@ -380,6 +404,10 @@ def _sequence_of(value: object, where: str) -> int:
     # Bounded as a client reads it (core/published_index.py): a number clients refuse is refused here first.
     if type(value) is not int or not 0 <= value <= MAX_SEQUENCE:
         raise InvalidIndex(f"{where}: 'sequence' must be a whole number from 0 to {MAX_SEQUENCE}, not {value!r:.40}")
+    now = time.time()
+    if past_clock(value, now):
+        # Taken, it would pin this replica: every honest index after it numbers lower.
+        raise InvalidIndex(f"{where}: {past_clock_line(value, now)}; the publisher recovers with `{RESET_COMMAND}`")
     return value
 
 
@@ -475,9 +503,9 @@ def load_index(
         except ValueError as exc:
             raise field_error(f"skills[{position}]", f"line is not JSON: {exc}") from None
         skill = loader.skill(position, raw)  # this line's parsed objects are freed right after
-        if skills and skill.uri <= skills[-1].uri:
-            # A snapshot keeps one skill per URI: a second line for one would be served in its place.
-            raise field_error(f"skills[{position}] ({skill.uri})", "lines must be sorted by URI, each URI once")
+        # As in format 2 (`index_records.parse_records`): another spelling of a skill, or the same URI
+        # again, would list the skill twice.
+        check_line_key(position, skill.uri, skills[-1].uri if skills else "")
         skills.append(skill)
     if len(skills) != count:
         raise field_error("skills", f"the header announces {count} skill lines, the index holds {len(skills)}")
@@ -584,6 +612,14 @@ class PublishedCatalog(SkillCatalog):
         self.status = StoreStatus()
         self._pointer: Pointer | None = None
         self.accepted = read_replica_state(replica_state, self.location) if replica_state is not None else None
+        if self.accepted is not None and past_clock(self.accepted.sequence, time.time()):
+            # Recorded by a replica that still took such numbers: no honest index can ever be above it.
+            logger.warning(
+                "%s records an accepted %s: not held to it; the next index accepted replaces it",
+                replica_state,
+                past_clock_line(self.accepted.sequence, time.time()),
+            )
+            self.accepted = None
         self._state_warned = False
 
     def watch_paths(self) -> list[str]:

@@ -3,10 +3,10 @@ that silently change meaning, each with its file line and key path; and, from th
 of each frontmatter key, so lint can point at a field without parsing the YAML a third time.
 
 It lives with lint, not with the YAML engine (core/yaml/), because nothing else asks for it: the
-server, the host and the decoder never need a hazard. It walks the engine's own event stream
-(`core.yaml._scanner._events`, the npm corrections applied), so a hazard's line and path are those
-of the value the decoder read, and every frontmatter the decoder accepts can be walked here. Those
-engine internals are imported by name from here only.
+server, the host and the decoder never need a hazard. It walks the engine's own event stream through
+its one public event API (`core.yaml.events.frontmatter_events`, the npm corrections and the decoder's
+refusals applied), so a hazard's line and path are those of the value the decoder read, and every
+frontmatter the decoder accepts can be walked here.
 """
 
 from __future__ import annotations
@@ -16,21 +16,17 @@ import math
 import re
 from dataclasses import dataclass
 
-from ruamel.yaml.error import YAMLError
-from ruamel.yaml.events import (
-    AliasEvent,
-    MappingEndEvent,
-    MappingStartEvent,
-    ScalarEvent,
-    SequenceEndEvent,
-    SequenceStartEvent,
-)
-
 from skillwire.core.errors import FrontmatterError
-from skillwire.core.yaml._decode import _refuse_lone_cr, _unexpected, frontmatter_size_problem
-from skillwire.core.yaml._jsnum import _MAX_SAFE_INTEGER, _js_number_to_string
-from skillwire.core.yaml._scanner import _events, _scalar_text, _syntax_error
-from skillwire.core.yaml._schema import _FLOAT_EXP, _INT_OCT, _resolve_plain
+from skillwire.core.yaml.events import (
+    MAX_SAFE_INTEGER,
+    EventKind,
+    frontmatter_events,
+    is_exponent_float,
+    is_octal_int,
+    js_number_text,
+    resolve_plain,
+    unexpected_failure,
+)
 
 __all__ = ["Hazard", "HazardKind", "interop_hazards", "yaml_interop_hazards"]
 
@@ -113,7 +109,7 @@ def _plain_hazard(text: str) -> tuple[HazardKind, str] | None:
             HazardKind.YAML11_MERGE_KEY,
             "'<<' is a plain string in YAML 1.2 but a merge key in YAML 1.1 parsers",
         )
-    if _INT_OCT.fullmatch(text):
+    if is_octal_int(text):
         return (
             HazardKind.OCTAL,
             f"{shown} is the integer {int(text[2:], 8)} in YAML 1.2 but a string in YAML 1.1 parsers",
@@ -137,24 +133,22 @@ def _plain_hazard(text: str) -> tuple[HazardKind, str] | None:
         )
     if "_" in text and _UNDERSCORE_NUMBER.fullmatch(text):
         return HazardKind.YAML11_NUMBER, f"{shown} is a string in YAML 1.2 but a number in YAML 1.1 parsers"
-    value = _resolve_plain(text)
+    value = resolve_plain(text)
     if isinstance(value, float) and not math.isfinite(value):
         return HazardKind.NOT_FINITE, f"{shown} is not a finite number, so it cannot be JSON"
-    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > _MAX_SAFE_INTEGER:
+    if isinstance(value, (int, float)) and not isinstance(value, bool) and abs(value) > MAX_SAFE_INTEGER:
         return (
             HazardKind.BEYOND_SAFE_INTEGER,
-            f"{shown} is beyond JavaScript's exact integers; it reads as {_js_number_to_string(value)}",
+            f"{shown} is beyond JavaScript's exact integers; it reads as {js_number_text(value)}",
         )
-    if _FLOAT_EXP.fullmatch(text) and not _PYYAML_FLOAT.fullmatch(text):
-        number = _js_number_to_string(float(text))
+    if is_exponent_float(text) and not _PYYAML_FLOAT.fullmatch(text):
+        number = js_number_text(float(text))
         return (
             HazardKind.YAML11_NUMBER,
             f"{shown} is the number {number} in YAML 1.2 but a string in YAML 1.1 parsers (PyYAML)",
         )
     if isinstance(value, float) and _TRAILING_ZERO.fullmatch(text):
-        return HazardKind.NUMBER_LOSES_TEXT, (
-            f"{shown} is the number {_js_number_to_string(value)}, not the text as written"
-        )
+        return HazardKind.NUMBER_LOSES_TEXT, (f"{shown} is the number {js_number_text(value)}, not the text as written")
     return None
 
 
@@ -212,16 +206,12 @@ def scan_frontmatter(yaml_text: str, *, first_line: int = 1) -> FrontmatterScan:
     ``first_line`` is where ``yaml_text`` starts in the SKILL.md. Raises `FrontmatterError` when the
     YAML cannot be parsed.
     """
-    too_long = frontmatter_size_problem(yaml_text)
-    if too_long is not None:
-        raise FrontmatterError(too_long, line=first_line)
     try:
-        _refuse_lone_cr(yaml_text, first_line)
         return _scan(yaml_text, first_line)
     except FrontmatterError:
         raise
     except Exception as exc:  # as in parse_frontmatter
-        raise _unexpected(exc, first_line) from exc
+        raise unexpected_failure(exc, first_line) from exc
 
 
 def interop_hazards(yaml_text: str, *, first_line: int = 1) -> list[Hazard]:
@@ -255,53 +245,45 @@ def _scan(yaml_text: str, first_line: int) -> FrontmatterScan:
         if frames:
             frames[-1].done(is_key, text)
 
-    try:
-        events, restore = _events(yaml_text)
-        previous_end = first_line
-        for event in events:
-            line = first_line + event.start_mark.line if event.start_mark is not None else first_line
-            if isinstance(event, ScalarEvent) and event.style is None and not event.value:
-                line = previous_end  # an empty value: ruamel marks it at the next token
-            if event.end_mark is not None:
-                previous_end = first_line + event.end_mark.line
-            if isinstance(event, ScalarEvent):
-                path, is_key = next_node()
-                text = _scalar_text(event, restore)
-                if is_key and frames[-1].keys is not None:
-                    key_lines.setdefault((*frames[-1].keys, text), line)
-                found = _plain_hazard(text) if event.style is None and event.tag is None else None
-                if found is not None:
-                    kind, problem = found
-                    where = (f"{path}.{text}" if path else text) if is_key else (path or "(top level)")
-                    message = f"{'key ' if is_key else ''}{problem}; quote it{_QUOTE_WHEN.get(kind, '')}"
-                    hazards.append(Hazard(kind, text, where, line, message, is_key))
-                elif event.style == ">" and path == "description" and not is_key and text.endswith("\n"):
-                    hazards.append(
-                        Hazard(
-                            HazardKind.FOLDED_TRAILING_NEWLINE,
-                            text,
-                            path,
-                            line,
-                            "a folded 'description: >' keeps its final line break in YAML 1.2, and FastMCP "
-                            "4.2.3's read_skill rejects the skill; write 'description: >-' to drop it",
-                        )
+    for event in frontmatter_events(yaml_text, first_line=first_line):
+        line = event.line
+        if event.kind is EventKind.SCALAR:
+            path, is_key = next_node()
+            text = event.text
+            if is_key and frames[-1].keys is not None:
+                key_lines.setdefault((*frames[-1].keys, text), line)
+            found = _plain_hazard(text) if event.plain else None
+            if found is not None:
+                kind, problem = found
+                where = (f"{path}.{text}" if path else text) if is_key else (path or "(top level)")
+                message = f"{'key ' if is_key else ''}{problem}; quote it{_QUOTE_WHEN.get(kind, '')}"
+                hazards.append(Hazard(kind, text, where, line, message, is_key))
+            elif event.style == ">" and path == "description" and not is_key and text.endswith("\n"):
+                hazards.append(
+                    Hazard(
+                        HazardKind.FOLDED_TRAILING_NEWLINE,
+                        text,
+                        path,
+                        line,
+                        "a folded 'description: >' keeps its final line break in YAML 1.2, and FastMCP "
+                        "4.2.3's read_skill rejects the skill; write 'description: >-' to drop it",
                     )
-                finish(is_key, text)
-            elif isinstance(event, AliasEvent):
-                path, is_key = next_node()
-                finish(is_key, f"*{event.anchor}")
-            elif isinstance(event, (SequenceStartEvent, MappingStartEvent)):
-                path, is_key = next_node()
-                is_map = isinstance(event, MappingStartEvent)
-                keys: KeyPath | None = None
-                if not frames:
-                    keys = ()  # the frontmatter itself
-                elif not is_key and frames[-1].keys == () and frames[-1].is_map:
-                    keys = (frames[-1].key,)  # the value of a top-level key
-                frames.append(_Frame(f"{path}.?" if is_key else path, is_map, is_key, keys=keys if is_map else None))
-            elif isinstance(event, (SequenceEndEvent, MappingEndEvent)):
-                frame = frames.pop()
-                finish(frame.in_key, "?")
-    except YAMLError as exc:
-        raise _syntax_error(exc, yaml_text, first_line) from None
+                )
+            finish(is_key, text)
+        elif event.kind is EventKind.ALIAS:
+            path, is_key = next_node()
+            finish(is_key, f"*{event.text}")
+        elif event.kind is EventKind.START:
+            path, is_key = next_node()
+            keys: KeyPath | None = None
+            if not frames:
+                keys = ()  # the frontmatter itself
+            elif not is_key and frames[-1].keys == () and frames[-1].is_map:
+                keys = (frames[-1].key,)  # the value of a top-level key
+            frames.append(
+                _Frame(f"{path}.?" if is_key else path, event.mapping, is_key, keys=keys if event.mapping else None)
+            )
+        else:
+            frame = frames.pop()
+            finish(frame.in_key, "?")
     return FrontmatterScan(hazards, key_lines)

@@ -37,6 +37,14 @@ def add_parser(commands: Any) -> None:
     )
     p.add_argument("paths", nargs="+", metavar="PATH", help="skill folders, then the target")
     p.add_argument("--no-limits", action="store_true", help="publish skills over 512 files / 16 MiB anyway")
+    p.add_argument(
+        "--reset-sequence",
+        action="store_true",
+        help=(
+            "number the index from this machine's clock, whatever number the pointer holds (the recovery when "
+            "the pointer's sequence is more than a day ahead of the clock, which publish otherwise refuses)"
+        ),
+    )
     add_audience_argument(p)
     add_output_arguments(p, json=False)
     p.set_defaults(run=run)
@@ -68,9 +76,10 @@ def run(args: argparse.Namespace) -> int:
     else:
         roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
         snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
-    # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover.
-    signatures = SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
-    result = anyio.run(lambda: publish(snapshot, location, audiences=rules, signatures=signatures))
+    # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover:
+    # the scan attached them, each root's to its own entries only. A file that does not read stops here.
+    SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
+    result = anyio.run(lambda: publish(snapshot, location, audiences=rules, reset_sequence=args.reset_sequence))
     if not args.quiet:
         print(result.summary(), file=sys.stderr, flush=True)
         for skipped in result.skipped:

@@ -39,6 +39,7 @@ from skillwire.cli.args import (
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
 from skillwire.core.display import escape
 from skillwire.core.errors import BindError, SigningError
+from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.ops.logs import configure_logging, current_format
 from skillwire.ops.metrics import multiprocess_directory
 from skillwire.server.app import bind_http_socket, event_loop_options, serve_http, serve_stdio
@@ -271,10 +272,17 @@ def say(event: str, message: str, **fields: str | int) -> None:
         print(f"skillwire: {message}", file=sys.stderr, flush=True)
 
 
-def signature_counts(signatures: SignatureBook, snapshot: CatalogSnapshot) -> tuple[int, int, list[str]]:
+def signature_counts(
+    signatures: SignatureBook, catalog: SkillCatalog, snapshot: CatalogSnapshot
+) -> tuple[int, int, list[str]]:
+    """Skills served signed (by their root's own file, or a `--signatures FILE`), all skills, and the URIs
+    a signature no longer covers (changed since signing)."""
     entries = [skill.entry for skill in snapshot.skill_by_uri.values()]
-    signed = sum(signatures.signature_for(entry) is not None for entry in entries)
-    return signed, len(entries), signatures.stale(entries)
+    signed = sum(
+        SIGNATURE_META_KEY in (entry.meta or {}) or signatures.signature_for(entry) is not None for entry in entries
+    )
+    stale = set(catalog.root_signatures.stale(catalog.roots, snapshot)) | set(signatures.stale(entries))
+    return signed, len(entries), sorted(stale)
 
 
 def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot: CatalogSnapshot) -> None:
@@ -282,7 +290,7 @@ def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot:
     from skillwire.ops.metrics import metrics
 
     gauge = metrics().signatures
-    last = signature_counts(signatures, snapshot)
+    last = signature_counts(signatures, catalog, snapshot)
 
     def publish(counts: tuple[int, int, list[str]]) -> None:
         signed, total, stale = counts
@@ -292,7 +300,7 @@ def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot:
 
     def changed(old: CatalogSnapshot, new: CatalogSnapshot) -> None:
         nonlocal last
-        counts = signature_counts(signatures, new)
+        counts = signature_counts(signatures, catalog, new)
         publish(counts)
         # Which skills, not only how many: a live edit, or the check after a start from the last run's
         # snapshot, must name each skill it leaves unsigned (issue 19: it dropped signatures silently).
@@ -331,11 +339,10 @@ def summary(snapshot: CatalogSnapshot) -> str:
     return "\n".join(lines)
 
 
-def signature_summary(signatures: SignatureBook, snapshot: CatalogSnapshot) -> str:
-    entries = [skill.entry for skill in snapshot.skill_by_uri.values()]
-    signed = sum(signatures.signature_for(entry) is not None for entry in entries)
-    lines = [f"skillwire: {signed} of {len(entries)} skills carry a publisher signature"]
-    stale = signatures.stale(entries)
+def signature_summary(signatures: SignatureBook, catalog: SkillCatalog, snapshot: CatalogSnapshot) -> str:
+    signed, total, stale = signature_counts(signatures, catalog, snapshot)
+    lines = [f"skillwire: {signed} of {total} skills carry a publisher signature"]
+    lines += [f"skillwire: {line}" for line in catalog.root_signatures.misplaced(catalog.roots)]
     if stale:
         lines.append(f"skillwire: {len(stale)} changed since they were signed and are served unsigned (sign again):")
         lines += [f"  - {uri}" for uri in stale]
@@ -451,15 +458,18 @@ def start_catalog(
                 "warm_start",
                 "from the last run's snapshot; checking the folders now (a signed skill edited since is named then)",
             )
-        if signatures:
+        if signatures or catalog.root_signatures.any_file(catalog.roots):
             if current_format() == "json":
-                signed, total, stale = signature_counts(signatures, snapshot)
+                signed, total, stale = signature_counts(signatures, catalog, snapshot)
                 say("signatures", f"{signed} of {total} skills carry a publisher signature", signed=signed)
+                for line in catalog.root_signatures.misplaced(catalog.roots):
+                    say("signature_misplaced", line)
                 for uri in stale:
                     say("signature_stale", f"{uri} changed since it was signed and is served unsigned", skill=uri)
             else:
-                print(signature_summary(signatures, snapshot), file=sys.stderr, flush=True)
-    if signatures:
+                print(signature_summary(signatures, catalog, snapshot), file=sys.stderr, flush=True)
+    if signatures or catalog.roots:
+        # Folders are watched for a `skillwire sign` while serving too: its signatures are live (as an edit).
         watch_signatures(catalog, signatures, snapshot)
 
 

@@ -2,8 +2,11 @@
 
 The scan is `skillwire serve`'s own (same roots syntax, ignore rules, limits, skips), so what is signed is
 exactly what is served. Each folder gets its `.skillwire-signatures.json` (catalog/signatures.py), which
-`serve` reads back. The key is an SSH key as `ssh-keygen -Y sign` takes it: a private key file, or a
-public key file whose private half is in `ssh-agent`.
+`serve` reads back, live. A signature names the skill's path as served, so sign a folder where it is
+served: `sign PATH=PREFIX` for `serve PATH=PREFIX`; the file keeps the signatures of every prefix the
+folder was signed for, and replaces those of the one signed now. The key is an SSH key as
+`ssh-keygen -Y sign` takes it: a private key file, or a public key file whose private half is in
+`ssh-agent`.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from typing import Any
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.signatures import SignedRecord, sign_entries, write_signatures
+from skillwire.catalog.signatures import SignedRecord, other_placements, sign_entries, write_signatures
 from skillwire.cli.args import UsageError
 from skillwire.cli.roots import git_catalog, has_git_root, parse_root_specs, parse_roots
 
@@ -69,7 +72,7 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None:
             everything.update(signed)
             continue
-        path = write_signatures(root.path, signed)
+        path = write_signatures(root.path, {**other_placements(root), **signed})
         print(f"skillwire: signed {len(signed)} skills of {root.path} -> {path}", file=sys.stderr)
     if args.out is not None:
         path = write_signatures(args.out.parent, everything, path=args.out)

@@ -327,7 +327,7 @@ class SkillsClient:
                     ttl = _cache_ttl(result)
                 meta = result.get("_meta")
                 if isinstance(meta, dict) and INDEX_META_KEY in meta:
-                    claimed = read_published_index(meta[INDEX_META_KEY])
+                    claimed = read_published_index(meta[INDEX_META_KEY], now=time.time())
                     if isinstance(claimed, str):
                         index_problem = index_problem or f"page {page}'s _meta {INDEX_META_KEY} is {claimed}"
                     elif served_from is None or goes_back(claimed.sequence, served_from.sequence):

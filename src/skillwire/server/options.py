@@ -173,8 +173,11 @@ class ServeOptions:
         return platformdirs.user_state_path("skillwire") / "replicas" / f"{name}.json"
 
     def signature_book(self, roots: Sequence[SkillRoot] = ()) -> SignatureBook:
-        """Each root's `SIGNATURES_FILE` (when present) and `signature_files`; raises `SigningError`."""
-        return SignatureBook.load([*(root.path / SIGNATURES_FILE for root in roots), *self.signature_files])
+        """The `signature_files` (`--signatures FILE`, URIs as served, any root), after checking that each
+        root's own `SIGNATURES_FILE` reads; raises `SigningError`. A root's file is not in the book: the
+        catalog's scan of that root applies it to that root's entries (`catalog/signatures.RootSignatures`)."""
+        SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
+        return SignatureBook.load(self.signature_files)
 
     def search_index_file(self, sources: str) -> Path | None:
         """Where the search tool's index of the catalog served from `sources` lives (None: in memory)."""

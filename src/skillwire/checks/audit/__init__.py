@@ -19,9 +19,10 @@ Every finding carries a stable rule id (`RULES`), its severity (a MUST broken is
 warning), the skill URI (or `server`), the requirement's section tag and a message saying exactly what
 differed.
 
-The package, by job: `rules` (the rule table), `records` (what an audit keeps), `state` (findings,
-progress, requests), `listing` (steps 1-2), `reads` (step 3), `directories` (step 4) and `coordinator`
-(the order, and `audit()`).
+The package, by job: `rules` (the rule table), `records` (what an audit keeps), `state` (the one
+state every step shares: findings, progress, the skills listed, requests), `listing` (steps 1-2),
+`reads` (step 3), `directories` (step 4), each an object over that state, and `coordinator` (builds
+them, the order, and `audit()`).
 """
 
 # The names the command line and the tests use, re-exported (`X as X`) so `skillwire.checks.audit` keeps

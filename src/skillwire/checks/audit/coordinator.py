@@ -10,33 +10,63 @@ from typing import Any
 import anyio
 
 from skillwire.checks.audit.directories import DirectoryChecks
-from skillwire.checks.audit.reads import _read_request
+from skillwire.checks.audit.listing import ListingChecks
+from skillwire.checks.audit.reads import ReadChecks, _read_request
 from skillwire.checks.audit.records import AuditResult, Item, Reply, SkillRecord
 from skillwire.checks.audit.rules import SERVER, Progress, Send
+from skillwire.checks.audit.state import AuditState
 from skillwire.checks.findings import Finding
 from skillwire.client.requests import get_skill_request
 
 
-class Auditor(DirectoryChecks):
-    """One audit of one server: the steps in order, then the findings sorted."""
+class Auditor:
+    """One audit of one server: the steps in order over one `AuditState`, then the findings sorted."""
+
+    def __init__(
+        self,
+        send: Send,
+        capabilities: Mapping[str, Any],
+        *,
+        protocol_version: str | None = None,
+        concurrency: int = 8,
+        timeout: float = 30.0,
+        max_pages: int = 1000,
+        max_extra_directories: int = 1000,
+        progress: Progress | None = None,
+        nonce: str | None = None,
+    ) -> None:
+        self.state = AuditState(
+            send,
+            capabilities,
+            protocol_version=protocol_version,
+            concurrency=concurrency,
+            timeout=timeout,
+            max_pages=max_pages,
+            max_extra_directories=max_extra_directories,
+            progress=progress,
+            nonce=nonce,
+        )
+        self.listing = ListingChecks(self.state)
+        self.reads = ReadChecks(self.state, self.listing)
+        self.directories = DirectoryChecks(self.state)
 
     # -- the whole audit -------------------------------------------------------------------------------------
 
     async def run(self) -> AuditResult:
-        settings = self._check_capabilities()
+        settings = self.listing.check_capabilities()
         if settings is not None:
-            entries = await self._walk_list()
+            entries = await self.listing.walk_list()
             if entries is not None:
-                self._check_listing(entries)
-                self.stats.skills = len(self.skills)
-                self.stats.skill_uris = [s.label for s in self.skills.values()]
-                await self._probe(directory_read=self.stats.directory_read)
-        return AuditResult(self._sorted(), self.stats)
+                self.listing.check_listing(entries)
+                self.state.stats.skills = len(self.state.skills)
+                self.state.stats.skill_uris = [s.label for s in self.state.skills.values()]
+                await self._probe(directory_read=self.state.stats.directory_read)
+        return AuditResult(self._sorted(), self.state.stats)
 
     def _sorted(self) -> list[Finding]:
-        order = {uri: i for i, uri in enumerate(sorted({f.skill or "" for f in self.findings} - {SERVER}))}
+        order = {uri: i for i, uri in enumerate(sorted({f.skill or "" for f in self.state.findings} - {SERVER}))}
         return sorted(
-            self.findings,
+            self.state.findings,
             key=lambda f: (
                 f.skill != SERVER,
                 order.get(f.skill or "", -1),
@@ -51,22 +81,22 @@ class Auditor(DirectoryChecks):
 
     async def _probe(self, *, directory_read: bool) -> None:
         files: dict[str, list[tuple[SkillRecord, Item | None]]] = {}  # canon -> who lists it (None: SKILL.md only)
-        for skill in self.skills.values():
+        for skill in self.state.skills.values():
             for item in skill.items or ():
                 files.setdefault(item.canon, []).append((skill, item))
             if skill.path is not None and skill.canon not in skill.item_canons():
                 files.setdefault(skill.canon, []).append((skill, None))  # its SKILL.md, for the frontmatter
-        gets = [s for s in self.skills.values() if s.path is not None]
-        first = next((s for s in self.skills.values() if s.path is not None and s.items is not None), None)
-        self._expect(len(gets) + len(files) + 2 + (1 if first else 0))
+        gets = [s for s in self.state.skills.values() if s.path is not None]
+        first = next((s for s in self.state.skills.values() if s.path is not None and s.items is not None), None)
+        self.state.expect(len(gets) + len(files) + 2 + (1 if first else 0))
         get_replies: dict[str, Reply] = {}
         reads: dict[str, tuple[str, Reply]] = {}
 
         async def get(skill: SkillRecord) -> None:
-            get_replies[skill.canon] = await self.request(get_skill_request(skill.label))
+            get_replies[skill.canon] = await self.state.request(get_skill_request(skill.label))
 
         async def read(canon: str, uri: str) -> None:
-            reads[canon] = (uri, await self.request(_read_request(uri)))
+            reads[canon] = (uri, await self.state.request(_read_request(uri)))
 
         async with anyio.create_task_group() as group:
             for skill in gets:
@@ -74,18 +104,16 @@ class Auditor(DirectoryChecks):
             for canon, owners in files.items():
                 owner, listed = owners[0]
                 group.start_soon(read, canon, listed.uri if listed is not None else owner.label)
-            group.start_soon(self._probe_unknown_skill)
-            group.start_soon(self._probe_unknown_files, first)
-            group.start_soon(self._check_resources_list)
+            group.start_soon(self.reads.probe_unknown_skill)
+            group.start_soon(self.reads.probe_unknown_files, first)
+            group.start_soon(self.reads.check_resources_list)
             if directory_read:
-                group.start_soon(self._check_directories, first)
-        self._check_gets(gets, get_replies)
-        self.stats.files_read = len(reads)
+                group.start_soon(self.directories.check_directories, first)
+        self.reads.check_gets(gets, get_replies)
+        self.state.stats.files_read = len(reads)
         for canon, owners in files.items():
             uri, reply = reads[canon]
-            self._check_file(uri, reply, owners)
-
-    # skills/get ------------------------------------------------------------------------------------------------
+            self.reads.check_file(uri, reply, owners)
 
 
 async def audit(

@@ -9,26 +9,29 @@ from collections import defaultdict
 import anyio
 from mcp_types.jsonrpc import INVALID_PARAMS, METHOD_NOT_FOUND
 
-from skillwire.checks.audit.reads import ReadChecks
 from skillwire.checks.audit.records import DirRead, SkillRecord, _canon, _examples, _plural, _result_type_problem, _show
 from skillwire.checks.audit.rules import _DIRECTORY_READ_NOT_IMPLEMENTED, NONEXISTENT, SERVER
+from skillwire.checks.audit.state import AuditState
 from skillwire.client.requests import read_directory_request
 from skillwire.core.errors import InvalidSkillURI
 from skillwire.core.protocol import DIRECTORY_MIME_TYPE
 from skillwire.core.uri import format_uri, parse_uri
 
 
-class DirectoryChecks(ReadChecks):
+class DirectoryChecks:
     """Step 4: `resources/directory/read` of every directory the manifests imply, child by child."""
+
+    def __init__(self, state: AuditState) -> None:
+        self.state = state
 
     async def _read_directory(self, uri: str) -> DirRead:
         out = DirRead(children={})
         cursor: str | None = None
         seen: set[str] = set()
-        for page in range(1, self.max_pages + 1):
+        for page in range(1, self.state.max_pages + 1):
             if page > 1:
-                self._expect(1)
-            reply = await self.request(read_directory_request(uri, cursor))
+                self.state.expect(1)
+            reply = await self.state.request(read_directory_request(uri, cursor))
             if reply.result is None:
                 return DirRead(reply=reply)
             result = reply.result
@@ -54,10 +57,10 @@ class DirectoryChecks(ReadChecks):
             cursor = next_cursor
         return out
 
-    async def _check_directories(self, first: SkillRecord | None) -> None:
+    async def check_directories(self, first: SkillRecord | None) -> None:
         # What each skill's manifest implies: directory -> {child: is_directory}.
         expected: dict[str, dict[str, dict[str, bool]]] = {}
-        for skill in self.skills.values():
+        for skill in self.state.skills.values():
             if skill.path is None or skill.items is None:
                 continue
             root = skill.path.root
@@ -76,12 +79,12 @@ class DirectoryChecks(ReadChecks):
             expected[skill.canon] = dirs
         cache: dict[str, DirRead] = {}
         todo: dict[str, set[str]] = {canon: set(dirs) for canon, dirs in expected.items()}
-        extra_budget = self.max_extra_directories
+        extra_budget = self.state.max_extra_directories
         async with anyio.create_task_group() as group:
             group.start_soon(self._probe_directory_errors, first)
             while todo:
                 wanted = sorted({d for dirs in todo.values() for d in dirs} - cache.keys())
-                self._expect(len(wanted))
+                self.state.expect(len(wanted))
                 results: dict[str, DirRead] = {}
 
                 async def read(uri: str, into: dict[str, DirRead] = results) -> None:
@@ -91,13 +94,13 @@ class DirectoryChecks(ReadChecks):
                     for uri in wanted:
                         reads.start_soon(read, uri)
                 cache.update(results)
-                self.stats.directories_read = len(cache)
+                self.state.stats.directories_read = len(cache)
                 if any(r.reply is not None and r.reply.code == METHOD_NOT_FOUND for r in cache.values()):
-                    self.add("cap.directory-read-not-implemented", SERVER, _DIRECTORY_READ_NOT_IMPLEMENTED)
+                    self.state.add("cap.directory-read-not-implemented", SERVER, _DIRECTORY_READ_NOT_IMPLEMENTED)
                     return
                 follow: dict[str, set[str]] = {}
                 for canon in sorted(todo):
-                    skill = self.skills[canon]
+                    skill = self.state.skills[canon]
                     for directory in sorted(todo[canon]):
                         implied = expected[canon].get(directory)
                         for child in self._compare_directory(skill, directory, implied, cache[directory]):
@@ -111,7 +114,7 @@ class DirectoryChecks(ReadChecks):
             if outcome.result_type:
                 result_types[outcome.result_type].append(uri)
         for detail, uris in result_types.items():
-            self.add(
+            self.state.add(
                 "dir.result-type",
                 SERVER,
                 f"resources/directory/read of {_plural(len(uris), 'directory')}: {detail} "
@@ -124,7 +127,7 @@ class DirectoryChecks(ReadChecks):
         """Findings for one directory of one skill; returns unexpected subdirectories to look into."""
         label = skill.label
         if outcome.reply is not None:
-            self.add(
+            self.state.add(
                 "dir.error",
                 label,
                 f"resources/directory/read of {directory} answered {outcome.reply.describe_error()}",
@@ -132,11 +135,11 @@ class DirectoryChecks(ReadChecks):
             )
             return []
         if outcome.invalid:
-            self.add(
+            self.state.add(
                 "dir.result-invalid", label, f"resources/directory/read of {directory}: {outcome.invalid}", directory
             )
         if outcome.repeated_cursor:
-            self.add(
+            self.state.add(
                 "dir.cursor-repeated",
                 label,
                 f"resources/directory/read of {directory} repeated a nextCursor; paging stopped",
@@ -149,7 +152,7 @@ class DirectoryChecks(ReadChecks):
         for child, is_dir in sorted(implied.items()):
             if child not in children:
                 kind = "directory" if is_dir else "file"
-                self.add(
+                self.state.add(
                     "dir.missing-child",
                     label,
                     f"resources/directory/read of {directory} does not list {child}, a {kind} in the manifest",
@@ -158,7 +161,7 @@ class DirectoryChecks(ReadChecks):
                 continue
             mime = children[child][1]
             if is_dir and mime != DIRECTORY_MIME_TYPE:
-                self.add(
+                self.state.add(
                     "dir.mime-type",
                     label,
                     f"resources/directory/read of {directory} lists {child} with mimeType {_show(mime)}; the "
@@ -166,7 +169,7 @@ class DirectoryChecks(ReadChecks):
                     child,
                 )
             elif not is_dir and mime == DIRECTORY_MIME_TYPE:
-                self.add(
+                self.state.add(
                     "dir.mime-type",
                     label,
                     f"resources/directory/read of {directory} lists {child} as a directory; the manifest lists it "
@@ -181,7 +184,7 @@ class DirectoryChecks(ReadChecks):
             except InvalidSkillURI:
                 parsed = None
             if parsed is None or parsed.relative_to(parent) is None or len(parsed.segments) != len(parent.segments) + 1:
-                self.add(
+                self.state.add(
                     "dir.not-direct-child",
                     label,
                     f"resources/directory/read of {directory} lists {raw_uri}, which is not a direct child",
@@ -189,8 +192,8 @@ class DirectoryChecks(ReadChecks):
                 )
             elif mime == DIRECTORY_MIME_TYPE:
                 follow.append(child)
-            elif not self.reported(label, child):
-                self.add(
+            elif not self.state.reported(label, child):
+                self.state.add(
                     "dir.unlisted-child",
                     label,
                     f"resources/directory/read of {directory} lists {raw_uri}, which the manifest does not list "
@@ -200,21 +203,21 @@ class DirectoryChecks(ReadChecks):
         return follow
 
     async def _probe_directory_errors(self, first: SkillRecord | None) -> None:
-        missing = f"skill://{NONEXISTENT}-{self.nonce}"
+        missing = f"skill://{NONEXISTENT}-{self.state.nonce}"
         targets = [(missing, "dir.unknown-uri-error-code", "a directory URI that cannot exist")]
         if first is not None:
             targets.append((first.label, "dir.file-uri-error-code", f"the file {first.label}"))
-        self._expect(len(targets))
+        self.state.expect(len(targets))
 
         async def probe(uri: str, rule: str, what: str) -> None:
-            reply = await self.request(read_directory_request(uri))
+            reply = await self.state.request(read_directory_request(uri))
             if reply.code == INVALID_PARAMS:
                 return
             if reply.code == METHOD_NOT_FOUND:
-                self.add("cap.directory-read-not-implemented", SERVER, _DIRECTORY_READ_NOT_IMPLEMENTED)
+                self.state.add("cap.directory-read-not-implemented", SERVER, _DIRECTORY_READ_NOT_IMPLEMENTED)
                 return
             got = "with a listing" if reply.result is not None else reply.describe_error()
-            self.add(
+            self.state.add(
                 rule,
                 SERVER,
                 f"resources/directory/read of {what} answered {got}; it must be error -32602",

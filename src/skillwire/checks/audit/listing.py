@@ -30,20 +30,23 @@ from skillwire.core.fields import Problem, entry_problems
 from skillwire.core.fields import Rule as FieldRule
 from skillwire.core.names import REG_NAME_RE
 from skillwire.core.protocol import DIRECTORY_READ_SETTING, EXTENSION_ID
-from skillwire.core.uri import ParsedURI, SkillPath, authority_of, parse_uri
+from skillwire.core.uri import SkillPath, authority_of, parse_uri
 
 
-class ListingChecks(AuditState):
+class ListingChecks:
     """Steps 1 and 2: the capability declaration, then every `skills/list` page and every entry on it."""
+
+    def __init__(self, state: AuditState) -> None:
+        self.state = state
 
     # -- 1. capabilities ---------------------------------------------------------------------------------------
 
-    def _check_capabilities(self) -> dict[str, Any] | None:
-        extensions = self.capabilities.get("extensions")
+    def check_capabilities(self) -> dict[str, Any] | None:
+        extensions = self.state.capabilities.get("extensions")
         settings = extensions.get(EXTENSION_ID) if isinstance(extensions, dict) else None
         if not isinstance(settings, dict):
             declared = "" if settings is None else f" (it is {_show(settings)}, not a settings object)"
-            self.add(
+            self.state.add(
                 "cap.extension-missing",
                 SERVER,
                 f"capabilities.extensions has no {EXTENSION_ID} settings object{declared}; nothing else can be checked",
@@ -51,21 +54,21 @@ class ListingChecks(AuditState):
             return None
         envelope = [k for k in ENVELOPE_KEYS if k in settings]
         if envelope:
-            self.add(
+            self.state.add(
                 "cap.settings-envelope",
                 SERVER,
                 f"the {EXTENSION_ID} settings carry envelope key(s) {', '.join(envelope)}; "
                 'settings are declared inline ({} or {"directoryRead": true})',
             )
         if DIRECTORY_READ_SETTING in settings and not isinstance(settings[DIRECTORY_READ_SETTING], bool):
-            self.add(
+            self.state.add(
                 "cap.directory-read-invalid",
                 SERVER,
                 f"directoryRead is {_show(settings[DIRECTORY_READ_SETTING])}, not a boolean; treated as not declared",
             )
-        self.stats.directory_read = settings.get(DIRECTORY_READ_SETTING) is True
-        if not isinstance(self.capabilities.get("resources"), dict):
-            self.add(
+        self.state.stats.directory_read = settings.get(DIRECTORY_READ_SETTING) is True
+        if not isinstance(self.state.capabilities.get("resources"), dict):
+            self.state.add(
                 "cap.resources-missing",
                 SERVER,
                 "the server declares the skills extension but not the resources capability",
@@ -74,7 +77,7 @@ class ListingChecks(AuditState):
 
     # -- 2. skills/list ------------------------------------------------------------------------------------------
 
-    async def _walk_list(self) -> list[tuple[int, int, object]] | None:
+    async def walk_list(self) -> list[tuple[int, int, object]] | None:
         entries: list[tuple[int, int, object]] = []
         envelope: dict[tuple[str, str], list[int]] = defaultdict(list)
         cursor: str | None = None
@@ -82,23 +85,23 @@ class ListingChecks(AuditState):
         page = 0
         while True:
             page += 1
-            self._expect(1)
-            reply = await self.request(list_skills_request(cursor))
+            self.state.expect(1)
+            reply = await self.state.request(list_skills_request(cursor))
             if reply.result is None:
                 if page == 1 and reply.code == METHOD_NOT_FOUND:
-                    self.add(
+                    self.state.add(
                         "cap.list-not-implemented",
                         SERVER,
                         f"skills/list answered {reply.describe_error()}; declaring the extension means "
                         "skills/list and skills/get must be implemented",
                     )
                     return None
-                self.add("list.error", SERVER, f"skills/list page {page} answered {reply.describe_error()}")
+                self.state.add("list.error", SERVER, f"skills/list page {page} answered {reply.describe_error()}")
                 if page == 1:
                     return None
                 break
             result = reply.result
-            self.stats.pages = page
+            self.state.stats.pages = page
             problem = _result_type_problem(result)
             if problem:
                 envelope[("list.result-type", problem)].append(page)
@@ -106,7 +109,7 @@ class ListingChecks(AuditState):
                 envelope[(f"list.{suffix}", detail)].append(page)
             skills = result.get("skills")
             if not isinstance(skills, list):
-                self.add(
+                self.state.add(
                     "list.result-invalid",
                     SERVER,
                     f"skills/list page {page} has no 'skills' array (got {_show(skills)})",
@@ -119,21 +122,21 @@ class ListingChecks(AuditState):
             if next_cursor is None or next_cursor == "":
                 break
             if not isinstance(next_cursor, str):
-                self.add(
+                self.state.add(
                     "list.cursor-invalid",
                     SERVER,
                     f"skills/list page {page} has nextCursor {_show(next_cursor)}, not a string; paging stopped",
                 )
                 break
             if next_cursor in seen_cursors:
-                self.add(
+                self.state.add(
                     "list.cursor-repeated",
                     SERVER,
                     f"skills/list page {page} returned a nextCursor it had already returned; paging stopped",
                 )
                 break
-            if page >= self.max_pages:
-                self.add(
+            if page >= self.state.max_pages:
+                self.state.add(
                     "list.page-limit",
                     SERVER,
                     f"skills/list still had a nextCursor after {page} pages; only those were checked",
@@ -142,20 +145,20 @@ class ListingChecks(AuditState):
             seen_cursors.add(next_cursor)
             cursor = next_cursor
         for (rule, detail), pages in envelope.items():
-            self.add(rule, SERVER, f"skills/list {_pages(pages)}: {detail}")
+            self.state.add(rule, SERVER, f"skills/list {_pages(pages)}: {detail}")
         return entries
 
-    def _check_listing(self, entries: list[tuple[int, int, object]]) -> None:
+    def check_listing(self, entries: list[tuple[int, int, object]]) -> None:
         fragments: dict[str, list[tuple[int, int, dict[str, Any]]]] = {}
         for page, index, raw in entries:
             where = f"skills/list page {page} entry {index}"
             if not isinstance(raw, dict):
-                self.add("list.entry-not-object", SERVER, f"{where} is {_show(raw)}, not an object")
+                self.state.add("list.entry-not-object", SERVER, f"{where} is {_show(raw)}, not an object")
                 continue
             entry = cast(dict[str, Any], raw)
             uri = entry.get("uri")
             if not isinstance(uri, str) or not uri:
-                self.add("entry.uri-missing", SERVER, f"{where} has no 'uri' string (got {_show(uri)})")
+                self.state.add("entry.uri-missing", SERVER, f"{where} has no 'uri' string (got {_show(uri)})")
                 continue
             fragments.setdefault(_canon(uri), []).append((page, index, entry))
         for parts in fragments.values():
@@ -166,7 +169,7 @@ class ListingChecks(AuditState):
                 pages = [p for p, _, _ in parts]
                 counts = [len(e["resources"]) if isinstance(e.get("resources"), list) else 0 for _, _, e in parts]
                 if len(set(pages)) > 1:
-                    self.add(
+                    self.state.add(
                         "list.split-entry",
                         label,
                         f"the entry appears {len(parts)} times, on {_pages(pages)} (with "
@@ -174,7 +177,7 @@ class ListingChecks(AuditState):
                         "pages; the fragments were merged for the other checks",
                     )
                 else:
-                    self.add(
+                    self.state.add(
                         "list.duplicate-entry",
                         label,
                         f"the entry appears {len(parts)} times on {_pages(pages)}; the fragments were merged "
@@ -190,7 +193,7 @@ class ListingChecks(AuditState):
                                 taken.add(key)
                                 combined.append(item)
                     merged["resources"] = combined
-            self.skills[_canon(label)] = self.check_entry(merged, label)
+            self.state.skills[_canon(label)] = self.check_entry(merged, label)
         self._check_nesting()
         self._check_names()
 
@@ -207,7 +210,7 @@ class ListingChecks(AuditState):
         for problem in problems:
             rule = ENTRY_RULES[problem.rule]
             if rule is not None:
-                self.add(rule, label, f"{context}{problem.message}", _problem_uri(problem, resources))
+                self.state.add(rule, label, f"{context}{problem.message}", _problem_uri(problem, resources))
         try:
             path: SkillPath | None = SkillPath.from_skill_md_uri(uri)
         except InvalidSkillURI:
@@ -215,12 +218,12 @@ class ListingChecks(AuditState):
         record.path = path
         if path is not None:
             if path.scheme != "skill":
-                self.add(
+                self.state.add(
                     "entry.scheme-not-skill", label, f"{context}uri uses {path.scheme}://; skill:// is recommended"
                 )
             authority = authority_of(uri)
             if not REG_NAME_RE.match(authority):
-                self.add(
+                self.state.add(
                     "entry.authority-invalid",
                     label,
                     f"{context}uri authority {authority!r} is not an RFC 3986 reg-name",
@@ -249,7 +252,7 @@ class ListingChecks(AuditState):
             file_uri = cast(str, obj["uri"])
             hidden = _ignored_segment(path, file_uri)
             if hidden is not None:
-                self.add(
+                self.state.add(
                     "entry.dotfile",
                     label,
                     f"{context}resources[{index}] {file_uri} publishes {hidden!r}, a name skillwire serve never "
@@ -261,31 +264,19 @@ class ListingChecks(AuditState):
             items.append(Item(file_uri, _canon(file_uri), digest, size))
         return items
 
-    def _roots(self) -> dict[ParsedURI, SkillRecord]:
-        return {s.path.root: s for s in self.skills.values() if s.path is not None}
-
-    def _ancestors(self, parsed: ParsedURI, roots: Mapping[ParsedURI, SkillRecord]) -> list[SkillRecord]:
-        """The skills whose root contains `parsed` (strictly above it), innermost last."""
-        out: list[SkillRecord] = []
-        for depth in range(1, len(parsed.segments)):
-            skill = roots.get(ParsedURI(parsed.scheme, parsed.segments[:depth]))
-            if skill is not None:
-                out.append(skill)
-        return out
-
     def _check_nesting(self) -> None:
-        roots = self._roots()
-        for inner in self.skills.values():
+        roots = self.state.roots()
+        for inner in self.state.skills.values():
             if inner.path is None or inner.items is None:
                 continue
-            for outer in self._ancestors(inner.path.root, roots):
+            for outer in self.state.ancestors(inner.path.root, roots):
                 if outer.items is None:
                     continue
                 outer_files = outer.item_canons()
                 inner_files = inner.item_canons()
                 for item in inner.items:
                     if item.canon not in outer_files:
-                        self.add(
+                        self.state.add(
                             "entry.nested-file-missing",
                             outer.label,
                             f"{item.uri} belongs to the nested skill {inner.label} but is missing from this "
@@ -298,7 +289,7 @@ class ListingChecks(AuditState):
                     except InvalidSkillURI:
                         inside = None
                     if inside and item.canon not in inner_files:
-                        self.add(
+                        self.state.add(
                             "entry.inner-file-missing",
                             inner.label,
                             f"the enclosing skill {outer.label} lists {item.uri}, inside this skill, but this "
@@ -308,14 +299,14 @@ class ListingChecks(AuditState):
 
     def _check_names(self) -> None:
         by_name: dict[str, list[SkillRecord]] = defaultdict(list)
-        for skill in self.skills.values():
+        for skill in self.state.skills.values():
             if skill.path is not None:
                 by_name[skill.path.name].append(skill)
         for name, skills in by_name.items():
             if len(skills) > 1:
                 for skill in skills:
                     others = [s.label for s in skills if s is not skill]
-                    self.add(
+                    self.state.add(
                         "names.duplicate",
                         skill.label,
                         f"the name {name!r} is also used by {_examples(others)}; names should be unique",

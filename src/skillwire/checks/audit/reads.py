@@ -31,6 +31,7 @@ from skillwire.checks.audit.records import (
     _show,
 )
 from skillwire.checks.audit.rules import _GET_NOT_IMPLEMENTED, NONEXISTENT, SERVER
+from skillwire.checks.audit.state import AuditState
 from skillwire.client.requests import get_skill_request
 from skillwire.core.content import BadBlock, block_body
 from skillwire.core.errors import InvalidSkillURI, SizeMismatch
@@ -40,18 +41,23 @@ from skillwire.core.uri import SKILL_MD, format_uri, parse_uri
 from skillwire.core.verify import file_mismatches, skill_md_mismatch
 
 
-class ReadChecks(ListingChecks):
-    """Step 3: `skills/get` of every skill, one `resources/read` of every file, `resources/list`, error codes."""
+class ReadChecks:
+    """Step 3: `skills/get` of every skill, one `resources/read` of every file, `resources/list`, error codes.
+    A `skills/get` result's entry is checked as the listing checks one (`listing.check_entry`)."""
 
-    def _check_gets(self, skills: list[SkillRecord], replies: Mapping[str, Reply]) -> None:
+    def __init__(self, state: AuditState, listing: ListingChecks) -> None:
+        self.state = state
+        self.listing = listing
+
+    def check_gets(self, skills: list[SkillRecord], replies: Mapping[str, Reply]) -> None:
         envelope: dict[tuple[str, str], list[str]] = defaultdict(list)
         for skill in skills:
             reply = replies[skill.canon]
             if reply.result is None:
                 if reply.code == METHOD_NOT_FOUND:
-                    self.add("cap.get-not-implemented", SERVER, _GET_NOT_IMPLEMENTED)
+                    self.state.add("cap.get-not-implemented", SERVER, _GET_NOT_IMPLEMENTED)
                 else:
-                    self.add(
+                    self.state.add(
                         "get.error",
                         skill.label,
                         f"skills/get of this listed skill answered {reply.describe_error()}; it must answer for "
@@ -70,7 +76,7 @@ class ReadChecks(ListingChecks):
                 )
             entry = result.get("skill")
             if not isinstance(entry, dict) or not isinstance(entry.get("uri"), str):
-                self.add(
+                self.state.add(
                     "get.entry-invalid",
                     skill.label,
                     f"skills/get result has no 'skill' entry with a uri (got {_show(entry)})",
@@ -78,7 +84,7 @@ class ReadChecks(ListingChecks):
                 continue
             got = cast(dict[str, Any], entry)
             if _canon(got["uri"]) != skill.canon:
-                self.add(
+                self.state.add(
                     "get.uri-mismatch",
                     skill.label,
                     f"skills/get of {skill.label} answered with the entry of {got['uri']}",
@@ -86,46 +92,47 @@ class ReadChecks(ListingChecks):
                 continue
             difference = _entry_difference(skill.raw, got)
             if difference:
-                self.add(
+                self.state.add(
                     "get.entry-differs",
                     skill.label,
                     f"skills/get returned a different entry than skills/list: {difference}",
                 )
-                self.check_entry(got, skill.label, context="skills/get: ")
+                self.listing.check_entry(got, skill.label, context="skills/get: ")
         for (rule, detail), labels in envelope.items():
             if len(labels) == 1:
-                self.add(rule, labels[0], f"skills/get: {detail}")
+                self.state.add(rule, labels[0], f"skills/get: {detail}")
             else:
-                self.add(
+                self.state.add(
                     rule, SERVER, f"skills/get of {len(labels)} skills: {detail} (e.g. {_examples(sorted(labels), 2)})"
                 )
 
-    async def _probe_unknown_skill(self) -> None:
-        uri = f"skill://{NONEXISTENT}-{self.nonce}/{SKILL_MD}"
-        reply = await self.request(get_skill_request(uri))
+    async def probe_unknown_skill(self) -> None:
+        uri = f"skill://{NONEXISTENT}-{self.state.nonce}/{SKILL_MD}"
+        reply = await self.state.request(get_skill_request(uri))
         if reply.code == INVALID_PARAMS:
             return
         if reply.code == METHOD_NOT_FOUND:
-            self.add("cap.get-not-implemented", SERVER, _GET_NOT_IMPLEMENTED)
+            self.state.add("cap.get-not-implemented", SERVER, _GET_NOT_IMPLEMENTED)
             return
         got = "an entry" if reply.result is not None else reply.describe_error()
-        self.add(
+        self.state.add(
             "get.unknown-uri-error-code",
             SERVER,
             f"skills/get of a skill URI that cannot exist answered {got}; it must be error -32602",
             uri,
         )
 
-    async def _probe_unknown_files(self, first: SkillRecord | None) -> None:
-        targets = [(f"skill://{NONEXISTENT}-{self.nonce}/{SKILL_MD}", "a SKILL.md URI of a skill that cannot exist")]
+    async def probe_unknown_files(self, first: SkillRecord | None) -> None:
+        missing = f"skill://{NONEXISTENT}-{self.state.nonce}/{SKILL_MD}"
+        targets = [(missing, "a SKILL.md URI of a skill that cannot exist")]
         if first is not None and first.path is not None:
-            name = f"{NONEXISTENT}-{self.nonce}.md"
+            name = f"{NONEXISTENT}-{self.state.nonce}.md"
             targets.append(
                 (format_uri(first.path.scheme, (*first.path.segments, name)), f"a missing file in {first.label}")
             )
 
         async def probe(uri: str, what: str) -> None:
-            reply = await self.request(_read_request(uri))
+            reply = await self.state.request(_read_request(uri))
             if reply.code == INVALID_PARAMS:
                 return
             if reply.result is not None:
@@ -133,7 +140,7 @@ class ReadChecks(ListingChecks):
                 got = "with empty contents" if not contents else "with content"
             else:
                 got = reply.describe_error()
-            self.add(
+            self.state.add(
                 "read.unknown-uri-error-code",
                 SERVER,
                 f"resources/read of {what} answered {got}; an unserved URI must get error -32602",
@@ -146,12 +153,12 @@ class ReadChecks(ListingChecks):
 
     # resources/read ------------------------------------------------------------------------------------------
 
-    def _check_file(self, uri: str, reply: Reply, owners: list[tuple[SkillRecord, Item | None]]) -> None:
+    def check_file(self, uri: str, reply: Reply, owners: list[tuple[SkillRecord, Item | None]]) -> None:
         read = _decode_read(uri, reply)
         if read.data is None:
             rule, detail = read.failure or ("file.read-error", "no content")
             for skill, _ in owners:
-                self.add(rule, skill.label, f"{uri}: {detail}", uri)
+                self.state.add(rule, skill.label, f"{uri}: {detail}", uri)
             return
         data = read.data
         for skill, item in owners:
@@ -159,21 +166,21 @@ class ReadChecks(ListingChecks):
             for mismatch in mismatches:
                 if isinstance(mismatch, SizeMismatch):
                     message = f"{uri}: the manifest says {mismatch.expected} bytes, {mismatch.actual} bytes were served"
-                    self.add("file.size-mismatch", skill.label, message, uri)
+                    self.state.add("file.size-mismatch", skill.label, message, uri)
                 else:
                     message = (
                         f"{uri}: the manifest says {mismatch.expected}, the bytes served hash to {mismatch.actual}"
                     )
-                    self.add("file.digest-mismatch", skill.label, message, uri)
+                    self.state.add("file.digest-mismatch", skill.label, message, uri)
             if _canon(uri) == skill.canon:
                 self._check_skill_md(skill, uri, read)
 
     def _check_skill_md(self, skill: SkillRecord, uri: str, read: FileRead) -> None:
         assert read.data is not None
         if not read.is_text:
-            self.add("file.skill-md-not-text", skill.label, f"{uri} is served as a base64 blob, not text", uri)
+            self.state.add("file.skill-md-not-text", skill.label, f"{uri} is served as a base64 blob, not text", uri)
         if read.mime_type != "text/markdown":
-            self.add(
+            self.state.add(
                 "file.skill-md-mime-type",
                 skill.label,
                 f"{uri} is served with mimeType {_show(read.mime_type)}; SKILL.md should be text/markdown",
@@ -181,9 +188,9 @@ class ReadChecks(ListingChecks):
             )
         _, mismatch = skill_md_mismatch(cast(dict[str, JSONValue], skill.frontmatter or {}), read.data)
         if mismatch is not None and mismatch.parse_error is not None:
-            self.add("file.frontmatter-invalid", skill.label, f"{uri}: {mismatch.parse_error}", uri)
+            self.state.add("file.frontmatter-invalid", skill.label, f"{uri}: {mismatch.parse_error}", uri)
         elif mismatch is not None and skill.frontmatter is not None:
-            self.add(
+            self.state.add(
                 "file.frontmatter-mismatch",
                 skill.label,
                 f"the entry's frontmatter differs from {uri} (read as YAML 1.2): " + "; ".join(mismatch.details),
@@ -192,17 +199,17 @@ class ReadChecks(ListingChecks):
 
     # resources/list ------------------------------------------------------------------------------------------
 
-    async def _check_resources_list(self) -> None:
-        if not isinstance(self.capabilities.get("resources"), dict):
+    async def check_resources_list(self) -> None:
+        if not isinstance(self.state.capabilities.get("resources"), dict):
             return
-        roots = self._roots()
+        roots = self.state.roots()
         cursor: str | None = None
         seen: set[str] = set()
-        for page in range(1, self.max_pages + 1):
-            self._expect(1)
-            reply = await self.request(ListResourcesRequest(params=PaginatedRequestParams(cursor=cursor)))
+        for page in range(1, self.state.max_pages + 1):
+            self.state.expect(1)
+            reply = await self.state.request(ListResourcesRequest(params=PaginatedRequestParams(cursor=cursor)))
             if reply.result is None:
-                self.add(
+                self.state.add(
                     "resources.list-error",
                     SERVER,
                     f"resources/list page {page} answered {reply.describe_error()}; manifests were not compared "
@@ -211,7 +218,7 @@ class ReadChecks(ListingChecks):
                 return
             items = reply.result.get("resources")
             if not isinstance(items, list):
-                self.add("resources.list-error", SERVER, f"resources/list page {page} has no 'resources' array")
+                self.state.add("resources.list-error", SERVER, f"resources/list page {page} has no 'resources' array")
                 return
             for raw in items:
                 if not isinstance(raw, dict) or not isinstance(raw.get("uri"), str):
@@ -224,14 +231,14 @@ class ReadChecks(ListingChecks):
                 except InvalidSkillURI:
                     continue
                 canon = str(parsed)
-                for skill in self._ancestors(parsed, roots):
+                for skill in self.state.ancestors(parsed, roots):
                     if (
                         skill.items is not None
                         and canon not in skill.item_canons()
                         and canon != skill.canon
-                        and not self.reported(skill.label, canon)
+                        and not self.state.reported(skill.label, canon)
                     ):
-                        self.add(
+                        self.state.add(
                             "resources.unlisted-file",
                             skill.label,
                             f"resources/list advertises {uri}, inside this skill's root, but the manifest does not "

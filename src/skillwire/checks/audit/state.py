@@ -1,5 +1,6 @@
-"""The state every step of an audit shares: findings, stats, progress, and `request` (one raw request
-under the concurrency limit and the timeout, never raising).
+"""The one state every step of an audit shares: findings, stats, the skills listed, progress, and
+`request` (one raw request under the concurrency limit and the timeout, never raising). Each step
+(`listing`, `reads`, `directories`) is an object holding this state, composed by `coordinator`.
 """
 
 from __future__ import annotations
@@ -18,10 +19,12 @@ from pydantic import ValidationError
 from skillwire.checks.audit.records import AuditStats, Reply, SkillRecord, _canon
 from skillwire.checks.audit.rules import RULES, Progress, Send
 from skillwire.checks.findings import Finding
+from skillwire.core.uri import ParsedURI
 
 
 class AuditState:
-    """The audit's shared state and bookkeeping: findings (deduplicated), progress, the request limiter."""
+    """The audit's shared state and bookkeeping: findings (deduplicated), progress, the request limiter,
+    and the skills the listing found (with the root and ancestor queries every step asks)."""
 
     def __init__(
         self,
@@ -68,13 +71,27 @@ class AuditState:
         """Whether some finding on `skill` already names `uri` (one defect, one finding)."""
         return (skill, _canon(uri)) in self._reported
 
-    def _expect(self, n: int) -> None:
+    def expect(self, n: int) -> None:
+        """`n` more requests to come (for the progress count)."""
         self._total += n
         self._tick()
 
     def _tick(self) -> None:
         if self._progress is not None:
             self._progress(self._done, max(self._total, self._done))
+
+    def roots(self) -> dict[ParsedURI, SkillRecord]:
+        """Each listed skill with a parsed URI, by its root."""
+        return {s.path.root: s for s in self.skills.values() if s.path is not None}
+
+    def ancestors(self, parsed: ParsedURI, roots: Mapping[ParsedURI, SkillRecord]) -> list[SkillRecord]:
+        """The skills whose root contains `parsed` (strictly above it), innermost last."""
+        out: list[SkillRecord] = []
+        for depth in range(1, len(parsed.segments)):
+            skill = roots.get(ParsedURI(parsed.scheme, parsed.segments[:depth]))
+            if skill is not None:
+                out.append(skill)
+        return out
 
     async def request(self, request: Request[Any, Any]) -> Reply:
         async with self._limiter:

@@ -7,7 +7,15 @@ import re
 
 from skillwire.core.errors import FrontmatterError
 from skillwire.core.json import JSONValue
-from skillwire.core.yaml._compose import _AliasNode, _compose, _Converter, _MapNode, _ScalarNode, _SeqNode
+from skillwire.core.yaml._compose import (
+    MAX_DEPTH,
+    _AliasNode,
+    _compose,
+    _Converter,
+    _MapNode,
+    _ScalarNode,
+    _SeqNode,
+)
 from skillwire.core.yaml._flat import parse_simple_frontmatter
 
 #: Frontmatter longer than this (UTF-8 bytes) is refused before it is decoded. Real frontmatter is a
@@ -81,6 +89,206 @@ def _refuse_tab_before_empty_key(yaml_text: str, first_line: int) -> None:
 _TAB_BEFORE_EMPTY_KEY = re.compile(r"^[ ]*:[ \t]+(?:[!&]\S*[ \t]+)*?[!&]\S*[ ]*\t[ \t]*:(?=[ \t]|$)", re.MULTILINE)
 
 
+def _refuse_deep_flow_nesting(yaml_text: str, first_line: int) -> None:
+    """Flow collections opened more than `MAX_DEPTH` deep are refused before ruamel's scanner sees them.
+
+    The scanner keeps a possible simple key per open flow level and looks ahead until each resolves,
+    which is quadratic on the way to the composer's depth refusal (`docs/architecture.md` has the
+    measurements). `_FlowNesting` counts, in one linear walk, the flow indicators that open and close
+    collections, skipping what cannot open one: quoted scalars, comments, block scalars and block
+    plain scalars (the brackets of a value like `x [y`, or of the lines continuing it). What it refuses
+    nests deeper than the composer allows in any case, so the answer is the composer's own refusal,
+    only earlier; where it cannot tell, it counts nothing and leaves the decision to the parser.
+    """
+    if yaml_text.count("[") + yaml_text.count("{") <= MAX_DEPTH:
+        return  # cannot open enough collections: two counts in C, for every frontmatter
+    try:
+        _FlowNesting(yaml_text).walk()
+    except _TooDeep as deep:
+        line = first_line + yaml_text.count("\n", 0, deep.position)
+        raise FrontmatterError(f"collections are nested more than {MAX_DEPTH} deep", line=line) from None
+
+
+class _TooDeep(Exception):
+    def __init__(self, position: int) -> None:
+        self.position = position
+
+
+_FLOW_SPECIAL = re.compile(r"""[\[\]{}"'#]""")
+_KEY_COLON = re.compile(r":(?=[ \t\r]|$)")
+
+
+class _FlowNesting:
+    """One left-to-right walk over frontmatter: by lines in block context, by indicators in flow context;
+    raises `_TooDeep` at the indicator that opens a flow collection more than `MAX_DEPTH` deep."""
+
+    def __init__(self, text: str) -> None:
+        self.text = text
+        self.size = len(text)
+
+    def walk(self) -> None:
+        text, size = self.text, self.size
+        pos = 0
+        block_parent: int | None = None  # inside a block scalar whose indicator's line has this indent
+        plain_parent: int | None = None  # after a block plain scalar begun on a line with this indent
+        while pos < size:
+            end = text.find("\n", pos)
+            end = size if end < 0 else end
+            first = pos
+            while first < end and text[first] == " ":
+                first += 1
+            column = first - pos
+            blank = not text[first:end].strip()
+            if block_parent is not None and (blank or column > block_parent):
+                pos = end + 1  # a line of the block scalar: text
+                continue
+            block_parent = None
+            if blank:
+                pos = end + 1
+                continue
+            if text[first] == "#":
+                plain_parent = None  # a comment line ends a plain scalar
+                pos = end + 1
+                continue
+            if plain_parent is not None and column > plain_parent:
+                pos = end + 1  # a line continuing a plain scalar: text
+                continue
+            plain_parent = None
+            pos, block_parent, plain_parent = self._block_line(first, end, column)
+
+    def _block_line(self, at: int, end: int, column: int) -> tuple[int, int | None, int | None]:
+        """Walk a block-context line from its first non-blank `at`: (where the next line starts, the
+        indent a block scalar's lines exceed, the indent a plain scalar's continuation lines exceed)."""
+        text = self.text
+        while at < end:
+            char = text[at]
+            if char in " \t":
+                at += 1
+            elif char in "-?:" and (at + 1 >= end or text[at + 1] in " \t\r"):
+                at += 1  # a block entry, an explicit key or value: a node may follow
+            elif char in "!&":
+                at = self._token_end(at, end)  # a tag or an anchor: the node follows
+            elif char == "#":
+                break
+            elif char in "|>":
+                return end + 1, column, None
+            elif char in "[{\"'*":
+                if char == "*":
+                    after = self._token_end(at, end)  # an alias: a node
+                else:
+                    after = self._flow(at) if char in "[{" else self._quoted(at)
+                if after >= self.size:
+                    return self.size, None, None
+                if after > end:  # the node ended on a later line: go on there
+                    found = text.find("\n", after)
+                    end = self.size if found < 0 else found
+                at = self._after_node(after, end)
+            else:
+                # A plain scalar: a key when `: ` follows on this line (before any comment), else a value
+                # that more indented lines may continue.
+                key = self._key_colon(at, end)
+                if key is None:
+                    return end + 1, None, column
+                at = key + 1
+        return end + 1, None, None
+
+    def _token_end(self, at: int, end: int) -> int:
+        text = self.text
+        while at < end and text[at] not in " \t":
+            at += 1
+        return at
+
+    def _after_node(self, at: int, end: int) -> int:
+        """After a quoted, flow or alias node on a block line: past a `:` (a key: the value follows), else
+        the line's end (a comment, or nothing this walk needs)."""
+        text = self.text
+        while at < end and text[at] in " \t":
+            at += 1
+        return at + 1 if at < end and text[at] == ":" else end
+
+    def _key_colon(self, at: int, end: int) -> int | None:
+        """The `:` ending a block plain key that starts at `at`, or None (a value, or a comment first)."""
+        text = self.text
+        stop = end
+        comment = text.find("#", at, end)
+        while comment >= 0:
+            if text[comment - 1] in " \t":
+                stop = comment
+                break
+            comment = text.find("#", comment + 1, end)
+        found = _KEY_COLON.search(text, at, stop)
+        return None if found is None else found.start()
+
+    def _quoted(self, at: int) -> int:
+        """The position after the quoted scalar starting at `at` (the text's size: it never ends)."""
+        text, quote = self.text, self.text[at]
+        pos = at + 1
+        while True:
+            close = text.find(quote, pos)
+            if close < 0:
+                return self.size
+            if quote == "'":
+                if text.startswith("''", close):
+                    pos = close + 2
+                    continue
+                return close + 1
+            back = close - 1
+            while back > at and text[back] == "\\":
+                back -= 1
+            if (close - 1 - back) % 2 == 0:  # an even run of backslashes escapes none of the quote
+                return close + 1
+            pos = close + 1
+
+    def _flow(self, at: int) -> int:
+        """The position after the flow collection opening at `at` (the text's size: it never closes)."""
+        text = self.text
+        depth = 0
+        pos = at
+        special = _FLOW_SPECIAL.search
+        while True:
+            found = special(text, pos)
+            if found is None:
+                return self.size
+            pos = found.start()
+            char = text[pos]
+            if char in "[{":
+                depth += 1
+                if depth > MAX_DEPTH:
+                    raise _TooDeep(pos)
+                pos += 1
+            elif char in "]}":
+                depth -= 1
+                pos += 1
+                if depth == 0:
+                    return pos
+            elif char == "#":
+                if text[pos - 1] in " \t\n":
+                    newline = text.find("\n", pos)
+                    pos = self.size if newline < 0 else newline + 1
+                else:
+                    pos += 1
+            elif self._node_starts_at(pos):
+                pos = self._quoted(pos)
+            else:
+                pos += 1  # a quote inside a plain scalar: text
+
+    def _node_starts_at(self, pos: int) -> bool:
+        """Whether a quote at `pos` inside a flow collection starts a node: after `[`, `{`, `,`, `:` or `?`
+        (blanks between), or after a tag or an anchor."""
+        text = self.text
+        back = pos - 1
+        while text[back] in " \t\r\n":
+            back -= 1
+        if text[back] in "[{,:?":
+            return True
+        if back == pos - 1:
+            return False  # right after a character of a plain scalar
+        start = back
+        while start > 0 and text[start - 1] not in " \t\r\n[{,":
+            start -= 1
+        return text[start] in "!&"
+
+
 def frontmatter_size_problem(yaml_text: str, max_bytes: int | None = MAX_FRONTMATTER_BYTES) -> str | None:
     """Why ``yaml_text`` is too long to decode (over ``max_bytes`` UTF-8 bytes), or None."""
     if max_bytes is None or len(yaml_text) * 4 <= max_bytes:
@@ -111,6 +319,7 @@ def parse_frontmatter(
     try:
         _refuse_lone_cr(yaml_text, first_line)
         _refuse_tab_before_empty_key(yaml_text, first_line)
+        _refuse_deep_flow_nesting(yaml_text, first_line)
         return _parse_frontmatter(yaml_text, first_line, fast_path)
     except FrontmatterError:
         raise

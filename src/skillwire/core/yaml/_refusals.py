@@ -37,7 +37,10 @@ REFUSALS: tuple[Refusal, ...] = (
     Refusal("[a]: b", "collection key (implicit)"),
     Refusal("{a: b}: c", "collection key (implicit flow mapping)"),
     Refusal("a: &x\n  k: v\nb: *x\n*x : 3", "alias to a mapping used as a key: npm names the key '*x'"),
-    Refusal("a: " + "[" * 201 + "]" * 201, "nesting deeper than MAX_DEPTH (200)"),
+    Refusal(
+        "a: " + "[" * 201 + "]" * 201,
+        "nesting deeper than MAX_DEPTH (200); flow nesting past it is refused by a linear walk before parsing",
+    ),
     Refusal("a: [: b]", "ruamel's parser cannot read an empty implicit key inside a flow sequence"),
     Refusal("a:\r b", "a lone CR right after 'key:' (npm reads it as part of the value)"),
     Refusal("a: [:]", "ruamel's parser cannot read an empty implicit key inside a flow sequence"),

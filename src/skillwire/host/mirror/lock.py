@@ -35,7 +35,9 @@ after `selection`:
 
     "index": {"id": "<the index's SHA-256>", "sequence": 1796226683}
 
-A later pull from a server serving a lower sequence is refused before anything is written (a pointer
+A server's number more than a day ahead of the clock is refused (`core/published_index.past_clock`), and a
+lock holding one (written before that bound) is not held to it. A later pull from a server serving a
+lower sequence is refused before anything is written (a pointer
 rolled back, a replica left behind); `--allow-older` takes it and records it. The id names one index
 (every publish has a new one), so only the sequence orders two: an index from another bucket or
 publisher is compared by its number too (publish numbers by the clock, so a lower one was published
@@ -72,7 +74,13 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import InvalidSkillURI, LockError
 from skillwire.core.manifest import DIGEST_RE
 from skillwire.core.provenance import is_commit_id, read_provenance
-from skillwire.core.published_index import PublishedIndex, goes_back, read_published_index
+from skillwire.core.published_index import (
+    PublishedIndex,
+    goes_back,
+    past_clock,
+    past_clock_line,
+    read_published_index,
+)
 from skillwire.core.uri import validate_segment
 
 LOCK_NAME = "skills.lock"
@@ -178,10 +186,20 @@ class IndexVerdict:
     record: PublishedIndex | None  # what the lock records after the pull
     older: bool = False  # the server's index goes back from the locked one
     refused: bool = False  # older, and --allow-older was not given: nothing may be written
+    dropped: str | None = None  # why the locked index no longer counts (its number is past the clock bound)
 
 
-def index_verdict(locked: PublishedIndex | None, served: PublishedIndex | None, *, allow_older: bool) -> IndexVerdict:
-    """The lock's index against the server's, by the replica's own rule (`core.published_index.goes_back`)."""
+def index_verdict(
+    locked: PublishedIndex | None, served: PublishedIndex | None, *, allow_older: bool, now: float
+) -> IndexVerdict:
+    """The lock's index against the server's, by the replica's own rule (`core.published_index.goes_back`).
+
+    A locked number past the clock bound (`core.published_index.past_clock`, read at `now`) was recorded
+    by a skillwire that still took such numbers from a server: no honest index is ever above it, so it
+    would refuse every replica; it is replaced by the server's, and `dropped` says so."""
+    if locked is not None and past_clock(locked.sequence, now):
+        dropped = f"{locked.describe()} recorded before: its {past_clock_line(locked.sequence, now)}; replaced"
+        return IndexVerdict(served, dropped=dropped)
     if served is None:
         return IndexVerdict(locked)  # a server that names no index: as before, and the record stands
     if locked is None or not goes_back(served.sequence, locked.sequence):

@@ -13,6 +13,7 @@ warnings and results are data and plain lines here, never decided on by their te
 from __future__ import annotations
 
 import os
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -117,7 +118,9 @@ class Puller:
         if not self.refs or self.lock.index is not None:
             listing = await client.list_skills()
             served = served_index(listing, client.origin)
-            verdict = index_verdict(self.lock.index, served, allow_older=self.allow_older)
+            verdict = index_verdict(self.lock.index, served, allow_older=self.allow_older, now=time.time())
+            if verdict.dropped is not None:
+                self.warnings.append(f"note: {self.shown_dest.rstrip('/')}/{LOCK_NAME}: {verdict.dropped}")
             line = older_line(self.lock, served, verdict.older, self.shown_dest)
             if line is not None:
                 if verdict.refused:
@@ -202,7 +205,7 @@ async def check_lock(
     changes = await lock_changes(client, lock)
     # With selection `all` this listing is the one lock_changes just read (reused for the server's ttlMs).
     served = served_index(await client.list_skills(), client.origin) if lock.index is not None else None
-    older = index_verdict(lock.index, served, allow_older=False).older
+    older = index_verdict(lock.index, served, allow_older=False, now=time.time()).older
     notes = check_disk(dest, shown_dest, lock, changes)  # the lock is only honest if the disk agrees
     check_signatures(dest, lock, changes, keys, origin)
     return LockCheck(changes, served, older, older_line(lock, served, older, shown_dest), notes)
