@@ -53,6 +53,10 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         GitCatalog,
         GitRootSpec,
     )
+    from skillwire.catalog.listing import (
+        ListingRule,
+        ListingRules,
+    )
     from skillwire.catalog.persist import (
         SnapshotStore,
     )
@@ -292,6 +296,8 @@ __all__ = [
     "LintedSkill",
     "Listing",
     "ListingBudget",
+    "ListingRule",
+    "ListingRules",
     "LocalOrigin",
     "LockError",
     "ManifestDiff",
@@ -375,6 +381,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.catalog.git_catalog": (
         "GitCatalog",
         "GitRootSpec",
+    ),
+    "skillwire.catalog.listing": (
+        "ListingRule",
+        "ListingRules",
     ),
     "skillwire.catalog.persist": ("SnapshotStore",),
     "skillwire.checks.findings": ("Finding",),

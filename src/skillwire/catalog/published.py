@@ -70,6 +70,7 @@ from skillwire.catalog.indexed import (
 from skillwire.catalog.indexed import (
     PublishedSnapshot as PublishedSnapshot,
 )
+from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.replica_state import Accepted, read_replica_state, write_replica_state
 from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, SkippedSkill
@@ -221,9 +222,12 @@ class PublishResult:
         return line
 
 
-def scan_for_publish(roots: Sequence[SkillRoot], *, enforce_limits: bool = True) -> CatalogSnapshot:
-    """The snapshot `skillwire serve` would build from these folders (same rules, same skips)."""
-    return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=enforce_limits).snapshot
+def scan_for_publish(
+    roots: Sequence[SkillRoot], *, enforce_limits: bool = True, listing: ListingRules | None = None
+) -> CatalogSnapshot:
+    """The snapshot `skillwire serve` would build from these folders (same rules, same skips, listed as
+    `listing` decides: the index carries each skill's flag)."""
+    return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=enforce_limits, listing=listing).snapshot
 
 
 async def publish(

@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from skillwire.cli.args import UsageError, add_audience_argument, add_output_arguments
+from skillwire.cli.args import UsageError, add_audience_argument, add_listing_arguments, add_output_arguments
 
 
 def add_parser(commands: Any) -> None:
@@ -32,6 +32,7 @@ def add_parser(commands: Any) -> None:
     p.add_argument("paths", nargs="+", metavar="PATH", help="skill folders, then the target")
     p.add_argument("--no-limits", action="store_true", help="publish skills over 512 files / 16 MiB anyway")
     add_audience_argument(p)
+    add_listing_arguments(p)
     add_output_arguments(p, json=False)
     p.set_defaults(run=run)
 
@@ -40,6 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from skillwire.catalog.audiences import audience_rules, parse_audience_rule
     from skillwire.catalog.digests import DigestCache
     from skillwire.catalog.filesystem import SkillRoot
+    from skillwire.catalog.listing import ListingRules
     from skillwire.catalog.published import publish, scan_for_publish
     from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
     from skillwire.catalog.store import is_store_url, parse_location
@@ -49,10 +51,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("publish wants PATH... TARGET, the target last: s3://BUCKET/PREFIX or file://DIR")
     location = parse_location(args.paths[-1])
     rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
+    # The listed flag is decided here and written into the index, so every replica lists alike.
+    listing = ListingRules(args.listing)
     if has_git_root(args.paths[:-1]):
         # Fetched and checked out first; each entry then records its repository and commit in the index.
         catalog = git_catalog(
-            parse_root_specs(args.paths[:-1]), digest_cache=DigestCache(), enforce_limits=not args.no_limits
+            parse_root_specs(args.paths[:-1]),
+            digest_cache=DigestCache(),
+            enforce_limits=not args.no_limits,
+            listing=listing,
         )
         roots = list(catalog.roots)
         snapshot = catalog.snapshot
@@ -61,7 +68,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"skillwire: {root} is commit {commit}", file=sys.stderr)
     else:
         roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
-        snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
+        snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits, listing=listing)
     # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover.
     signatures = SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
     result = anyio.run(lambda: publish(snapshot, location, audiences=rules, signatures=signatures))
