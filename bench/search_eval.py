@@ -41,7 +41,8 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestFile
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill, Registry
-from skillwire.host.search import DEFAULT_RANKING, Ranking, SkillSearch
+from skillwire.host.search import SkillSearch
+from skillwire.search import DEFAULT_RANKING, Ranking
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "awesome-copilot" / "skills"

@@ -20,14 +20,15 @@ from support.imports import EDGES, MODULES, Edge, cycles, internal_edges
 # package imports it. `_version` and `_deprecation` are leaves anyone may import.
 LAYERS: dict[str, set[str]] = {
     "core": set(),
+    "search": {"core"},  # the one search engine, for the server's find_skills and the bridge's list_skills
     "catalog": {"core"},
     "client": {"core"},
-    "server": {"core", "catalog"},
-    "host": {"core", "catalog", "client"},
+    "server": {"core", "catalog", "search"},
+    "host": {"core", "catalog", "client", "search"},
     "checks": {"core", "catalog", "client"},
-    "bridge": {"core", "catalog", "client", "server", "host"},
-    "cli": {"core", "catalog", "client", "server", "host", "checks", "bridge"},
-    "root": {"core", "catalog", "client", "server", "host", "checks"},
+    "bridge": {"core", "catalog", "client", "server", "host", "search"},
+    "cli": {"core", "catalog", "client", "server", "host", "checks", "bridge", "search"},
+    "root": {"core", "catalog", "client", "server", "host", "checks", "search"},
     "__main__": {"cli"},
 }
 LEAVES = {"skillwire._version", "skillwire._deprecation"}
