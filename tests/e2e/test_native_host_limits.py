@@ -12,8 +12,12 @@ load by address is refused in the host's words; a `$` in the server's configured
 
 from __future__ import annotations
 
+import hashlib
+import json
+import os
 import sys
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -84,14 +88,22 @@ def task_of(i: int) -> str:
     return f"{WORDS[i % 40]} {WORDS[(i // 40) % 40]} {WORDS[(i // 1600) % 40]}"
 
 
+TARGET = 1500  # past position 100 of 2,000: a host never lists it unless the operator does
+TARGET_DESCRIPTION = "Reconciles a ship's cargo manifest with the harbour customs declaration."
+TASK = "check the cargo manifest of my ship against what customs declared at the harbour"
+
+
+def description_of(i: int) -> str:
+    return TARGET_DESCRIPTION if i == TARGET else f"Skill {i} of the generated catalog, for the {task_of(i)} task."
+
+
 def write_catalog(root: Path, count: int) -> Path:
     for i in range(count):
         folder = root / skill_path(i)
         (folder / "references").mkdir(parents=True)
         name = f"skill-{i:05d}"
         (folder / "SKILL.md").write_text(
-            f"---\nname: {name}\ndescription: Skill {i} of the generated catalog, for the {task_of(i)} task.\n---\n"
-            f"Read references/guide.md first.\n"
+            f"---\nname: {name}\ndescription: {description_of(i)}\n---\nRead references/guide.md first.\n"
         )
         (folder / "references" / "guide.md").write_text(f"# Guide {i}\n\nStep one of {task_of(i)}.\n")
     return root
@@ -99,6 +111,10 @@ def write_catalog(root: Path, count: int) -> Path:
 
 def serve_command(*args: str) -> list[str]:
     return [sys.executable, "-m", "skillwire.cli.main", "serve", "--stdio", "--no-watch", *args]
+
+
+# The whole environment for a stdio server: the SDK's default environment drops PYTHONPATH (this checkout).
+ENV = dict(os.environ)
 
 
 @pytest.fixture(scope="module")
@@ -125,7 +141,7 @@ async def assert_loads_by_address(native: NativeClient, root: Path, i: int) -> N
 async def test_the_host_keeps_the_first_100_and_loads_skill_1500_by_address(large: Path, transport: str) -> None:
     args = [str(large), "--no-digest-cache"]
     if transport == "stdio":
-        async with native_client(command=serve_command(*args)) as native:
+        async with native_client(command=serve_command(*args), env=ENV) as native:
             await _keeps_the_first_100(native, large)
     else:
         with serve_http([*args, "--no-watch"]) as server:
@@ -193,7 +209,7 @@ async def test_awesome_copilot_the_host_keeps_the_first_100_of_400(transport: st
     assert len(listed) > 100
     args = [str(CORPUS), "--no-digest-cache"]
     if transport == "stdio":
-        async with native_client(command=serve_command(*args)) as native:
+        async with native_client(command=serve_command(*args), env=ENV) as native:
             listing = await native.list_as_host()
             last, _ = await native.load_by_address(listed[-1])
     else:
@@ -209,7 +225,7 @@ async def test_awesome_copilot_the_host_keeps_the_first_100_of_400(transport: st
 
 async def test_a_dollar_in_the_servers_name_loads_no_skills(tmp_path: Path) -> None:
     write_catalog(tmp_path / "skills", 3)
-    async with native_client(command=serve_command(str(tmp_path / "skills")), name="sw$prod") as native:
+    async with native_client(command=serve_command(str(tmp_path / "skills")), env=ENV, name="sw$prod") as native:
         for attempt in (native.list_as_host(), native.load_by_address(skill_uri(0))):
             with pytest.raises(NativeRefused, match=r"name holds '\$'"):
                 await attempt
@@ -218,8 +234,95 @@ async def test_a_dollar_in_the_servers_name_loads_no_skills(tmp_path: Path) -> N
 
 async def test_a_result_without_result_type_is_refused() -> None:
     command = [sys.executable, str(SERVERS / "no_result_type_server.py")]
-    async with native_client(command=command) as native:
+    async with native_client(command=command, env=ENV) as native:
         with pytest.raises(NativeRefused, match="skills/list: the 2026-07-28 result has no resultType"):
             await native.list_as_host()
         with pytest.raises(NativeRefused, match="skills/get: the 2026-07-28 result has no resultType"):
             await native.load_by_address("skill://hello/SKILL.md")
+
+
+# -- the whole path: found by the server's search tool, loaded by address (issue 36 items 1 and 4) -----------------
+
+
+async def find_skills(native: NativeClient, **arguments: Any) -> dict[str, Any]:
+    """One `find_skills` call; its structured answer, with its text under `text` (the model reads both)."""
+    result = await native.client.call_tool("find_skills", arguments)
+    assert not result.is_error, result.content
+    assert isinstance(result.structured_content, dict)
+    text = "\n".join(block.text for block in result.content if block.type == "text")
+    return {**result.structured_content, "text": text}
+
+
+async def find_and_load(native: NativeClient, root: Path) -> None:
+    listing = await native.list_as_host()
+    assert skill_uri(TARGET) not in listing.uris  # the host never shows it to its model
+    found = await find_skills(native, query=TASK, limit=5)
+    assert found["skills"][0] == {
+        "uri": skill_uri(TARGET),
+        "name": f"skill-{TARGET:05d}",
+        "description": TARGET_DESCRIPTION,
+        "listed": True,  # in skills/list, past the host's cut
+    }
+    assert "skills/get" in found["text"]  # the answer says how to load by address
+    await assert_loads_by_address(native, root, TARGET)
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_the_host_finds_skill_1500_by_search_and_loads_it_by_address(large: Path, transport: str) -> None:
+    args = [str(large), "--no-digest-cache"]
+    if transport == "stdio":
+        async with native_client(command=serve_command(*args), env=ENV) as native:
+            await find_and_load(native, large)
+    else:
+        with serve_http([*args, "--no-watch"]) as server:
+            async with native_client(url=server.url) as native:
+                await find_and_load(native, large)
+
+
+PAGE = 10  # find_skills results a page in the per-caller test
+OUTSIDER = "outsider-token-3f9a"
+INSIDER = "insider-token-71c2"
+HIDDEN = skill_uri(TARGET)
+
+
+async def every_answer(native: NativeClient, query: str) -> list[dict[str, Any]]:
+    """Every page of one query, `PAGE` results a page, as the model would walk them."""
+    pages: list[dict[str, Any]] = []
+    arguments: dict[str, Any] = {"query": query, "limit": PAGE}
+    while True:
+        page = await find_skills(native, **arguments)
+        pages.append(page)
+        if "nextCursor" not in page:
+            return pages
+        arguments = {**arguments, "cursor": page["nextCursor"]}
+
+
+async def test_with_per_caller_catalogs_a_hidden_skill_is_in_no_tool_answer(large: Path, tmp_path: Path) -> None:
+    tokens = tmp_path / "tokens.json"
+    entries = [
+        {"client": "outsider", "sha256": hashlib.sha256(OUTSIDER.encode()).hexdigest(), "audiences": []},
+        {"client": "insider", "sha256": hashlib.sha256(INSIDER.encode()).hexdigest(), "audiences": ["customs"]},
+    ]
+    tokens.write_text(json.dumps({"tokens": entries}))
+    hidden_scope = f"skill://{skill_path(TARGET)}=customs"
+    args = [str(large), "--no-digest-cache", "--no-watch", "--tokens", str(tokens), "--audience", hidden_scope]
+    # Each matches the hidden skill; the last also about a hundred others (webhook), so it pages.
+    queries = (TASK, TARGET_DESCRIPTION, "cargo manifest", "cargo manifest webhook")
+    with serve_http(args) as server:
+        async with native_client(url=server.url, token=INSIDER) as native:
+            insider_totals = [(await find_skills(native, query=query))["total"] for query in queries]
+            await find_and_load(native, large)  # a caller who may see it finds and loads it
+        assert insider_totals[0] == 1  # the task finds the one skill
+        assert insider_totals[-1] > 2 * PAGE  # and the last query pages past it
+        async with native_client(url=server.url, token=OUTSIDER) as native:
+            listing = await native.list_as_host()
+            assert HIDDEN not in listing.uris
+            for query, insider_total in zip(queries, insider_totals, strict=True):
+                pages = await every_answer(native, query)
+                for page in pages:
+                    assert HIDDEN not in json.dumps(page)  # no item, text, notice or cursor names it
+                    assert all(item["name"] != f"skill-{TARGET:05d}" for item in page["skills"])
+                    assert page["total"] == insider_total - 1  # not counted either
+                assert len(pages) == max(-(-(insider_total - 1) // PAGE), 1)  # no page, so no cursor, for it
+            with pytest.raises(Exception, match="Unknown skill"):
+                await native.load_by_address(HIDDEN)

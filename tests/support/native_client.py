@@ -33,7 +33,7 @@ import base64
 import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -42,6 +42,7 @@ import mcp_types
 from mcp.client import Client, advertise
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ConfigDict
@@ -336,13 +337,18 @@ async def native_client(
     env: dict[str, str] | None = None,
     name: str = "sw",
     limits: HostLimits = CLAUDE_CODE,
+    token: str | None = None,
 ) -> AsyncIterator[NativeClient]:
     """A connected native client over Streamable HTTP (`url`) or stdio (`command`): give exactly one. `name` is
-    the host's configured name for the server (a `$` in it: no skills); `limits` its listing limits."""
+    the host's configured name for the server (a `$` in it: no skills); `limits` its listing limits; `token` a
+    bearer token sent with every HTTP request (the host's configured header)."""
     assert (url is None) != (command is None)
     sent: list[dict[str, Any]] = []
+    stack = AsyncExitStack()
     if url is not None:
-        inner: Any = streamable_http_client(url)
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        inner: Any = streamable_http_client(url, http_client=http)
     else:
         assert command is not None
         from mcp.client.stdio import stdio_client
@@ -359,7 +365,7 @@ async def native_client(
         cache=None,  # every call reaches the server: the test holds the server's answers, not a cache's
         read_timeout_seconds=60,
     )
-    async with client:
+    async with stack, client:
         session = client.session
         try:
             discovered = await session.send_request(
