@@ -197,7 +197,9 @@ async def test_publish_writes_the_choice_into_the_index_and_every_replica_lists_
     flags = {record["uri"]: record.get("listed", True) for record in index["skills"]}
     assert flags == {uri(path): path.startswith("team-b/") for path in SKILLS}
     location = parse_location(f"file://{tmp_path / 'store'}")
-    await publish(snapshot, location)
+    published = await publish(snapshot, location)
+    assert "published 6 skills, 12 files" in published.summary()
+    assert published.summary().endswith("; 5 unlisted (served by address, not in skills/list)")
     for state in ("one", "two"):  # two replicas, each with its own state: the index alone decides
         replica = PublishedCatalog(str(location), poll_seconds=0, replica_state=tmp_path / f"{state}.json")
         async with Client(build_server(SkillsExtension(replica, page_size=1))) as client:

@@ -209,6 +209,7 @@ class PublishResult:
     index_written: bool
     pointer_switched: bool
     skipped: tuple[SkippedSkill, ...]
+    unlisted: int = 0  # skills in the index but not in skills/list (`--unlist`): served by address
 
     def summary(self) -> str:
         changed = "switched to" if self.pointer_switched else "already at"
@@ -217,6 +218,8 @@ class PublishResult:
             f"{self.uploaded} blobs uploaded ({self.uploaded_bytes:,} bytes), {self.present} already there; "
             f"{changed} index {self.index_id[:12]}"
         )
+        if self.unlisted:
+            line += f"; {self.unlisted} unlisted (served by address, not in skills/list)"
         if self.skipped:
             line += f"; {len(self.skipped)} skipped (listed in the index)"
         return line
@@ -297,6 +300,7 @@ async def publish(
         index_written,
         switched,
         snapshot.skipped,
+        len(snapshot) - len(snapshot.listed),
     )
 
 
