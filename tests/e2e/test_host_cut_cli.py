@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from support.calls import call, list_uris
 from support.cli import run_cli
 from support.servers import serve_http
 
@@ -89,3 +90,15 @@ def test_serve_refuses_listing_rules_for_a_published_catalog(tmp_path: Path) -> 
     assert result.code == 2
     assert "a published catalog lists what its publisher chose" in result.err
     assert "skillwire publish --list/--unlist" in result.err
+
+
+def test_publish_carries_the_listing_to_a_replica(tmp_path: Path) -> None:
+    uris = write_skills(tmp_path / "skills", 130)
+    store = f"file://{tmp_path / 'store'}"
+    published = run_cli("publish", str(tmp_path / "skills"), store, "--unlist", "**", "--list", "skill-00?")
+    assert published.code == 0, published.err
+    assert "; 120 unlisted (served by address, not in skills/list)" in published.err
+    with serve_http([store]) as server:
+        assert HOST_LINE not in server.startup_log
+        assert list_uris(server.url) == uris[:10]
+        assert call(server.url, "skills/get", {"uri": uris[129]})["skill"]["uri"] == uris[129]
