@@ -89,6 +89,7 @@ async def resource_uris(client: Client) -> list[str]:
         ("team-?/refunds", ["team-a/refunds", "team-b/refunds"], ["team-ab/refunds"]),
         ("team-[!a]/*", ["team-b/refunds"], ["team-a/refunds"]),
         ("team-[ab]/*", ["team-a/x", "team-b/x"], ["team-c/x"]),
+        ("team[/]a", [], ["team/a"]),  # a class stays inside a segment
         ("**", ["solo", "a/b/c"], []),
         ("skill://core/**", ["core/git-workflow"], []),
         ("skill://solo/SKILL.md", ["solo"], ["solo/x"]),

@@ -69,8 +69,9 @@ def _translate(glob: str) -> str:
         elif c == "[" and (close := glob.find("]", i + 2)) != -1:
             body = glob[i + 1 : close]
             negate = body[0] in "!^"
-            members = body[1:] if negate else body
-            out.append(("[^/" if negate else "[") + re.escape(members).replace(r"\-", "-") + "]")
+            members = (body[1:] if negate else body).replace("/", "")  # a class never matches a segment's end
+            escaped = re.escape(members).replace(r"\-", "-")
+            out.append(("[^/" + escaped + "]") if negate else (f"[{escaped}]" if members else "(?!)"))
             i = close
         else:
             out.append(re.escape(c))
