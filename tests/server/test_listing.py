@@ -201,11 +201,25 @@ async def test_publish_writes_the_choice_into_the_index_and_every_replica_lists_
     published = await publish(snapshot, location)
     assert "published 6 skills, 12 files" in published.summary()
     assert published.summary().endswith("; 5 unlisted (served by address, not in skills/list)")
-    for state in ("one", "two"):  # two replicas, each with its own state: the index alone decides
-        replica = PublishedCatalog(str(location), poll_seconds=0, replica_state=tmp_path / f"{state}.json")
+    replicas = [
+        PublishedCatalog(str(location), poll_seconds=0, replica_state=tmp_path / f"{state}.json")
+        for state in ("one", "two")  # each with its own state: the index alone decides
+    ]
+    for replica in replicas:
         async with Client(build_server(SkillsExtension(replica, page_size=1))) as client:
             assert await listed_uris(client) == [uri("team-b/refunds")]
             assert (await send(client, "skills/get", {"uri": uri("core/git-workflow")}))["skill"]
+    # A listing begun on one replica continues on the other (behind a load balancer): the same keyset.
+    many = scan_for_publish([SkillRoot(root)], listing=rules("-team-b/**"))
+    await publish(many, location)
+    for replica in replicas:
+        replica.refresh()
+    one, two = (build_server(SkillsExtension(r, page_size=2)) for r in replicas)
+    async with Client(one) as first, Client(two) as second:
+        page = await send(first, "skills/list")
+        rest = await send(second, "skills/list", {"cursor": page["nextCursor"]})
+        walked = [e["uri"] for e in page["skills"] + rest["skills"]]
+        assert walked == sorted(uri(p) for p in SKILLS if not p.startswith("team-b/"))[:4]
 
 
 def test_a_replica_takes_no_listing_rules(tmp_path: Path) -> None:
