@@ -152,12 +152,13 @@ def host_line(host: HostKeeps) -> str:
     cut, limits = host.cut, host.cut.limits
     head = f"{limits.host} (per server: {limits.describe()})"
     if not cut.cut:
-        return f"{head} keeps all {host.listed} listed skills ({host.listed_bytes:,} bytes of entries)"
+        return f"{head} keeps all {host.listed:,} listed skills ({host.listed_bytes:,} bytes of entries)"
     shown = ", ".join(escape(uri, 200) for uri in host.dropped[:HOST_DROPPED_SHOWN])
     more = len(host.dropped) - HOST_DROPPED_SHOWN
     return (
-        f"{head} keeps {cut.kept} of {host.listed} listed skills ({cut.kept_bytes:,} of {host.listed_bytes:,} bytes "
-        f"of entries; {cut.why}) and drops {len(host.dropped)}: {shown}" + (f" and {more} more" if more > 0 else "")
+        f"{head} keeps {cut.kept:,} of {host.listed:,} listed skills ({cut.kept_bytes:,} of {host.listed_bytes:,} "
+        f"bytes of entries; {cut.why}) and drops {len(host.dropped):,}: {shown}"
+        + (f" and {more:,} more" if more > 0 else "")
     )
 
 

@@ -414,7 +414,7 @@ def host_cut_warning(skills: SkillsExtension, snapshot: CatalogSnapshot) -> str 
         return None
     limits = cut.limits
     return (
-        f"{limits.host} lists the first {cut.kept} of the {len(snapshot.listed)} listed skills "
+        f"{limits.host} lists the first {cut.kept:,} of the {len(snapshot.listed):,} listed skills "
         f"({cut.why}; its limits per server: {limits.describe()}): choose which are listed with "
         "--list/--unlist GLOB; the others stay loadable by address (skills/get) and findable by the search tool"
     )
