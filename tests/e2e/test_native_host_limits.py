@@ -163,6 +163,9 @@ async def test_the_operator_chooses_the_100_the_host_lists(large: Path) -> None:
     chosen = ["--unlist", "**", "--list", "*/skill-015??"]
     with serve_http([str(large), "--no-digest-cache", "--no-watch", *chosen]) as server:
         assert "lists the first" not in server.startup_log  # no warning: the listed set fits
+        assert "serving 2000 skills, 4000 files (1900 unlisted: served by address, not in skills/list)" in (
+            server.startup_log
+        )
         async with native_client(url=server.url) as native:
             listing = await native.list_as_host()
             assert listing.uris == expected_first(100, list(range(1500, 1600)))

@@ -308,6 +308,9 @@ def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot:
 def summary(snapshot: CatalogSnapshot) -> str:
     skills, files = len(snapshot.skill_by_uri), len(snapshot.files)
     lines = [f"skillwire: serving {skills} skill{'' if skills == 1 else 's'}, {files} file{'' if files == 1 else 's'}"]
+    unlisted = skills - len(snapshot.listed)
+    if unlisted:
+        lines[0] += f" ({unlisted} unlisted: served by address, not in skills/list)"
     if snapshot.skipped:
         lines.append(f"skillwire: skipped {len(snapshot.skipped)} skills:")
         lines += [f"  - {s.location}: {s.reason}" for s in snapshot.skipped]
