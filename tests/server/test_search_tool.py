@@ -233,3 +233,78 @@ async def test_a_hidden_skill_is_in_no_answer_count_or_cursor(guarded: SkillCata
         uris, total = await every_page(client, "kiln glaze", 1)
         assert set(uris) == {hidden, "skill://pottery/SKILL.md"}
         assert total == 2
+
+
+def test_the_search_evals_queries_rank_alike_on_the_server_and_the_bridge() -> None:
+    """`bench.search_eval`'s 422 queries over its corpus: every find_skills page and total is the bridge's."""
+    from bench import search_eval
+
+    if not search_eval.CORPUS.is_dir():
+        pytest.skip(f"the corpus {search_eval.CORPUS} is absent (it lives in ../shared beside the repo)")
+    texts = [
+        text
+        for name in ("tune", "heldout")
+        for item in search_eval.load_items(name)
+        for text in (item.query, item.task)
+    ]
+    assert len(texts) == 422
+    assert search_eval.server_matches_bridge(search_eval.corpus_host(), texts) == []
+
+
+async def test_a_published_index_swap_reindexes_only_what_changed(tmp_path: Path) -> None:
+    from skillwire.catalog.published import PublishedCatalog, publish
+    from skillwire.catalog.store import parse_location
+
+    root = tmp_path / "skills"
+    make_catalog(root, 30)
+    location = parse_location(f"file://{tmp_path / 'store'}")
+    await publish(SkillCatalog([root], digest_cache=DigestCache()).snapshot, location)
+    replica = PublishedCatalog(str(location), poll_seconds=0)
+    replica.refresh()
+    skills = SkillsExtension(replica, search_tool=True)
+    assert skills.finder is not None
+    async with Client(build_server(skills)) as client:
+        structured, _, _ = await find(client, query="kiln glaze")
+        assert [item["uri"] for item in structured["skills"]] == ["skill://pottery/SKILL.md"]
+        made = skills.finder.index.indexed
+        write_skill(root, "skill-003", "Now about ceramics wheels.", "# Wheel\n")
+        await publish(SkillCatalog([root], digest_cache=DigestCache()).snapshot, location)
+        replica.refresh()
+        structured, _, _ = await find(client, query="ceramics wheels")
+        assert [item["uri"] for item in structured["skills"]] == ["skill://skill-003/SKILL.md"]
+        assert skills.finder.index.indexed == made + 1  # the swap re-indexed the one skill it changed
+
+
+async def test_an_answer_before_the_bodies_are_in_says_it_is_partial(tmp_path: Path) -> None:
+    make_catalog(tmp_path / "skills", 1_050)  # past BODIES_AT_ONCE: names and descriptions first
+    catalog = SkillCatalog([tmp_path / "skills"], digest_cache=DigestCache())
+    skills = SkillsExtension(catalog, search_tool=True)
+    assert skills.finder is not None
+    async with Client(build_server(skills)) as client:
+        structured, text, _ = await find(client, query="kiln schedule")
+        pending = structured.get("partial")
+        assert pending is not None
+        assert pending.startswith("The search index is still adding skill bodies (")
+        assert pending in text
+        assert skills.finder.index.wait_for_bodies(timeout=120)
+        structured, text, _ = await find(client, query="kiln schedule")
+        assert "partial" not in structured
+        assert structured["skills"][0]["uri"] == "skill://pottery/SKILL.md"  # "schedule" is in its body only
+
+
+async def test_attach_adds_the_tool_beside_the_servers_own(tmp_path: Path) -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    make_catalog(tmp_path / "skills", 3)
+    server = MCPServer("mine")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    SkillsExtension(SkillCatalog([tmp_path / "skills"], digest_cache=DigestCache()), search_tool=True).attach(server)
+    async with Client(server) as client:
+        assert sorted(tool.name for tool in (await client.list_tools()).tools) == ["add", "find_skills"]
+        structured, _, failed = await find(client, query="kiln")
+        assert not failed
+        assert structured["total"] == 1

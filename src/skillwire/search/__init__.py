@@ -4,14 +4,16 @@ own skills to `SearchDocument`s.
 
 The public API (import from `skillwire.search`):
 
-    index = SearchIndex(body_of=None, *, ranking=DEFAULT_RANKING, path=None, bodies_at_once=1000)
+    index = SearchIndex(body_of=None, *, ranking=DEFAULT_RANKING, path=None, bodies_at_once=1000, cache_mb=64)
         body_of(document) -> str | None: the SKILL.md text the caller holds for a document (None: index it
         without a body). path: an SQLite file that outlives the process (or a callable giving one, asked
         at the first query); None: in memory.
-    documents = DocumentSet(SearchDocument(uri, name, description, group="", qualified_name="", revision=""), ...)
+    documents = DocumentSet(SearchDocument(uri, name, description, group="", qualified_name="", revision="",
+                                           body=None), ...)
         Immutable. Hand the same object while the catalog is unchanged and a new one when it changes: the
         index then re-indexes only the documents whose name, description, group, qualified name or
-        revision changed (revision: e.g. the SKILL.md digest; the body is re-read only then).
+        revision changed (revision: e.g. the SKILL.md digest; the body is re-read only then). body: the
+        SKILL.md text when the caller holds it; None asks body_of.
     result = index.ranked(documents, query, limit=200, within=None)
         -> SearchResult(documents=[best first], total=matches counted (a long query's weak ones cut),
                         bodies_pending=documents ranked without their body so far)

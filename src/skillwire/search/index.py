@@ -20,7 +20,7 @@ import logging
 import sqlite3
 import threading
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from skillwire.search import store
@@ -48,6 +48,8 @@ class SearchDocument:
     catalog), indexed as the `origin` column. `qualified_name`: the name as shown when it differs from the
     bare one (the bridge's `origin/name`); "" means the bare name. `revision`: what else the row is made
     from, typically the listed SKILL.md's digest: when it changes, the row and its body are made again.
+    `body`: the SKILL.md text itself, for a caller that holds it anyway (None: ask the `BodySource`); a
+    changed body must come with a changed `revision`.
     """
 
     uri: str
@@ -56,6 +58,7 @@ class SearchDocument:
     group: str = ""
     qualified_name: str = ""
     revision: str = ""
+    body: str | None = field(default=None, repr=False)
 
     @property
     def key(self) -> Key:
@@ -112,6 +115,7 @@ class SearchIndex:
     without it, or when the file cannot be used, it is in memory. Several processes may share one file:
     each query runs in one write transaction, and a process that sees another's commit (`PRAGMA
     data_version`) re-reads what the file holds first. Thread-safe: one lock around every query.
+    `cache_mb`: SQLite's page cache for an index file (the most of the file held in memory).
     """
 
     def __init__(
@@ -121,8 +125,10 @@ class SearchIndex:
         ranking: Ranking = DEFAULT_RANKING,
         path: Path | Callable[[], Path | None] | None = None,
         bodies_at_once: int = BODIES_AT_ONCE,
+        cache_mb: int = store.DEFAULT_CACHE_MB,
     ) -> None:
         self._lock = threading.Lock()
+        self._cache_mb = cache_mb
         self._path_of = path  # a callable is asked at the first query (a host knows its origins by then)
         self._path: Path | None = None
         self._db: sqlite3.Connection | None = None
@@ -300,7 +306,7 @@ class SearchIndex:
             self._path_of = None  # chosen once: a file that failed is not tried again
         if self._path is not None:
             try:
-                self._db = store.open_file(self._path)
+                self._db = store.open_file(self._path, self._cache_mb)
                 self._on_disk = True
                 return self._db
             except sqlite3.OperationalError as exc:
@@ -327,7 +333,9 @@ class SearchIndex:
         if defer:
             own = " ".join(aliases_of(document.description))
             return (names, document.description, own, "", "", document.group), store.BODY_PENDING
-        body = self._body_of(document) if self._body_of is not None else None
+        body = document.body
+        if body is None and self._body_of is not None:
+            body = self._body_of(document)
         headings = prose = ""
         own_text = document.description
         if body:
@@ -400,7 +408,9 @@ class SearchIndex:
         first = store.next_rowid(db)
         rows: list[store.IndexRow] = []
         docs = []
-        defer = self._body_of is not None and len(fresh) > self._bodies_at_once
+        defer = len(fresh) > self._bodies_at_once and (
+            self._body_of is not None or any(document.body for document, _ in fresh)
+        )
         for offset, (document, made_of) in enumerate(fresh):
             columns, with_body = self._row(document, defer=defer)
             rowid = first + offset

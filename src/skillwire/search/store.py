@@ -65,14 +65,20 @@ def open_memory() -> sqlite3.Connection:
     return db
 
 
-def open_file(path: Path) -> sqlite3.Connection:
-    """The index file at `path`, created or converted to this format; SQLite's and the OS's errors raise."""
+DEFAULT_CACHE_MB = 64  # SQLite's page cache for an index file: the default 2 MB rereads the index per query
+
+
+def open_file(path: Path, cache_mb: int = DEFAULT_CACHE_MB) -> sqlite3.Connection:
+    """The index file at `path`, created or converted to this format; SQLite's and the OS's errors raise.
+
+    `cache_mb`: SQLite's page cache, an upper bound on the file's pages held in the process (what the
+    operating system caches of the file is not the process's memory)."""
     path.parent.mkdir(mode=0o700, parents=True, exist_ok=True)  # it holds skill bodies, as the cache does
     db = sqlite3.connect(path, timeout=30, check_same_thread=False, isolation_level=None)
     try:
         db.execute("PRAGMA journal_mode=WAL")  # readers of other processes do not wait on a writer
         db.execute("PRAGMA synchronous=NORMAL")  # derived data: a lost last commit is re-indexed
-        db.execute("PRAGMA cache_size=-65536")  # up to 64 MB of pages (the default 2 MB rereads the index)
+        db.execute(f"PRAGMA cache_size=-{int(cache_mb) * 1024}")
         db.execute("BEGIN IMMEDIATE")
         try:
             stored = db.execute("SELECT value FROM meta WHERE key = 'format'").fetchone()

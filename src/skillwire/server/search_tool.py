@@ -51,6 +51,10 @@ MAX_OFFSET = 10_000  # a cursor past this many results is refused: nobody pages 
 DESCRIPTION_CHARS = 300  # of a description shown per skill; the rest is cut
 _CURSOR_KIND = "find_skills"
 _VIEWS_KEPT = 32  # callers' views whose visible keys are kept (as server/visibility.py keeps views)
+# SQLite's page cache for the index file. A server lives beside its catalog's own memory: at 10,000 skills
+# the engine's default (64 MB, which holds the whole 20 MB file) was most of what the index added, and
+# warm answers read cached postings, not pages (`python -m bench.search_tool_bench`; the README has the figures).
+INDEX_CACHE_MB = 8
 
 LOAD_HINT = (
     "To load a skill, pass its address to your skill tool prefixed with your name for this MCP server: in Claude "
@@ -112,7 +116,7 @@ class SkillFinder:
         self.request_snapshot = request_snapshot
         self.group = group
         self.page_size = page_size
-        self.index = SearchIndex(self._body, path=index_path)
+        self.index = SearchIndex(self._body, path=index_path, cache_mb=INDEX_CACHE_MB)
         self._lock = threading.Lock()
         self._followed: tuple[CatalogSnapshot, DocumentSet, dict[Key, CatalogSkill]] | None = None
         self._views: OrderedDict[int, tuple[CatalogSnapshot, frozenset[Key]]] = OrderedDict()
