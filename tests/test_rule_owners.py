@@ -34,7 +34,6 @@ HASHING = {
     "skillwire.server.search_tool": "find_skills' index file name (a hash of the served sources), not any file's bytes",
     "skillwire.server.visibility": "`--tokens` keeps bearer tokens as their SHA-256 and compares them in constant time",
     "skillwire.server.options": "a replica's state file is named by a hash of the catalog's location, not any file",
-    "skillwire.server.search_tool": "find_skills' index file is named by a hash of the catalog's key, not any file",
 }
 # module -> why it turns bytes into a digest with `sha256_digest`
 DIGEST_MAKERS = {
