@@ -12,9 +12,12 @@ Run over the real SDK in memory (`build_server`), as a client sees it.
 from __future__ import annotations
 
 import argparse
+import fnmatch
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 from mcp.client import Client
 
 from skillwire.catalog.catalog import SkillCatalog
@@ -233,3 +236,26 @@ def test_a_replica_takes_no_listing_rules(tmp_path: Path) -> None:
 def test_a_catalog_without_rules_is_unchanged(tmp_path: Path) -> None:
     catalog = SkillCatalog([write_catalog(tmp_path / "skills")], digest_cache=DigestCache())
     assert [s.uri for s in catalog.snapshot.listed] == sorted(uri(p) for p in SKILLS)
+
+
+def _reference(glob: list[str], path: list[str]) -> bool:
+    """The glob rule written segment by segment: `**` is any number of segments, any other segment is
+    `fnmatchcase` on one segment (whose `*`, `?` and `[...]` cannot meet a `/`, since a segment has none)."""
+    if not glob:
+        return not path
+    if glob[0] == "**":
+        return any(_reference(glob[1:], path[at:]) for at in range(len(path) + 1))
+    return bool(path) and fnmatch.fnmatchcase(path[0], glob[0]) and _reference(glob[1:], path[1:])
+
+
+_SEGMENTS = st.sampled_from(["a", "b", "ab", "a-b", "x.y", "*", "?", "a*", "*b", "[ab]", "[!a]", "**"])
+
+
+@settings(max_examples=500, deadline=None)
+@given(
+    st.lists(_SEGMENTS, min_size=1, max_size=4),
+    st.lists(st.sampled_from(["a", "b", "ab", "a-b", "x.y", "ba"]), min_size=1, max_size=5),
+)
+def test_globs_match_as_the_segment_by_segment_rule_says(glob: list[str], path: list[str]) -> None:
+    rule = ListingRule(True, "/".join(glob))
+    assert rule.matches("skill://" + "/".join(path)) == _reference(glob, path)
