@@ -174,6 +174,33 @@ def test_pages_are_walked_only_by_client_paging() -> None:
     assert all(any(m.startswith(prefix) for m in MODULES) for prefix in CURSOR_READERS)  # no stale entry
 
 
+def keyset_slices(tree: ast.AST) -> Iterator[str]:
+    """`bisect_right(keys, after)`: the start of a keyset page after a key, which `core.cursor.paginate` owns."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and ast.unparse(node.func) in ("bisect.bisect_right", "bisect_right", "bisect"):
+            yield ast.unparse(node)
+
+
+def test_the_keyset_scanner_finds_a_planted_copy() -> None:
+    planted = ast.parse(
+        "import bisect\nfrom bisect import bisect_right\n"
+        "def page(keys, after, limit):\n"
+        "    start = bisect.bisect_right(keys, after)\n    also = bisect_right(keys, after)\n"
+        "    return keys[start : start + limit], bisect.bisect_left(keys, after)\n"
+    )
+    assert sorted(keyset_slices(planted)) == ["bisect.bisect_right(keys, after)", "bisect_right(keys, after)"]
+
+
+def test_server_pages_are_sliced_only_by_core_cursor_paginate() -> None:
+    # issue 38 item 5: skills/list, resources/list's SKILL.md pages and directory reads were three copies.
+    slices = {
+        module: sorted(set(keyset_slices(ast.parse(path.read_text(encoding="utf-8")))))
+        for module, path in MODULES.items()
+        if module != CURSOR_OWNER
+    }
+    assert {m: found for m, found in slices.items() if found} == {}, "page with skillwire.core.cursor.paginate"
+
+
 # -- URI structure: core/uri.py only ---------------------------------------------------------------------------
 
 URI_OWNER = "skillwire.core.uri"

@@ -392,3 +392,33 @@ def test_the_cross_origin_gate_is_decided_only_in_host_gate() -> None:
         "call skillwire.host.gate.cross_origin_read, or list it with why"
     )
     assert sorted(GATE_LOOKALIKES.keys() - found) == [], "stale entries in GATE_LOOKALIKES"
+
+
+# -- what a host with listing limits keeps (issue 36) ------------------------------------------------------------
+
+HOST_LIMITS_OWNER = "skillwire.core.host_limits"
+
+
+def host_budgets(tree: ast.AST) -> Iterator[str]:
+    """A host's byte budget written out (`512 * 1024`, `524288`): the start of a second copy of the arithmetic
+    `core/host_limits.py` owns (serve's warning, check's report and the test host all use it). Prose naming the
+    limits (help texts, docstrings) is not arithmetic."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mult) and ast.unparse(node) == "512 * 1024":
+            yield ast.unparse(node)
+        elif isinstance(node, ast.Constant) and type(node.value) is int and node.value == 524_288:
+            yield repr(node.value)
+
+
+def test_the_host_budget_detector_finds_a_copy() -> None:
+    copied = ast.parse(
+        "BUDGET = 512 * 1024\nOTHER = 524288\nwhy = 'it reads at most 512 KiB of entries'\nn = 512 * 2\n"
+    )
+    assert sorted(host_budgets(copied)) == ["512 * 1024", "524288"]
+
+
+def test_host_limits_are_written_only_in_core_host_limits() -> None:
+    found = {
+        (module, copy) for module, tree in TREES.items() if module != HOST_LIMITS_OWNER for copy in host_budgets(tree)
+    }
+    assert sorted(found) == [], "use skillwire.core.host_limits (CLAUDE_CODE, host_cut)"

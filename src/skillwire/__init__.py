@@ -53,6 +53,10 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         GitCatalog,
         GitRootSpec,
     )
+    from skillwire.catalog.listing import (
+        ListingRule,
+        ListingRules,
+    )
     from skillwire.catalog.persist import (
         SnapshotStore,
     )
@@ -112,6 +116,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         InvalidCursor,
         InvalidEntry,
         InvalidIndex,
+        InvalidListingRule,
         InvalidName,
         InvalidResponse,
         InvalidServerEntry,
@@ -144,6 +149,13 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         UntrustedSigner,
         UpstreamUnavailable,
         VerificationFailed,
+    )
+    from skillwire.core.host_limits import (
+        HostCut,
+        HostLimits,
+        ListingBudget,
+        entry_size,
+        host_cut,
     )
     from skillwire.core.json import (
         frontmatter_differences,
@@ -267,11 +279,14 @@ __all__ = [
     "GitRootSpec",
     "Hazard",
     "HazardKind",
+    "HostCut",
     "HostError",
+    "HostLimits",
     "InvalidAudienceRule",
     "InvalidCursor",
     "InvalidEntry",
     "InvalidIndex",
+    "InvalidListingRule",
     "InvalidName",
     "InvalidResponse",
     "InvalidServerEntry",
@@ -281,6 +296,9 @@ __all__ = [
     "LintReport",
     "LintedSkill",
     "Listing",
+    "ListingBudget",
+    "ListingRule",
+    "ListingRules",
     "LocalOrigin",
     "LockError",
     "ManifestDiff",
@@ -340,9 +358,11 @@ __all__ = [
     "build_server",
     "check_links",
     "check_skill_md",
+    "entry_size",
     "event_loop_options",
     "frontmatter_differences",
     "frontmatter_size_problem",
+    "host_cut",
     "http_app",
     "interop_hazards",
     "lint_path",
@@ -363,6 +383,10 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.catalog.git_catalog": (
         "GitCatalog",
         "GitRootSpec",
+    ),
+    "skillwire.catalog.listing": (
+        "ListingRule",
+        "ListingRules",
     ),
     "skillwire.catalog.persist": ("SnapshotStore",),
     "skillwire.checks.findings": ("Finding",),
@@ -411,6 +435,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "InvalidCursor",
         "InvalidEntry",
         "InvalidIndex",
+        "InvalidListingRule",
         "InvalidName",
         "InvalidResponse",
         "InvalidServerEntry",
@@ -443,6 +468,13 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UntrustedSigner",
         "UpstreamUnavailable",
         "VerificationFailed",
+    ),
+    "skillwire.core.host_limits": (
+        "HostCut",
+        "HostLimits",
+        "ListingBudget",
+        "entry_size",
+        "host_cut",
     ),
     "skillwire.core.json": ("frontmatter_differences",),
     "skillwire.core.manifest": (

@@ -10,7 +10,14 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, _mac, decode_cursor, encode_cursor
+from skillwire.core.cursor import (
+    DEFAULT_CURSOR_SECRET,
+    _mac,
+    decode_cursor,
+    encode_cursor,
+    paginate,
+    paginate_cursor,
+)
 from skillwire.core.errors import InvalidCursor
 
 KEYS = [
@@ -180,3 +187,34 @@ def test_validly_signed_but_malformed_payloads_are_rejected(payload: bytes, reas
     assert decode_cursor(_signed(b'[1,"k"]'), "skills/list") == "k"  # the helper mints real cursors
     with pytest.raises(InvalidCursor, match=reason):
         decode_cursor(_signed(payload), "skills/list")
+
+
+@settings(max_examples=200)
+@given(st.lists(st.text(max_size=4), unique=True).map(sorted), st.integers(1, 7), st.text(max_size=4))
+def test_paginate_walks_every_key_once_in_order(keys: list[str], limit: int, gone: str) -> None:
+    """A walk from the start gives each key once, `limit` at a time; a page after a key that is not among them
+    (a skill removed between two pages) starts at the first key past it."""
+    walked: list[str] = []
+    after: str | None = None
+    while True:
+        at, after = paginate(keys, after, limit)
+        assert len(at) == min(limit, len(keys) - len(walked))
+        walked += [keys[i] for i in at]
+        if after is None:
+            break
+        assert after == walked[-1]
+    assert walked == keys
+    at, _ = paginate(keys, gone, limit)
+    assert [keys[i] for i in at] == [k for k in keys if k > gone][:limit]
+
+
+def test_paginate_cursor_continues_with_its_own_kind_only() -> None:
+    keys = ["a", "b", "c"]
+    at, cursor = paginate_cursor(keys, None, 2, "skills/list")
+    assert list(at) == [0, 1]
+    assert cursor is not None
+    assert paginate_cursor(keys, cursor, 2, "skills/list") == (range(2, 3), None)
+    with pytest.raises(InvalidCursor):
+        paginate_cursor(keys, cursor, 2, "resources/directory/read skill://x")
+    with pytest.raises(ValueError, match="at least one"):
+        paginate(keys, None, 0)

@@ -224,6 +224,8 @@ def test_broken_server_every_defect_on_its_skill(broken_url: str) -> None:
 BROKEN_REPORT = """\
 skillwire check {url}
 protocol 2026-07-28, 9 skills on 4 pages, 527 files read, 11 directories read
+Claude Code 2.1.337 (per server: 100 skills, 20 pages and 512 KiB of entries) keeps all 7 listed skills \
+(75,845 bytes of entries)
 
 server
   FAIL  get.unknown-uri-error-code  [Get]  skills/get of a skill URI that cannot exist answered error -32603 \
@@ -721,8 +723,11 @@ def test_report_collapses_repeated_rules() -> None:
     stdout = io.StringIO()
     render(Output(stdout=stdout, stderr=io.StringIO()), ServerTarget("http://x/mcp", None), result)
     lines = stdout.getvalue().splitlines()
-    assert lines[3] == "skill://fake/many/SKILL.md"
-    assert lines[4:10] == [
+    assert lines[2].startswith(
+        "Claude Code 2.1.337 (per server: 100 skills, 20 pages and 512 KiB of entries) keeps all 1"
+    )
+    assert lines[4] == "skill://fake/many/SKILL.md"
+    assert lines[5:11] == [
         *(
             f"  FAIL  file.read-error  [Read]  skill://fake/many/f{i}.md: resources/read answered error -32603 (gone)"
             for i in range(5)

@@ -54,6 +54,15 @@ def test_check_json_on_a_clean_server_is_one_summary_record(examples_url: str) -
     result = run_cli("check", "--json", examples_url)
     assert result.code == 0, result.err
     records = [json.loads(line) for line in result.text.splitlines()]
+    host = records[0].pop("host_limits")
+    assert (host["host"], host["listed"], host["kept"], host["stopped"], host["dropped"]) == (
+        "Claude Code 2.1.337",
+        5,
+        5,
+        None,
+        [],
+    )
+    assert host["kept_bytes"] == host["listed_bytes"] > 0
     assert records == [
         {
             "summary": True,

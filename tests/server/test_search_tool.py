@@ -3,6 +3,7 @@ restart over the index file, and per-caller catalogs (a hidden skill is in no an
 
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -237,6 +238,7 @@ async def test_a_hidden_skill_is_in_no_answer_count_or_cursor(guarded: SkillCata
 
 def test_the_search_evals_queries_rank_alike_on_the_server_and_the_bridge() -> None:
     """`bench.search_eval`'s 422 queries over its corpus: every find_skills page and total is the bridge's."""
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))  # bench/ is not an installed package
     from bench import search_eval
 
     if not search_eval.CORPUS.is_dir():

@@ -1,4 +1,4 @@
-"""A skills client that behaves as Claude Code 2.1.332's native SEP-2640 client does (issue 20 item 10).
+"""A skills client that behaves as Claude Code 2.1.337's native SEP-2640 client does (issue 20 item 10, issue 36).
 
 What it does, from the landscape update (`../shared/spec/landscape-2026-12-update.md`):
 
@@ -12,7 +12,15 @@ What it does, from the landscape update (`../shared/spec/landscape-2026-12-updat
   `resources/read` for files, and `resources/directory/read` only when the server declared
   `directoryRead: true`;
 - verifies each file it reads against the entry's `digest` and `size`, and keys its approval on one
-  `sha256:` value over the whole manifest, which changes when any file of the skill changes.
+  `sha256:` value over the whole manifest, which changes when any file of the skill changes;
+- since 2.1.337 (`../shared/spec/landscape-2026-12-07.md` section 3), as a host it lists under its limits
+  (`list_as_host`: at most 100 skills, 20 pages and 512 KiB of entries per server and connection, then it stops
+  with the rest pending) and adopts at most 100 more skills by address (`load_by_address`: `skills/get`) per
+  server and session. The arithmetic is skillwire's own `core/host_limits.py`, the one `serve`'s warning and
+  `check` use, so the three cannot disagree; what it is applied to (the wire, the entries' validity) is this
+  client's own;
+- refuses a 2026-07-28 result without `resultType`, and loads no skills from a server whose configured name
+  (`native_client(name=)`, the host's own name for the server) holds `$`.
 
 It deliberately does not use skillwire's own client (`skillwire.client`): it is a second, independent peer, so a
 bug shared by skillwire's server and client cannot hide. Every JSON-RPC message it writes is recorded in `sent`
@@ -25,7 +33,7 @@ import base64
 import hashlib
 import json
 from collections.abc import AsyncIterator, Sequence
-from contextlib import asynccontextmanager
+from contextlib import AsyncExitStack, asynccontextmanager
 from dataclasses import dataclass, field
 from types import TracebackType
 from typing import Any
@@ -34,9 +42,12 @@ import mcp_types
 from mcp.client import Client, advertise
 from mcp.client.stdio import StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared._httpx_utils import create_mcp_http_client
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import SessionMessage
 from pydantic import BaseModel, ConfigDict
+
+from skillwire.core.host_limits import CLAUDE_CODE, HostLimits, ListingBudget, entry_size
 
 EXTENSION = "io.modelcontextprotocol/skills"
 NATIVE_VERSION = "2026-07-28"  # the oldest protocol the native client sends skills/* on
@@ -52,6 +63,36 @@ class NativeRefused(Exception):
 
 class VerificationFailed(Exception):
     """Bytes read do not match the entry's digest or size."""
+
+
+@dataclass
+class HostListing:
+    """What the host keeps of one server's listing: the entries (in order), the pages read, and, when it stopped
+    with entries pending, by which limit (`ListingBudget.stopped`) and its words."""
+
+    entries: list[dict[str, Any]]
+    pages: int
+    stopped: str | None
+    why: str
+    invalid: int = 0  # entries the host skipped as unusable (not counted against its limits)
+
+    @property
+    def uris(self) -> list[str]:
+        return [entry["uri"] for entry in self.entries]
+
+
+def usable_entry(entry: object) -> bool:
+    """The host's own shape check of a listed entry (what it counts as a "valid entry"): a string `uri`, a
+    frontmatter object with string `name` and `description`, and `resources` an array or `"dynamic"`."""
+    if not isinstance(entry, dict) or not isinstance(entry.get("uri"), str):
+        return False
+    frontmatter = entry.get("frontmatter")
+    if not isinstance(frontmatter, dict):
+        return False
+    if not (isinstance(frontmatter.get("name"), str) and isinstance(frontmatter.get("description"), str)):
+        return False
+    resources = entry.get("resources")
+    return resources == "dynamic" or isinstance(resources, list)
 
 
 class _Raw(mcp_types.Request[dict[str, Any] | None, str]):
@@ -115,6 +156,10 @@ class NativeClient:
 
     client: Client
     sent: list[dict[str, Any]] = field(default_factory=list)
+    name: str = "sw"  # the host's configured name for this server
+    limits: HostLimits = CLAUDE_CODE
+    kept: set[str] = field(default_factory=set)  # the URIs list_as_host kept
+    by_address: set[str] = field(default_factory=set)  # skills adopted by address this session
 
     @property
     def protocol_version(self) -> str:
@@ -137,6 +182,8 @@ class NativeClient:
         return result.model_dump()
 
     def _require_skills(self, method: str) -> None:
+        if "$" in self.name:
+            raise NativeRefused(f"{method} not sent: no skills are loaded from a server whose name holds '$'")
         if self.protocol_version < NATIVE_VERSION:  # ISO dates compare as text
             raise NativeRefused(
                 f"{method} not sent: this connection is not known to use MCP protocol version "
@@ -152,8 +199,7 @@ class NativeClient:
         cursor: str | None = None
         seen: set[str] = set()
         for page in range(1, MAX_PAGES + 1):
-            result = await self.request("skills/list", {"cursor": cursor} if cursor is not None else {})
-            assert result.get("resultType") == "complete", result.get("resultType")
+            result = self._complete("skills/list", await self.request("skills/list", _cursor(cursor)))
             assert isinstance(result.get("ttlMs"), int)
             assert result.get("cacheScope") in ("public", "private")
             entries += result["skills"]
@@ -167,12 +213,60 @@ class NativeClient:
     async def get_skill(self, uri: str) -> dict[str, Any]:
         """`skills/get` by address: the entry of one SKILL.md URI."""
         self._require_skills("skills/get")
-        result = await self.request("skills/get", {"uri": uri})
-        assert result.get("resultType") == "complete", result.get("resultType")
+        result = self._complete("skills/get", await self.request("skills/get", {"uri": uri}))
         assert "nextCursor" not in result
         skill = result["skill"]
         assert isinstance(skill, dict)
         return skill
+
+    def _complete(self, method: str, result: dict[str, Any]) -> dict[str, Any]:
+        """A 2026-07-28 result, refused (`NativeRefused`) without `resultType`, as the host refuses it."""
+        if "resultType" not in result:
+            raise NativeRefused(f"{method}: the 2026-07-28 result has no resultType; refused")
+        assert result["resultType"] == "complete", result["resultType"]
+        return result
+
+    async def list_as_host(self) -> HostListing:
+        """`skills/list` as the host walks it: page by page under `limits`, through `core/host_limits`'
+        `ListingBudget` (a page only while it may keep more, each usable entry measured by `entry_size`), stopping
+        with the rest pending. The kept URIs are remembered: loading one of them is not a load by address."""
+        self._require_skills("skills/list")
+        budget = ListingBudget(self.limits)
+        kept: list[dict[str, Any]] = []
+        invalid = 0
+        cursor: str | None = None
+        seen: set[str] = set()
+        while budget.page():
+            result = self._complete("skills/list", await self.request("skills/list", _cursor(cursor)))
+            for entry in result["skills"]:
+                if not usable_entry(entry):
+                    invalid += 1
+                elif budget.admit(entry_size(entry)):
+                    kept.append(entry)
+                else:
+                    break
+            cursor = result.get("nextCursor")
+            if not cursor or budget.stopped is not None:
+                break
+            assert cursor not in seen, "cursor repeated"
+            seen.add(cursor)
+        self.kept.update(entry["uri"] for entry in kept)
+        return HostListing(kept, budget.pages, budget.stopped, budget.why(), invalid)
+
+    async def load_by_address(self, uri: str) -> tuple[dict[str, Any], bytes]:
+        """The host's Skill tool given an address: a skill it did not list is adopted with `skills/get` (at most
+        `limits.by_address` per server and session, then refused in the host's words), and its SKILL.md is read
+        and verified against the entry. Returns the entry and the SKILL.md's bytes."""
+        self._require_skills("skills/get")
+        if uri not in self.kept and uri not in self.by_address and len(self.by_address) >= self.limits.by_address:
+            raise NativeRefused(
+                f"this session already found {self.limits.by_address} skills on that server by address, "
+                "the most it keeps"
+            )
+        entry = await self.get_skill(uri)
+        if uri not in self.kept:
+            self.by_address.add(uri)
+        return entry, await self.read_verified(uri, entry)
 
     async def read(self, uri: str) -> tuple[bytes, dict[str, Any]]:
         """One `resources/read`: the bytes of its one content block for `uri`, and the block."""
@@ -231,15 +325,30 @@ class NativeClient:
         raise AssertionError("resources/list did not end")
 
 
+def _cursor(cursor: str | None) -> dict[str, Any]:
+    return {"cursor": cursor} if cursor is not None else {}
+
+
 @asynccontextmanager
 async def native_client(
-    *, url: str | None = None, command: Sequence[str] | None = None, env: dict[str, str] | None = None
+    *,
+    url: str | None = None,
+    command: Sequence[str] | None = None,
+    env: dict[str, str] | None = None,
+    name: str = "sw",
+    limits: HostLimits = CLAUDE_CODE,
+    token: str | None = None,
 ) -> AsyncIterator[NativeClient]:
-    """A connected native client over Streamable HTTP (`url`) or stdio (`command`): give exactly one."""
+    """A connected native client over Streamable HTTP (`url`) or stdio (`command`): give exactly one. `name` is
+    the host's configured name for the server (a `$` in it: no skills); `limits` its listing limits; `token` a
+    bearer token sent with every HTTP request (the host's configured header)."""
     assert (url is None) != (command is None)
     sent: list[dict[str, Any]] = []
+    stack = AsyncExitStack()
     if url is not None:
-        inner: Any = streamable_http_client(url)
+        headers = {"Authorization": f"Bearer {token}"} if token is not None else None
+        http = await stack.enter_async_context(create_mcp_http_client(headers=headers))
+        inner: Any = streamable_http_client(url, http_client=http)
     else:
         assert command is not None
         from mcp.client.stdio import stdio_client
@@ -252,11 +361,11 @@ async def native_client(
         _RecordingTransport(inner, sent),
         mode=NATIVE_VERSION,
         extensions=[advertise(EXTENSION, {})],
-        client_info=mcp_types.Implementation(name="native-test-client", version="2.1.332"),
+        client_info=mcp_types.Implementation(name="native-test-client", version="2.1.337"),
         cache=None,  # every call reaches the server: the test holds the server's answers, not a cache's
         read_timeout_seconds=60,
     )
-    async with client:
+    async with stack, client:
         session = client.session
         try:
             discovered = await session.send_request(
@@ -270,4 +379,4 @@ async def native_client(
             await session.initialize()
         else:
             session.adopt(discovered)
-        yield NativeClient(client, sent)
+        yield NativeClient(client, sent, name=name, limits=limits)

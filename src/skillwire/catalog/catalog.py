@@ -26,6 +26,7 @@ from skillwire._deprecation import warn_renamed
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords, scan_root, uri_for
 from skillwire.catalog.inline import InlineSkills
+from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.persist import Persisted, RecordedWalk, SnapshotStore, record_walk
 from skillwire.catalog.signatures import RootSignatures
@@ -81,6 +82,10 @@ class SkillCatalog:
         Where the snapshot of each full scan is saved (`SnapshotStore(path)`), so that the next
         catalog over the same roots serves it at once and validates it in the background
         (`validate`, run by `watch`); by default nothing is saved. Not used with skills in code.
+    listing:
+        Which skills `skills/list` lists (`ListingRules`: `--list` / `--unlist` globs, the last match deciding);
+        the others are served unlisted, reachable by address. By default every folder skill is listed and a
+        skill in code as its `listed=` says.
     """
 
     # Whether a snapshot of this catalog may declare audience rules of its own (a published index does).
@@ -96,7 +101,9 @@ class SkillCatalog:
         cursor_secret: bytes = DEFAULT_CURSOR_SECRET,
         hash_workers: int | None = None,
         snapshot_store: SnapshotStore | None = None,
+        listing: ListingRules | None = None,
     ) -> None:
+        self.listing = listing if listing is not None else ListingRules()
         self.roots: list[SkillRoot] = [r if isinstance(r, SkillRoot) else SkillRoot(Path(r)) for r in roots]
         # Skills defined in Python (`skill`, `add_files`, ...); any addition drops the cached snapshot.
         self.inline = InlineSkills(on_change=self._drop_snapshot)
@@ -182,9 +189,7 @@ class SkillCatalog:
                 if persisted is None:
                     return None
                 pairs = zip(self.roots, persisted.results, strict=True)
-                signed = [self.root_signatures.annotate(root, result) for root, result in pairs]
-                skills, files, skipped, ignored = merge_sources(signed)
-                snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
+                snapshot = self._snapshot_of([self.root_signatures.annotate(root, result) for root, result in pairs])
                 if not self._gc_frozen_once:
                     # Frozen without the collection `_build` runs first: nothing has served a request
                     # yet, JSON decoding makes no cycles, and a full collection here (the imported
@@ -202,6 +207,14 @@ class SkillCatalog:
         self.observe_gauges()
         logger.debug("serving the persisted snapshot %s until it is validated", store.path)
         return snapshot
+
+    def _snapshot_of(self, results: list[ScanResult]) -> CatalogSnapshot:
+        """The snapshot of these sources' scans: merged (`merge_sources`), then listed as `listing` decides.
+        The rules are applied here, on every build and every persisted load, never saved with a scan, so a
+        restart with other rules lists by the new ones."""
+        skills, files, skipped, ignored = merge_sources(results)
+        listed = self.listing.apply(skills)
+        return CatalogSnapshot(listed, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
 
     def validate(self) -> bool:
         """Compare a persisted snapshot being served with the disk (every folder, `.skillignore` and
@@ -462,8 +475,8 @@ class SkillCatalog:
             # before the tables are built: 48 bytes a record, they were 11 MB of a 10,000-skill peak.
             self._cold_walk = walk if walk is not None else record_walk(records, started_ns)
             records.clear()
-        skills, files, skipped, ignored = merge_sources(results)
-        snapshot = CatalogSnapshot(skills, files, skipped, ignored=ignored, cursor_secret=self.cursor_secret)
+        snapshot = self._snapshot_of(results)
+        files = snapshot.files.values()
         if changed is not None and len(rescanned) == len(self.roots):
             # Every root was refreshed folder by folder: only the rescanned folders can hold files
             # that went away. Rebuilding the whole in-memory cache per watcher event was 4 MB of

@@ -72,6 +72,7 @@ from skillwire.catalog.indexed import (
 from skillwire.catalog.indexed import (
     PublishedSnapshot as PublishedSnapshot,
 )
+from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.replica_state import Accepted, read_replica_state, write_replica_state
 from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, SkippedSkill
@@ -220,6 +221,7 @@ class PublishResult:
     index_written: bool
     pointer_switched: bool
     skipped: tuple[SkippedSkill, ...]
+    unlisted: int = 0  # skills in the index but not in skills/list (`--unlist`): served by address
 
     def summary(self) -> str:
         changed = "switched to" if self.pointer_switched else "already at"
@@ -228,14 +230,19 @@ class PublishResult:
             f"{self.uploaded} blobs uploaded ({self.uploaded_bytes:,} bytes), {self.present} already there; "
             f"{changed} index {self.index_id[:12]}"
         )
+        if self.unlisted:
+            line += f"; {self.unlisted} unlisted (served by address, not in skills/list)"
         if self.skipped:
             line += f"; {len(self.skipped)} skipped (listed in the index)"
         return line
 
 
-def scan_for_publish(roots: Sequence[SkillRoot], *, enforce_limits: bool = True) -> CatalogSnapshot:
-    """The snapshot `skillwire serve` would build from these folders (same rules, same skips)."""
-    return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=enforce_limits).snapshot
+def scan_for_publish(
+    roots: Sequence[SkillRoot], *, enforce_limits: bool = True, listing: ListingRules | None = None
+) -> CatalogSnapshot:
+    """The snapshot `skillwire serve` would build from these folders (same rules, same skips, listed as
+    `listing` decides: the index carries each skill's flag)."""
+    return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=enforce_limits, listing=listing).snapshot
 
 
 async def publish(
@@ -316,6 +323,7 @@ async def publish(
         index_written,
         switched,
         snapshot.skipped,
+        len(snapshot) - len(snapshot.listed),
     )
 
 

@@ -13,7 +13,6 @@ bytes against the digest that was published, so the bytes served are always the 
 
 from __future__ import annotations
 
-import bisect
 import itertools
 import threading
 from collections import deque
@@ -23,7 +22,7 @@ from typing import Any
 
 from skillwire._deprecation import renamed_attributes
 from skillwire.catalog.safe_open import read_regular
-from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, decode_cursor, encode_cursor
+from skillwire.core.cursor import DEFAULT_CURSOR_SECRET, paginate, paginate_cursor
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServedFileChanged
 from skillwire.core.json import JSONValue
@@ -419,22 +418,13 @@ class CatalogSnapshot:
 
     def list_page(self, cursor: str | None, limit: int) -> tuple[list[CatalogSkill], str | None]:
         """One `skills/list` page: keyset pagination over the sorted URIs."""
-        start = 0
-        if cursor is not None:
-            after = decode_cursor(cursor, METHOD_LIST, secret=self.cursor_secret)
-            start = bisect.bisect_right(self._listed_keys, after)
-        page = list(self.listed[start : start + limit])
-        more = start + limit < len(self.listed)
-        next_cursor = encode_cursor(METHOD_LIST, page[-1].uri, secret=self.cursor_secret) if more else None
-        return page, next_cursor
+        at, next_cursor = paginate_cursor(self._listed_keys, cursor, limit, METHOD_LIST, secret=self.cursor_secret)
+        return list(self.listed[at.start : at.stop]), next_cursor
 
     def skill_md_page(self, after: str | None, limit: int) -> tuple[list[dict[str, Any]], str | None]:
         """SKILL.md resources for `resources/list`; the caller wraps the returned key in its cursor."""
-        start = 0 if after is None else bisect.bisect_right(self._listed_keys, after)
-        page = self.listed[start : start + limit]
-        items = [skill_md_resource(s, self.files.get(s.uri)) for s in page]
-        more = start + limit < len(self.listed)
-        return items, (page[-1].uri if more else None)
+        at, last = paginate(self._listed_keys, after, limit)
+        return [skill_md_resource(s, self.files.get(s.uri)) for s in self.listed[at.start : at.stop]], last
 
     def is_directory(self, uri: str) -> bool:
         return self._listing(uri) is not None
@@ -445,22 +435,16 @@ class CatalogSnapshot:
         if listing is None:
             return None
         kind = "resources/directory/read " + uri
-        start = 0
-        if cursor is not None:
-            after = decode_cursor(cursor, kind, secret=self.cursor_secret)
-            start = bisect.bisect_right(listing.names, after)
-        names = listing.names[start : start + limit]
+        at, next_cursor = paginate_cursor(listing.names, cursor, limit, kind, secret=self.cursor_secret)
         items: list[dict[str, Any]] = []
-        for i, name in enumerate(names, start):
-            child_uri = listing.uris[i]
+        for i in at:
+            name, child_uri = listing.names[i], listing.uris[i]
             if not listing.is_file[i]:
                 items.append({"uri": child_uri, "name": name, "mimeType": DIRECTORY_MIME_TYPE})
             elif name == SKILL_MD and child_uri in self.skill_by_uri:
                 items.append(skill_md_resource(self.skill_by_uri[child_uri], self.files.get(child_uri)))
             else:
                 items.append(file_resource(name, self.files[child_uri]))
-        more = start + limit < len(listing.names)
-        next_cursor = encode_cursor(kind, names[-1], secret=self.cursor_secret) if more else None
         return Page(items, next_cursor)
 
     def dynamic_skill_for(self, uri: str) -> tuple[CatalogSkill, str] | None:

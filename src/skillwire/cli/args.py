@@ -16,7 +16,7 @@ from __future__ import annotations
 import argparse
 import logging
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -26,6 +26,7 @@ from skillwire.core.address import address_as_url
 from skillwire.core.errors import SkillwireError
 
 if TYPE_CHECKING:
+    from skillwire.catalog.listing import ListingRule
     from skillwire.host.trust import TrustPolicy
 
 INTERRUPTED = 130  # the exit status after Ctrl-C: 128 + SIGINT, as shells report it
@@ -182,6 +183,37 @@ def add_audience_argument(parser: argparse.ArgumentParser) -> None:
             "(repeatable; a caller's audiences come from serve --tokens)"
         ),
     )
+
+
+def _listing_rule(listed: bool) -> Callable[[str], ListingRule]:
+    def parse(glob: str) -> ListingRule:
+        from skillwire.catalog.listing import ListingRule
+        from skillwire.core.errors import InvalidListingRule
+
+        try:
+            return ListingRule(listed, glob)
+        except InvalidListingRule as exc:
+            raise argparse.ArgumentTypeError(str(exc)) from None
+
+    return parse
+
+
+def add_listing_arguments(parser: argparse.ArgumentParser) -> None:
+    """`--list GLOB` / `--unlist GLOB`, for the commands that choose what `skills/list` lists (serve, and publish,
+    whose index carries the choice): one list in command-line order, since the last matching rule decides."""
+    group = parser.add_argument_group(
+        "what skills/list lists (the last matching glob decides; unlisted skills stay loadable by address)"
+    )
+    for flag, listed, what in (("--list", True, "list"), ("--unlist", False, "do not list")):
+        group.add_argument(
+            flag,
+            dest="listing",
+            action="append",
+            default=[],
+            type=_listing_rule(listed),
+            metavar="GLOB",
+            help=f"{what} the skills matching GLOB: a skill path (team/**) or URI (skill://team/*); repeatable",
+        )
 
 
 def add_trust_arguments(parser: argparse.ArgumentParser, *, qualifier: str = "") -> None:

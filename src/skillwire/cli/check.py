@@ -20,8 +20,11 @@ Output:
   `"server"`, `uri` the file, directory or probe URI concerned, or null), then always one final
   summary object, so a clean server prints one line too:
   `{"summary": true, "ok", "failures", "warnings", "skills", "skills_without_findings", "pages",
-  "files_read", "directories_read", "protocol_version"}`. A reader tells it from a finding by its
-  `summary` key.
+  "files_read", "directories_read", "protocol_version", "host_limits"}`. A reader tells it from a finding by
+  its `summary` key. `host_limits` is what a host with Claude Code 2.1.337's listing limits (100 skills,
+  20 pages, 512 KiB of entries per server, `core/host_limits.py`) keeps: `{host, limits, listed, listed_bytes,
+  kept, kept_bytes, pages_read, stopped, dropped}` (`dropped`: every URI it would not list, in order; null when
+  the listing could not be walked). The report says the same in one line under its counts.
 * `--quiet` prints only the failures, one line each: `SKILL: FAIL RULE-ID [Section] message`.
 * `--list-rules` prints every rule id with its severity, section and meaning.
 
@@ -41,12 +44,14 @@ from typing import Any
 from rich.text import Text
 
 from skillwire.checks.audit import RULES, SERVER, AuditResult, audit
+from skillwire.checks.audit.records import HostKeeps
 from skillwire.checks.findings import Finding
 from skillwire.cli.args import ServerTarget, UsageError, add_output_arguments, add_server_arguments, server_target
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output
 from skillwire.client.requests import send_raw
 from skillwire.client.skills import SkillsClient
+from skillwire.core.display import escape
 
 _LABEL = {"failure": "FAIL", "warning": "WARN"}
 SAME_RULE_SHOWN = 5  # per skill and rule in the report; --json and --quiet list every finding
@@ -63,7 +68,9 @@ def add_parser(commands: Any) -> None:
             "cache attributes and error codes. Exit status 1 when anything MUST-level fails. "
             "--json prints JSON Lines: one object per finding {severity, rule, section, skill, uri, message}, "
             "then always a final summary object {summary: true, ok, failures, warnings, skills, "
-            "skills_without_findings, pages, files_read, directories_read, protocol_version}."
+            "skills_without_findings, pages, files_read, directories_read, protocol_version, host_limits}: "
+            "host_limits is what a host with Claude Code's listing limits (100 skills, 20 pages, 512 KiB of "
+            "entries) keeps and which skills it drops."
         ),
     )
     add_server_arguments(p)
@@ -137,6 +144,39 @@ def summary_line(result: AuditResult) -> str:
     return f"{verdict}: {counts}; {total - len(with_findings)} of {total} skills without findings"
 
 
+HOST_DROPPED_SHOWN = 3  # dropped skills named in the report; --json lists every one
+
+
+def host_line(host: HostKeeps) -> str:
+    """What a host with Claude Code's listing limits keeps of this server's listing, in one line."""
+    cut, limits = host.cut, host.cut.limits
+    head = f"{limits.host} (per server: {limits.describe()})"
+    if not cut.cut:
+        return f"{head} keeps all {host.listed:,} listed skills ({host.listed_bytes:,} bytes of entries)"
+    shown = ", ".join(escape(uri, 200) for uri in host.dropped[:HOST_DROPPED_SHOWN])
+    more = len(host.dropped) - HOST_DROPPED_SHOWN
+    return (
+        f"{head} keeps {cut.kept:,} of {host.listed:,} listed skills ({cut.kept_bytes:,} of {host.listed_bytes:,} "
+        f"bytes of entries; {cut.why}) and drops {len(host.dropped):,}: {shown}"
+        + (f" and {more:,} more" if more > 0 else "")
+    )
+
+
+def host_record(host: HostKeeps) -> dict[str, Any]:
+    cut = host.cut
+    return {
+        "host": cut.limits.host,
+        "limits": {"skills": cut.limits.skills, "pages": cut.limits.pages, "entry_bytes": cut.limits.entry_bytes},
+        "listed": host.listed,
+        "listed_bytes": host.listed_bytes,
+        "kept": cut.kept,
+        "kept_bytes": cut.kept_bytes,
+        "pages_read": cut.pages,
+        "stopped": cut.stopped,
+        "dropped": host.dropped,
+    }
+
+
 def summary_record(result: AuditResult) -> dict[str, Any]:
     """The last line of `--json`: the verdict and the counts behind it."""
     stats = result.stats
@@ -152,6 +192,7 @@ def summary_record(result: AuditResult) -> dict[str, Any]:
         "files_read": stats.files_read,
         "directories_read": stats.directories_read,
         "protocol_version": stats.protocol_version,
+        "host_limits": None if stats.host is None else host_record(stats.host),
     }
 
 
@@ -175,6 +216,8 @@ def render(out: Output, target: ServerTarget, result: AuditResult) -> None:
             style="dim",
         )
     )
+    if stats.host is not None:
+        console.print(Text(host_line(stats.host), style="yellow" if stats.host.cut.cut else "dim"))
     for skill, in_skill in groupby(result.findings, key=lambda f: f.skill):
         console.print()
         console.print(Text(skill, style="bold"))

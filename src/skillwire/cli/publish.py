@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 
-from skillwire.cli.args import UsageError, add_audience_argument, add_output_arguments
+from skillwire.cli.args import UsageError, add_audience_argument, add_listing_arguments, add_output_arguments
 
 
 def add_parser(commands: Any) -> None:
@@ -46,6 +46,7 @@ def add_parser(commands: Any) -> None:
         ),
     )
     add_audience_argument(p)
+    add_listing_arguments(p)
     add_output_arguments(p, json=False)
     p.set_defaults(run=run)
 
@@ -54,6 +55,7 @@ def run(args: argparse.Namespace) -> int:
     from skillwire.catalog.audiences import audience_rules, parse_audience_rule
     from skillwire.catalog.digests import DigestCache
     from skillwire.catalog.filesystem import SkillRoot
+    from skillwire.catalog.listing import ListingRules
     from skillwire.catalog.published import publish, scan_for_publish
     from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
     from skillwire.catalog.store import is_store_url, parse_location
@@ -63,10 +65,15 @@ def run(args: argparse.Namespace) -> int:
         raise UsageError("publish wants PATH... TARGET, the target last: s3://BUCKET/PREFIX or file://DIR")
     location = parse_location(args.paths[-1])
     rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
+    # The listed flag is decided here and written into the index, so every replica lists alike.
+    listing = ListingRules(args.listing)
     if has_git_root(args.paths[:-1]):
         # Fetched and checked out first; each entry then records its repository and commit in the index.
         catalog = git_catalog(
-            parse_root_specs(args.paths[:-1]), digest_cache=DigestCache(), enforce_limits=not args.no_limits
+            parse_root_specs(args.paths[:-1]),
+            digest_cache=DigestCache(),
+            enforce_limits=not args.no_limits,
+            listing=listing,
         )
         roots = list(catalog.roots)
         snapshot = catalog.snapshot
@@ -75,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 print(f"skillwire: {root} is commit {commit}", file=sys.stderr)
     else:
         roots = [SkillRoot.parse(p) for p in args.paths[:-1]]
-        snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
+        snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits, listing=listing)
     # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover:
     # the scan attached them, each root's to its own entries only. A file that does not read stops here.
     SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)

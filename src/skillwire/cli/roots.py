@@ -114,4 +114,5 @@ def serve_git_catalog(args: argparse.Namespace, options: ServeOptions, paths: Se
         digest_cache=DigestCache(digests) if digests is not None else DigestCache(),
         enforce_limits=options.enforce_limits,
         cursor_secret=options.secret(),
+        listing=options.listing,
     )

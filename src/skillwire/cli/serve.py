@@ -22,6 +22,7 @@ import anyio
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot, walk_root
+from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
@@ -31,6 +32,7 @@ from skillwire.cli.args import (
     UsageError,
     add_allow_host_argument,
     add_audience_argument,
+    add_listing_arguments,
     add_log_arguments,
     add_output_arguments,
     parse_host_port,
@@ -39,11 +41,12 @@ from skillwire.cli.args import (
 from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
 from skillwire.core.display import escape
 from skillwire.core.errors import BindError, SigningError
+from skillwire.core.host_limits import CLAUDE_CODE
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.ops.logs import configure_logging, current_format
 from skillwire.ops.metrics import multiprocess_directory
 from skillwire.server.app import bind_http_socket, event_loop_options, serve_http, serve_stdio
-from skillwire.server.extension import DEFAULT_PAGE_SIZE
+from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 from skillwire.server.options import ServeOptions, http_base_url
 
 DEFAULT_HTTP = "127.0.0.1:8765"
@@ -152,6 +155,7 @@ def add_parser(commands: Any) -> None:
         help="require a bearer token listed in FILE (JSON); each caller sees what its audiences allow",
     )
     add_audience_argument(p)
+    add_listing_arguments(p)
     p.add_argument(
         "--workers",
         type=int,
@@ -329,6 +333,9 @@ def watch_signatures(catalog: SkillCatalog, signatures: SignatureBook, snapshot:
 def summary(snapshot: CatalogSnapshot) -> str:
     skills, files = len(snapshot.skill_by_uri), len(snapshot.files)
     lines = [f"skillwire: serving {skills} skill{'' if skills == 1 else 's'}, {files} file{'' if files == 1 else 's'}"]
+    unlisted = skills - len(snapshot.listed)
+    if unlisted:
+        lines[0] += f" ({unlisted} unlisted: served by address, not in skills/list)"
     if snapshot.skipped:
         lines.append(f"skillwire: skipped {len(snapshot.skipped)} skills:")
         # Folder names and reasons are values from the served folders: one line each, whatever they hold.
@@ -390,6 +397,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         blob_cache_bytes=args.blob_cache_mb * 1024 * 1024,
         tokens=args.tokens,
         audiences=tuple(args.audience),
+        listing=ListingRules(args.listing),
         signature_files=tuple(args.signatures),
         metrics=not args.no_metrics,
         replica_state=args.replica_state,
@@ -427,6 +435,19 @@ def exit_on_interrupt() -> None:
     signal.signal(signal.SIGINT, stop)
 
 
+def host_cut_warning(skills: SkillsExtension, snapshot: CatalogSnapshot) -> str | None:
+    """One line when a host with Claude Code's listing limits would not list every listed skill (issue 36)."""
+    cut = skills.host_cut(CLAUDE_CODE, snapshot)
+    if not cut.cut:
+        return None
+    limits = cut.limits
+    return (
+        f"{limits.host} lists the first {cut.kept:,} of the {len(snapshot.listed):,} listed skills "
+        f"({cut.why}; its limits per server: {limits.describe()}): choose which are listed with "
+        "--list/--unlist GLOB; the others stay loadable by address (skills/get) and findable by the search tool"
+    )
+
+
 def start_catalog(
     args: argparse.Namespace,
     catalog: SkillCatalog,
@@ -434,9 +455,11 @@ def start_catalog(
     published: bool,
     signatures: SignatureBook,
     sock: socket.socket | None,
+    skills: SkillsExtension,
 ) -> None:
     """The catalog's first snapshot, checked and summarised: "nothing to serve" (a `UsageError`), the
-    start-up summary, the signature counts, and the signature watch for later reloads."""
+    start-up summary, the host-limit warning, the signature counts, and the signature watch for later
+    reloads."""
     snapshot = catalog.snapshot
     problem = None if args.allow_empty or published else nothing_to_serve(roots, snapshot)
     if not catalog.validated and (args.no_watch or problem is not None):
@@ -453,6 +476,9 @@ def start_catalog(
         raise UsageError(problem)
     if not args.quiet:
         log_summary(snapshot)
+        warning = host_cut_warning(skills, snapshot)
+        if warning is not None:
+            say("host_cut", warning)
         if not catalog.validated:
             say(
                 "warm_start",
@@ -508,6 +534,11 @@ def run(args: argparse.Namespace) -> int:
         roots: list[SkillRoot] = []
     else:
         roots = [] if published else parse_roots(paths)
+    if published and args.listing:
+        raise UsageError(
+            "--list/--unlist: a published catalog lists what its publisher chose, so every replica lists alike; "
+            "choose with `skillwire publish --list/--unlist`"
+        )
     if args.require_signed_commit and not has_git_root(paths):
         raise UsageError("--require-signed-commit applies to a git root (git+https://…, git+ssh://…, git+file://…)")
     if args.workers < 1:
@@ -576,7 +607,7 @@ def serve(
     )
     skills = served.extension
 
-    first_scan = functools.partial(start_catalog, args, catalog, roots, published, signatures, sock)
+    first_scan = functools.partial(start_catalog, args, catalog, roots, published, signatures, sock, skills)
     server = served.server(log_requests=args.log_requests)
     watch = not args.no_watch
     if address is None:

@@ -12,15 +12,21 @@ a string (`skills/list`: the last URI of the page) or any JSON value a listing n
 or the query, offset and catalog version): `encode_cursor` takes either, `decode_cursor` gives back a
 string key and refuses any other, `decode_cursor_value` gives back whatever JSON value was encoded for
 the caller to check its shape.
+
+`paginate` is the one keyset slice of a server's listings (`skills/list`, `resources/list`'s SKILL.md
+pages, `resources/directory/read`): the page after a key over sorted keys, and the key the next page
+continues after. `paginate_cursor` is the same behind a cursor of one kind.
 """
 
 from __future__ import annotations
 
 import base64
 import binascii
+import bisect
 import hashlib
 import hmac
 import json
+from collections.abc import Sequence
 
 from skillwire.core.errors import InvalidCursor
 from skillwire.core.json import JSONValue
@@ -72,3 +78,27 @@ def decode_cursor_value(cursor: object, kind: str, *, secret: bytes = DEFAULT_CU
     if version != 1:
         raise InvalidCursor(f"invalid cursor {cursor!r:.80}: unsupported version")
     return key  # type: ignore[no-any-return]  # json.loads of our own payload: a JSON value
+
+
+def paginate(keys: Sequence[str], after: str | None, limit: int) -> tuple[range, str | None]:
+    """The positions in sorted `keys` of the page of at most `limit` keys after `after` (from the start when
+    None), and the key the next page continues after: the page's last, or None when nothing follows.
+
+    Keyset, not offset: a key removed or added between two pages moves no other key into or out of the
+    next page, and `after` need not be among `keys` (a skill that went away still continues the listing).
+    """
+    if limit < 1:
+        raise ValueError(f"a page holds at least one item, not {limit}")
+    start = 0 if after is None else bisect.bisect_right(keys, after)
+    stop = min(start + limit, len(keys))
+    return range(start, stop), (keys[stop - 1] if stop < len(keys) else None)
+
+
+def paginate_cursor(
+    keys: Sequence[str], cursor: str | None, limit: int, kind: str, *, secret: bytes = DEFAULT_CURSOR_SECRET
+) -> tuple[range, str | None]:
+    """`paginate` behind a cursor of listing `kind`: `InvalidCursor` for one this listing did not issue, and
+    the cursor of the next page (None at the end)."""
+    after = None if cursor is None else decode_cursor(cursor, kind, secret=secret)
+    positions, last = paginate(keys, after, limit)
+    return positions, (None if last is None else encode_cursor(kind, last, secret=secret))

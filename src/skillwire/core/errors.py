@@ -281,6 +281,11 @@ class InvalidAudienceRule(SkillwireError, ValueError):
     """An `--audience` rule, an index's `audiences` or a tokens file that cannot be used."""
 
 
+class InvalidListingRule(SkillwireError, ValueError):
+    """A `--list` / `--unlist` glob (or a `ListingRule` in code) that cannot be used, or one given where the
+    listing is not chosen (a replica of a published index lists what its publisher chose)."""
+
+
 class SigningError(SkillwireError):
     """A catalog could not be signed (no ssh-keygen, an unusable key) or a signatures file is unreadable."""
 

@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import logging
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
@@ -37,6 +37,7 @@ from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import StoredFile
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import BlobUnavailable, InvalidCursor, InvalidSkillURI, ServedFileChanged
+from skillwire.core.host_limits import CLAUDE_CODE, HostCut, HostLimits, entry_size, host_cut
 from skillwire.core.params import GetSkillParams, ReadDirectoryParams
 from skillwire.core.protocol import (
     DIRECTORY_READ_SETTING,
@@ -243,6 +244,19 @@ class SkillsExtension(Extension):
             if meta is not None:
                 wire["_meta"] = {**(wire.get("_meta") or {}), SIGNATURE_META_KEY: meta}
         return wire
+
+    def host_cut(self, limits: HostLimits = CLAUDE_CODE, snapshot: CatalogSnapshot | None = None) -> HostCut:
+        """What a host with `limits` keeps of this server's `skills/list` (the catalog's snapshot, or `snapshot`),
+        walked page by page at this extension's page size with the entries as sent. Lazy: entries past the cut
+        are never built, so it costs at most about `limits.skills` entries on any catalog."""
+        listed = (snapshot if snapshot is not None else self.catalog.snapshot).listed
+        size = self.page_size
+
+        def page(start: int) -> Iterator[int]:
+            for position in range(start, min(start + size, len(listed))):
+                yield entry_size(self._wire(listed[position]))
+
+        return host_cut(limits, (page(start) for start in range(0, len(listed), size)))
 
     def _signature_for(self, entry: SkillEntry) -> dict[str, Any] | None:
         key = id(entry)

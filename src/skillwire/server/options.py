@@ -15,7 +15,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
@@ -26,8 +26,10 @@ from mcp.server.mcpserver import MCPServer
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.errors import InvalidListingRule
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 
 __all__ = ["ServeOptions", "ServedSkills"]
@@ -77,6 +79,8 @@ class ServeOptions:
     `tokens`: a `StaticTokens` JSON file; callers then need a bearer token (HTTP only).
     `audiences`: `PREFIX=AUD[,AUD]` rules; with tokens or rules (or rules a published index declares)
     each caller is answered from its own view (`server.visibility`).
+    `listing`: which skills `skills/list` lists (`--list` / `--unlist`, `catalog/listing.py`); the rest are served
+    unlisted. A published catalog lists what its publisher chose (`InvalidListingRule` here).
     `signature_files`: publisher signatures besides each root's own `SIGNATURES_FILE`.
     `metrics`: False serves no `/metrics` and counts no request (no request middleware, no byte count):
     for an operator who scrapes nothing (`--no-metrics`); request logging still works.
@@ -101,6 +105,7 @@ class ServeOptions:
     cursor_secret: bytes | None = None
     tokens: Path | None = None
     audiences: Sequence[str] = ()
+    listing: ListingRules = field(default_factory=ListingRules)
     signature_files: Sequence[Path] = ()
     metrics: bool = True
     replica_state: Path | None = None
@@ -129,7 +134,13 @@ class ServeOptions:
         limits = self.enforce_limits
         digests = self.digest_cache_file()
         if digests is None:
-            return SkillCatalog(roots, digest_cache=DigestCache(), enforce_limits=limits, cursor_secret=self.secret())
+            return SkillCatalog(
+                roots,
+                digest_cache=DigestCache(),
+                enforce_limits=limits,
+                cursor_secret=self.secret(),
+                listing=self.listing,
+            )
         store = None
         if self.snapshot_cache:
             from skillwire.catalog.persist import SnapshotStore, snapshot_file_name
@@ -141,6 +152,7 @@ class ServeOptions:
             enforce_limits=limits,
             cursor_secret=self.secret(),
             snapshot_store=store,
+            listing=self.listing,
         )
 
     def published_catalog(self, location: str) -> SkillCatalog:
@@ -149,6 +161,11 @@ class ServeOptions:
         from skillwire.catalog.published import PublishedCatalog
         from skillwire.catalog.store import parse_location
 
+        if self.listing:
+            raise InvalidListingRule(
+                "a published catalog lists what its publisher chose (skillwire publish --list/--unlist), so every "
+                "replica lists alike; a replica takes no listing rules"
+            )
         catalog = PublishedCatalog(
             location,
             poll_seconds=self.poll_seconds,

@@ -5,18 +5,34 @@ reads concurrently; `audit()` is the entry point.
 from __future__ import annotations
 
 from collections.abc import Mapping
-from typing import Any
+from itertools import groupby
+from typing import Any, cast
 
 import anyio
 
 from skillwire.checks.audit.directories import DirectoryChecks
 from skillwire.checks.audit.listing import ListingChecks
 from skillwire.checks.audit.reads import ReadChecks, _read_request
-from skillwire.checks.audit.records import AuditResult, Item, Reply, SkillRecord
+from skillwire.checks.audit.records import AuditResult, HostKeeps, Item, Reply, SkillRecord
 from skillwire.checks.audit.rules import SERVER, Progress, Send
 from skillwire.checks.audit.state import AuditState
 from skillwire.checks.findings import Finding
 from skillwire.client.requests import get_skill_request
+from skillwire.core.fields import entry_refusal
+from skillwire.core.host_limits import CLAUDE_CODE, HostLimits, entry_size, host_cut
+
+
+def host_keeps(entries: list[tuple[int, int, object]], limits: HostLimits = CLAUDE_CODE) -> HostKeeps:
+    """What a host with `limits` keeps of the listing walked (page, index, raw entry): the entries a host takes
+    (`core/fields.entry_refusal` finds nothing), measured and cut by `core/host_limits`."""
+    valid: list[tuple[int, str, int]] = [
+        (page, str(cast(Mapping[str, Any], raw)["uri"]), entry_size(cast(Mapping[str, Any], raw)))
+        for page, _, raw in entries
+        if entry_refusal(raw) is None
+    ]
+    pages = [[size for _, _, size in group] for _, group in groupby(valid, key=lambda v: v[0])]
+    cut = host_cut(limits, pages)
+    return HostKeeps(cut, len(valid), sum(size for _, _, size in valid), [uri for _, uri, _ in valid[cut.kept :]])
 
 
 class Auditor:
@@ -57,6 +73,7 @@ class Auditor:
         if settings is not None:
             entries = await self.listing.walk_list()
             if entries is not None:
+                self.state.stats.host = host_keeps(entries)
                 self.listing.check_listing(entries)
                 self.state.stats.skills = len(self.state.skills)
                 self.state.stats.skill_uris = [s.label for s in self.state.skills.values()]

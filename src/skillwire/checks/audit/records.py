@@ -12,6 +12,7 @@ from typing import Any
 from skillwire.catalog.filesystem import is_ignored_name
 from skillwire.checks.findings import Finding, blocking
 from skillwire.core.errors import InvalidSkillURI
+from skillwire.core.host_limits import HostCut
 from skillwire.core.uri import SkillPath, canonical_uri, parse_uri
 
 
@@ -25,6 +26,19 @@ class AuditStats:
     directories_read: int = 0
     requests: int = 0
     skill_uris: list[str] = field(default_factory=list)
+    host: HostKeeps | None = None  # what a host with Claude Code's listing limits keeps of the listing
+
+
+@dataclass(frozen=True)
+class HostKeeps:
+    """What a host with `cut.limits` keeps of the listing: `cut` (`core/host_limits.host_cut` over the valid
+    entries, page by page), the valid entries' count and bytes in all, and the URIs of those it drops, in order
+    (a host keeps a prefix of the listing)."""
+
+    cut: HostCut
+    listed: int
+    listed_bytes: int
+    dropped: list[str]
 
 
 @dataclass
