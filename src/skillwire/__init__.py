@@ -92,6 +92,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         SkillEntry,
     )
     from skillwire.core.errors import (
+        AmbiguousName,
         ApprovalDenied,
         ApprovalStoreError,
         AwsCredentialsError,
@@ -234,6 +235,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
 __all__ = [
     "EXTENSION_ID",
     "ActiveSkill",
+    "AmbiguousName",
     "ApprovalDenied",
     "ApprovalRequest",
     "ApprovalStore",
@@ -391,6 +393,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "skillwire.core.entry": ("SkillEntry",),
     "skillwire.core.errors": (
+        "AmbiguousName",
         "ApprovalDenied",
         "ApprovalStoreError",
         "AwsCredentialsError",

@@ -14,17 +14,8 @@ from collections.abc import Callable, Iterable
 from skillwire.client.skills import SkillsClient
 from skillwire.core.display import escape
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import SkillNotFound
+from skillwire.core.errors import AmbiguousName, SkillNotFound
 from skillwire.core.uri import SKILL_MD, SkillPath, is_absolute, parse_uri, scheme_of
-
-
-class AmbiguousName(ValueError):
-    """A bare name that several listed skills share: the person must give the URI of the one they mean."""
-
-    def __init__(self, name: str, uris: list[str]) -> None:
-        self.name, self.uris = name, uris
-        shown = ", ".join(escape(uri) for uri in uris)
-        super().__init__(f"{len(uris)} skills are named {escape(name)!r}: {shown}; give the URI of the one you mean")
 
 
 def skill_md_uri(text: str) -> str:
@@ -78,7 +69,13 @@ async def resolve_entry(client: SkillsClient, ref: str) -> SkillEntry:
     listing = await client.list_skills()
     matches = [entry for entry in listing.entries if entry.name == ref]
     if len(matches) > 1:
-        raise AmbiguousName(ref, [entry.uri for entry in matches])
+        uris = [entry.uri for entry in matches]
+        shown = ", ".join(escape(uri) for uri in uris)
+        raise AmbiguousName(
+            f"{len(uris)} skills are named {escape(ref)!r}: {shown}; give the URI of the one you mean",
+            name=ref,
+            uris=uris,
+        )
     if not matches:
         hint = did_you_mean(ref, (entry.name for entry in listing.entries))
         raise SkillNotFound(

@@ -8,6 +8,7 @@ package imports a private module.
 
 from __future__ import annotations
 
-from skillwire.server._sdk import connection_of, use_one_pass_replies
+from skillwire.server._sdk import connection_of as connection_of
+from skillwire.server._sdk import use_one_pass_replies as use_one_pass_replies
 
-__all__ = ["connection_of", "use_one_pass_replies"]
+__all__: list[str] = []  # internal: for the bridge, not the package root's public names
