@@ -92,9 +92,9 @@ def _question(decision: Ask, shown_folder: str) -> str:
 
 
 def _asker(out: Output, shown: str, *, yes: bool, interactive: bool) -> AskPerson:
-    """The question a sync puts to the person: yes with --yes, no when nobody can answer (not a terminal); only a
-    person at a terminal is asked here (the library's own answers otherwise, so it calls back into cli/ only
-    when a person is asked)."""
+    """The answer a sync gets when a skill needs an approval: the library's `approve_every` with --yes and
+    `ask_nobody` when no one can answer (not a terminal); only a person at a terminal is asked from here, so
+    the library calls back into cli/ only then."""
     if yes:
         return approve_every
     if not interactive:
