@@ -96,6 +96,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         SkillEntry,
     )
     from skillwire.core.errors import (
+        AmbiguousName,
         ApprovalDenied,
         ApprovalStoreError,
         AwsCredentialsError,
@@ -246,6 +247,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
 __all__ = [
     "EXTENSION_ID",
     "ActiveSkill",
+    "AmbiguousName",
     "ApprovalDenied",
     "ApprovalRequest",
     "ApprovalStore",
@@ -415,6 +417,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     ),
     "skillwire.core.entry": ("SkillEntry",),
     "skillwire.core.errors": (
+        "AmbiguousName",
         "ApprovalDenied",
         "ApprovalStoreError",
         "AwsCredentialsError",

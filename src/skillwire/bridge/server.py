@@ -59,9 +59,9 @@ from skillwire.host.tools import INSTRUCTIONS, SkillTools, ToolResult
 from skillwire.host.trust import TrustPolicy
 from skillwire.ops.metrics import record_approval, record_tool_call
 from skillwire.ops.tracing import span
-from skillwire.server._sdk import use_one_pass_replies
 from skillwire.server.app import transport_security
 from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route
+from skillwire.server.sdk_seam import use_one_pass_replies
 
 logger = logging.getLogger("skillwire.bridge")
 

@@ -30,7 +30,7 @@ from mcp.types import INVALID_REQUEST
 
 from skillwire.core.display import escape
 from skillwire.host.tools import SkillTools
-from skillwire.server._sdk import connection_of
+from skillwire.server.sdk_seam import connection_of
 
 __all__: list[str] = []  # internal: the bridge's HTTP server uses it
 

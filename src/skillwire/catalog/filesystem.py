@@ -194,8 +194,8 @@ class _Walker:
         # them to validate a persisted snapshot (catalog.persist); the files found are added after.
         self.record = record
         # One int object per distinct file size, shared by every file of that size: CPython caches
-        # only the ints up to 256, and a served file keeps its size for the life of the server (90,000
-        # ints were 2.9 MB of a 10,000-skill cold start, where a few thousand sizes repeat).
+        # only the ints up to 256, and a served file keeps its size for the life of the server, while a
+        # few thousand sizes repeat across a big catalog (docs/measurements.md, catalog/filesystem.py).
         self.sizes: dict[int, int] = {} if sizes is None else sizes
 
     def _inside(self, real: str) -> bool:
@@ -475,7 +475,7 @@ def _scan_batch(
         else:
             digests[rel] = outcome
     # A SKILL.md's digest as `_check_skill` found it, whose string the frontmatter cache keeps as its key:
-    # the look-up above made an equal string of its own, and a served file kept it (1.2 MB at 10,000 skills).
+    # the look-up above made an equal string of its own, and a served file would keep a second copy.
     for skill_dir, _, _, skill_md_digest in plans:
         skill_md_rel = (*skill_dir, SKILL_MD)
         if digests.get(skill_md_rel) == skill_md_digest:
@@ -498,7 +498,7 @@ def _scan_batch(
     rels, kept = list(found_by_rel), list(found_by_rel.values())
     kept_digests = [digests[rel] for rel in rels]
     file_uri = _UriBuilder(root).file_uri
-    # A column at a time (`CatalogFile.from_columns`): an `__init__` call per file was 2% of a cold scan's instructions.
+    # A column at a time (`CatalogFile.from_columns`): an `__init__` call per file is a cold scan's cost per file.
     made = dict(
         zip(
             rels,
@@ -515,7 +515,7 @@ def _scan_batch(
     )
     for skill_dir, members, frontmatter, location in served:
         manifest = tuple(sorted([made[f.rel] for f in members], key=_by_uri))
-        # The manifest's own SKILL.md URI, not the same text made again (1.1 MB at 10,000 skills).
+        # The manifest's own SKILL.md URI, not the same text made again (one string per skill, held for good).
         entry = SkillEntry(made[(*skill_dir, SKILL_MD)].uri, frontmatter, manifest)
         result.skills.append(CatalogSkill(entry, location))
     result.files += made.values()
@@ -651,5 +651,5 @@ def _check_skill(
     if unpublishable is not None:
         raise SkillError(unpublishable.message)
     # The digest cache's own dict, not a copy: entries are immutable, and the cache keeps the frontmatter
-    # of every SKILL.md served, so a copy held each skill's frontmatter twice (2 MB at 10,000 skills).
+    # of every SKILL.md served, so a copy would hold each skill's frontmatter twice.
     return fm, found

@@ -32,7 +32,7 @@ from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from skillwire.core.errors import InvalidListingRule
-from skillwire.core.uri import SKILL_MD, scheme_of
+from skillwire.core.uri import SKILL_MD, is_absolute, scheme_of
 
 if TYPE_CHECKING:
     from skillwire.catalog.snapshot import CatalogSkill
@@ -97,7 +97,7 @@ class ListingRule:
             raise InvalidListingRule(
                 f"{flag} {self.glob!r}: write a skill path glob (acme/**) or a URI glob (skill://acme/**)"
             )
-        object.__setattr__(self, "_whole_uri", "://" in glob)
+        object.__setattr__(self, "_whole_uri", is_absolute(glob))
         object.__setattr__(self, "_pattern", re.compile(_translate(glob), re.DOTALL))
 
     def matches(self, root_uri: str) -> bool:

@@ -213,9 +213,8 @@ class SnapshotStore:
 
 
 # Streamed a slice at a time: encoding the whole snapshot first held it two or three times over (the
-# str, its UTF-8 bytes, the compressed walk records) at the peak of a cold start, about 93 MB at
-# 10,000 skills. A slice is encoded in one call (`core.json.to_json`: pydantic-core, 0.08 s of CPU at
-# 10,000 skills where `json.dumps` took 0.44), not item by item.
+# str, its UTF-8 bytes, the compressed walk records) at the peak of a cold start. A slice is encoded in
+# one call (`core.json.to_json`, pydantic-core), not item by item. How much each saves: docs/measurements.md.
 _SLICE = 1024
 # The header is written first as a placeholder of the final header's length (sizes 0, checksums of
 # zeros) and overwritten once the sections are written: a file whose write stopped anywhere before
@@ -393,7 +392,7 @@ def _write_result(section: _Section, result: ScanResult) -> None:
 
 def _read(handle: BinaryIO, key: dict[str, Any]) -> Persisted:
     # Section by section into their own `bytes`: reading the whole file and slicing it held each
-    # section twice (about 45 MB more at the peak for 10,000 skills).
+    # section twice at the peak (docs/measurements.md).
     magic = handle.read(len(_MAGIC))
     if magic != _MAGIC:
         raise _Unusable("not a skillwire snapshot file" if magic else "empty file")

@@ -16,7 +16,7 @@ from typing import Any
 from skillwire.cli.args import UsageError, add_debug_argument, add_output_arguments, add_server_arguments, server_target
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable
-from skillwire.cli.resolve import did_you_mean, is_uri, resolve_entry
+from skillwire.cli.resolve import is_uri
 from skillwire.client.skills import SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import (
@@ -29,6 +29,7 @@ from skillwire.core.errors import (
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.uri import SKILL_MD, canonical_uri, format_uri, parse_uri
 from skillwire.host.fetch import fetch_skill_md, fetch_verified
+from skillwire.host.resolve import did_you_mean, resolve_entry
 
 
 def add_parser(commands: Any) -> None:

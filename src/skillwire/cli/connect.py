@@ -21,7 +21,7 @@ from skillwire.cli.output import printable
 from skillwire.client.connection import plain_http_answer, refused_credentials
 from skillwire.client.limits import ClientLimits
 from skillwire.client.skills import SkillsClient
-from skillwire.core.errors import SkillwireError
+from skillwire.core.errors import AmbiguousName, SkillwireError
 from skillwire.host.origins import server_origin
 
 # The SDK logs a server's bad bytes (invalid JSON, a broken stream) at ERROR level; the commands report
@@ -93,6 +93,8 @@ def run_session(target: ServerTarget, session: Callable[[], Awaitable[T]], http_
         leaf = _first_leaf(exc)
         if leaf is exc and not isinstance(exc, Exception):
             raise
+        if isinstance(leaf, AmbiguousName):  # the fix is on the command line: the URI of the one meant
+            raise UsageError(str(leaf)) from None
         if isinstance(leaf, (UsageError, SkillwireError, KeyboardInterrupt)):
             raise leaf from None
         if not isinstance(leaf, Exception):

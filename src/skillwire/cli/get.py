@@ -21,7 +21,7 @@ from skillwire.cli.args import (
 )
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import PRINT_LIMIT, Output, printable, report_failure
-from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
+from skillwire.cli.resolve import is_uri, skill_md_uri
 from skillwire.cli.signed import origin_note, signature_check, signature_json, trusted_keys
 from skillwire.client.skills import SkillsClient
 from skillwire.core.display import server_field
@@ -30,6 +30,7 @@ from skillwire.core.errors import SkillNotFound, SkillwireError
 from skillwire.core.json import JSONValue
 from skillwire.core.manifest import human_size
 from skillwire.core.provenance import provenance_of
+from skillwire.host.resolve import resolve_entry
 from skillwire.host.trust import SignatureCheck
 
 

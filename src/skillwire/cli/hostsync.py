@@ -19,7 +19,7 @@ from skillwire.bridge.config import bridge_approvals_path
 from skillwire.cli.args import ServerTarget, UsageError, add_trust_arguments, server_target, trust_from_args
 from skillwire.cli.connect import run_client
 from skillwire.cli.output import Output, printable, report_failure
-from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
+from skillwire.cli.resolve import is_uri, skill_md_uri
 from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import ApprovalStoreError, LockError, SkillwireError
 from skillwire.core.manifest import human_size
@@ -29,7 +29,17 @@ from skillwire.host.load import Ask
 from skillwire.host.mirror.drift import STATUS_WIDTH
 from skillwire.host.mirror.hostdirs import HOST_FOLDERS
 from skillwire.host.mirror.select import select_entries
-from skillwire.host.mirror.sync import AskPerson, HostSync, SyncCheck, SyncOutcome, SyncRecord, read_record, settle
+from skillwire.host.mirror.sync import (
+    AskPerson,
+    HostSync,
+    SyncCheck,
+    SyncOutcome,
+    SyncRecord,
+    approve_every,
+    ask_nobody,
+    read_record,
+    settle,
+)
 from skillwire.host.mirror.sync import check as check_sync
 
 
@@ -82,13 +92,15 @@ def _question(decision: Ask, shown_folder: str) -> str:
 
 
 def _asker(out: Output, shown: str, *, yes: bool, interactive: bool) -> AskPerson:
-    """The question a sync puts to the person: yes with --yes, no when nobody can answer (not a terminal)."""
+    """The answer a sync gets when a skill needs an approval: the library's `approve_every` with --yes and
+    `ask_nobody` when no one can answer (not a terminal); only a person at a terminal is asked from here, so
+    the library calls back into cli/ only then."""
+    if yes:
+        return approve_every
+    if not interactive:
+        return ask_nobody
 
     async def ask(decision: Ask) -> bool:
-        if yes:
-            return True
-        if not interactive:
-            return False
         out.err_console.print(_question(decision, shown), markup=False, highlight=False)
 
         def read() -> bool:
@@ -133,7 +145,7 @@ def run_sync(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     warnings: list[str] = []
 
     async def body(client: SkillsClient) -> None:
-        selection = await select_entries(client, refs, resolve_entry)
+        selection = await select_entries(client, refs)
         if selection.stopped_early:
             warnings.append(f"the listing may be incomplete ({selection.stopped_early}); nothing is pruned")
         with ApprovalStore(args.approvals or bridge_approvals_path()) as store:

@@ -50,7 +50,7 @@ from skillwire.cli.args import (
 from skillwire.cli.connect import run_client
 from skillwire.cli.hostsync import add_sync_arguments, run_sync, status_line
 from skillwire.cli.output import Output, printable, report_failure
-from skillwire.cli.resolve import is_uri, resolve_entry, skill_md_uri
+from skillwire.cli.resolve import is_uri, skill_md_uri
 from skillwire.cli.signed import trusted_keys
 from skillwire.client.skills import SkillsClient
 from skillwire.core.errors import LockError, MirrorTargetError, SkillwireError
@@ -175,7 +175,7 @@ def pull(args: argparse.Namespace, refs: list[str], out: Output) -> int:
     warn_all()
 
     async def body(client: SkillsClient) -> None:
-        plans = await puller.plan(client, resolve_entry)
+        plans = await puller.plan(client)
         warn_all()
         if not plans:
             return

@@ -1,90 +1,28 @@
-"""Which skill a name or URI written on a command line means (`get`, `cat` and `pull` take the same).
+"""How a skill named on a command line is worded: a URI that names no skill is a usage error.
 
-A URI is a skill's `SKILL.md` URI or its root; a bare name must be the name of exactly one listed
-skill (a name several skills share is refused with their URIs, never guessed). A miss is answered
-with the closest listed names or skill paths (`difflib`, cutoff 0.75).
+Which skill a name or URI means is the host's rule (`skillwire.host.resolve`: `resolve_entry`, `did_you_mean`);
+an ambiguous name (`AmbiguousName`) ends a command as a usage error (`cli/connect.run_session`).
 """
 
 from __future__ import annotations
 
-import difflib
-from collections.abc import Callable, Iterable
-
 from skillwire.cli.args import UsageError
-from skillwire.cli.output import printable
-from skillwire.client.skills import SkillsClient
-from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import InvalidSkillURI, SkillNotFound
-from skillwire.core.uri import SKILL_MD, SkillPath, is_absolute, parse_uri, scheme_of
+from skillwire.core.errors import InvalidSkillURI
+from skillwire.core.uri import is_absolute, parse_uri
+from skillwire.host import resolve
 
 
 def skill_md_uri(text: str) -> str:
     """The SKILL.md URI for a URI written on the command line (`.../SKILL.md` or the skill root)."""
     try:
-        parsed = parse_uri(text)
+        parse_uri(text)
     except InvalidSkillURI as exc:
         raise UsageError(f"{text!r} is not a skill URI ({exc.reason}); write skill://<path>/SKILL.md") from None
-    uri = text if parsed.segments[-1] == SKILL_MD else text + "/" + SKILL_MD
     try:
-        SkillPath.from_skill_md_uri(uri)
+        return resolve.skill_md_uri(text)
     except InvalidSkillURI as exc:
         raise UsageError(f"{text!r} does not name a skill ({exc.reason})") from None
-    return uri
 
 
 # The command line's name for the one rule (SKILL is a URI or a name).
 is_uri = is_absolute
-
-
-def did_you_mean(wanted: str, candidates: Iterable[str], *, strip: Callable[[str], str] = str) -> str:
-    """`; did you mean 'pdf-processing'?` for the closest few candidates, or "" when none is close.
-
-    `strip` maps each text to the part worth comparing (a URI's skill path, not its shared
-    `skill://` and `/SKILL.md`), so a common prefix does not make everything look close.
-    """
-    by_key: dict[str, str] = {}
-    for candidate in sorted(set(candidates)):
-        by_key.setdefault(strip(candidate), candidate)
-    close = difflib.get_close_matches(strip(wanted), list(by_key), n=3, cutoff=0.75)
-    if not close:
-        return ""
-    return "; did you mean " + " or ".join(repr(printable(by_key[key])) for key in close) + "?"
-
-
-def _skill_path_of(uri: str) -> str:
-    text = uri.removesuffix("/" + SKILL_MD)
-    scheme = scheme_of(text)
-    return text[len(scheme) + 3 :] if scheme else text
-
-
-async def resolve_entry(client: SkillsClient, ref: str) -> SkillEntry:
-    """The entry for a URI (via `skills/get`) or for a bare name (via the listing; exactly one match).
-
-    A skill that is not found is answered with the closest listed names (or URIs), when any is close.
-    """
-    if is_uri(ref):
-        uri = skill_md_uri(ref)
-        try:
-            return await client.get_skill(uri)
-        except SkillNotFound as exc:
-            # Only now is the listing fetched: a hit costs one skills/get, as before.
-            listing = await client.list_skills()
-            hint = did_you_mean(uri, (entry.uri for entry in listing.entries), strip=_skill_path_of)
-            if not hint:
-                raise
-            better = SkillNotFound(str(exc) + hint)
-            better.code, better.origin = exc.code, exc.origin
-            raise better from None
-    listing = await client.list_skills()
-    matches = [entry for entry in listing.entries if entry.name == ref]
-    if len(matches) > 1:
-        uris = ", ".join(entry.uri for entry in matches)
-        raise UsageError(f"{len(matches)} skills are named {ref!r}: {uris}; give the URI of the one you mean")
-    if not matches:
-        hint = did_you_mean(ref, (entry.name for entry in listing.entries))
-        raise SkillNotFound(
-            f"no listed skill is named {printable(ref)!r}"
-            + (hint or " (a listing may be partial: give the skill's URI)"),
-            origin=client.origin,
-        )
-    return matches[0]

@@ -208,6 +208,14 @@ class HostError(SkillwireError):
     """A host-side rule refused something (an approval, a gate, a configuration)."""
 
 
+class AmbiguousName(HostError, ValueError):
+    """A bare skill name that several listed skills share (`host/resolve.py`): give the URI of the one meant."""
+
+    def __init__(self, message: str, *, name: str, uris: list[str]) -> None:
+        super().__init__(message)
+        self.name, self.uris = name, uris
+
+
 class UnknownOrigin(HostError, KeyError):
     """No origin with that host-assigned label is configured."""
 

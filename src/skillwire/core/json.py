@@ -26,7 +26,7 @@ def to_json(value: object) -> bytes:
     (the snapshot's slices and the digest cache's frontmatter rows at a 10,000-skill cold start: 0.55 s
     of CPU with `json.dumps`, 0.1 s with it). A non-finite float is written as NaN or Infinity where
     `json.dumps(allow_nan=False)` raised: decoded frontmatter never holds one (the YAML decoder refuses)."""
-    # Imported here: a catalog used without a server never loads pydantic-core (0.15 s to import).
+    # Imported here: a catalog used without a server never pays pydantic-core's import.
     import pydantic_core
 
     try:
@@ -48,7 +48,7 @@ def from_json(data: bytes) -> object:
     except ValueError:
         pass
     # Decoded to text as `json.loads` decodes bytes. The caller still holds the bytes, so this rare path
-    # has both at its peak (24 MB more at 10,000 skills), as `json.loads(bytes)` itself would.
+    # has both at its peak, as `json.loads(bytes)` itself would.
     return json.loads(data.decode(json.detect_encoding(data), "surrogatepass"))
 
 

@@ -83,7 +83,7 @@ def _less_than_class() -> re.Pattern[str]:
     for code in range(0x20000):
         char = chr(code)
         # Cheap tests first: only a decomposable character can fold to `<`, and only these
-        # categories hold the named look-alikes (a full `_is_less_than` per code point took 0.5 s).
+        # categories hold the named look-alikes (a full `_is_less_than` per code point is slow at import).
         if (decomposition(char) or category(char) in _LOOK_ALIKE_CATEGORIES) and _is_less_than(char):
             found.append(char)
     return re.compile("[" + "".join(re.escape(c) for c in found) + "]")

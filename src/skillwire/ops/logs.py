@@ -58,9 +58,9 @@ _pattern: re.Pattern[str] | None = None
 _format: LogFormat = "human"
 
 # A line's values as JSON has them; anything else as text (a tuple, not `str | int | ...`: a union object
-# made per field). Lines are encoded by pydantic-core (a dependency of the SDK already), 1.4 µs a request
-# line against json's 6.4 (its encoder is rebuilt on every call); json's, the same options, takes what
-# pydantic-core refuses (a lone surrogate, from a file name that is not UTF-8).
+# made per field). Lines are encoded by pydantic-core (a dependency of the SDK already; `json` rebuilds its
+# encoder on every call, docs/measurements.md); json's, the same options, takes what pydantic-core refuses
+# (a lone surrogate, from a file name that is not UTF-8).
 _PLAIN = (str, int, float, bool)
 _FALLBACK_ENCODER = json.JSONEncoder(ensure_ascii=False, default=str, separators=(",", ":"))
 # What `LogRecord` itself carries; everything else on a record came from `extra=`.

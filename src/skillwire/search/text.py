@@ -69,7 +69,7 @@ def name_text(name: str, qualified_name: str) -> str:
 # "Product Requirements Document (PRD)": up to `_EXPANSION_WORDS` words, then an acronym in parentheses.
 # Found from each parenthesised acronym backwards (`expansions_then_acronyms`): the pattern
 # `((?:[A-Za-z][\w'-]*[ \t]+){1,8})\(ACRONYM\)` that said this before retried its word loop at every
-# letter of a long word and was quadratic in it (a 6,000-letter word cost 240 ms).
+# letter of a long word and was quadratic in it (docs/measurements.md, search/text.py).
 _ACRONYM_IN_PARENTHESES = re.compile(r"\(([A-Z][A-Za-z0-9]{1,7}s?)\)")
 _EXPANSION_WORDS = 8
 _ASCII_LETTERS = frozenset("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ")

@@ -27,9 +27,8 @@ from skillwire.catalog.snapshot import CatalogSnapshot
 
 __all__: list[str] = []  # internal: SkillsExtension(page_cache_items=...) is the public knob
 
-# About 200 bytes of dicts per item (measured on bench/generate.py's catalog: 4.4 MB for 2,000 skills of
-# 10 files, 22,000 items). The automatic budget never goes below this, so a small catalog's per-caller
-# views can all keep their pages.
+# The automatic budget never goes below this many items, so a small catalog's per-caller views can all
+# keep their pages (what an item costs: docs/measurements.md, server/pages.py).
 MIN_AUTO_ITEMS = 22_000
 
 

@@ -77,7 +77,7 @@ def parse_simple_frontmatter(yaml_text: str) -> dict[str, JSONValue] | None:
         if match is None:
             return None
         # Keys interned: every skill repeats the same few (`name`, `description`, `metadata`), and a
-        # server keeps every frontmatter (3.4 MB of keys at 10,000 skills, issue 25).
+        # server keeps every frontmatter (issue 25; docs/measurements.md).
         key, raw = sys.intern(match.group(1)), match.group(2) or ""
         if key in result or not _plain_string_key(key):
             return None

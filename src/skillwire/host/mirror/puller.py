@@ -25,7 +25,7 @@ from skillwire.host.discovery import is_inside_discovery_path
 from skillwire.host.mirror.drift import Change, check_disk, check_signatures, lock_changes
 from skillwire.host.mirror.layout import Plan, plan_entries
 from skillwire.host.mirror.lock import LOCK_NAME, Lock, index_verdict, older_index_line, read_lock, write_lock
-from skillwire.host.mirror.select import Resolve, select_entries
+from skillwire.host.mirror.select import select_entries
 from skillwire.host.mirror.swap import recover_interrupted
 from skillwire.host.mirror.writer import Mirror, Outcome
 from skillwire.host.trust import TrustedKey
@@ -111,7 +111,7 @@ class Puller:
             puller.warnings.append(warning)
         return puller
 
-    async def plan(self, client: SkillsClient, resolve: Resolve) -> list[Plan]:
+    async def plan(self, client: SkillsClient) -> list[Plan]:
         """The skills to write, in order; writes nothing. Empty when there is nothing to write or the server's
         index goes back from the locked one (`refused`)."""
         listing = None
@@ -128,7 +128,7 @@ class Puller:
                     return []
                 self.warnings.append(f"note: {line}; pulling it, as --allow-older asks")
             self.lock.index = verdict.record
-        selection = await select_entries(client, self.refs, resolve, listing)
+        selection = await select_entries(client, self.refs, listing)
         self.outcomes += [Outcome(u.what, "failed", error=u.reason) for u in selection.failed]
         if selection.stopped_early:
             self.warnings.append(f"warning: the listing may be incomplete ({selection.stopped_early})")

@@ -12,16 +12,13 @@ Failures are data (what, why, which kind); the command line words them.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 
 from skillwire.client.skills import Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import ServerError, SkillNotFound
-
-# How a name or URI written by a person becomes an entry (the command line's `resolve_entry`: URIs by
-# `skills/get`, names through the listing, with close names suggested on a miss).
-Resolve = Callable[[SkillsClient, str], Awaitable[SkillEntry]]
+from skillwire.host.resolve import resolve_entry
 
 
 @dataclass(frozen=True)
@@ -42,17 +39,16 @@ class Selection:
     listed_nothing: bool = False  # the server listed no skill at all
 
 
-async def select_entries(
-    client: SkillsClient, refs: Sequence[str], resolve: Resolve, listing: Listing | None = None
-) -> Selection:
+async def select_entries(client: SkillsClient, refs: Sequence[str], listing: Listing | None = None) -> Selection:
     """The entries for `refs`, or every listed one when there are none (from `listing` when given: the one a
-    caller already judged, since a second listing could come from another replica)."""
+    caller already judged, since a second listing could come from another replica). A name or URI becomes an
+    entry by `resolve.resolve_entry` (an ambiguous name raises `AmbiguousName`: nothing is selected)."""
     selection = Selection()
     found: list[SkillEntry] = []
     if refs:
         for ref in refs:
             try:
-                found.append(await resolve(client, ref))
+                found.append(await resolve_entry(client, ref))
             except (SkillNotFound, ServerError) as exc:
                 selection.failed.append(Unselected(ref, str(exc)))
     else:

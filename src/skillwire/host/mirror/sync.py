@@ -206,6 +206,16 @@ class SyncOutcome:
 AskPerson = Callable[[Ask], Awaitable[bool]]
 
 
+async def approve_every(decision: Ask) -> bool:
+    """The answer of `--yes`: every skill that needs an approval gets one (and it is stored)."""
+    return True
+
+
+async def ask_nobody(decision: Ask) -> bool:
+    """The answer when nobody can be asked (not a terminal): a skill that needs an approval is not written."""
+    return False
+
+
 @dataclass(kw_only=True)
 class HostSync:
     """Syncs one server's skills into one host skills folder (see the module docstring)."""
