@@ -21,6 +21,7 @@ COMMANDS = (
     "get",
     "cat",
     "pull",
+    "browse",
     "lint",
     "check",
     "bridge",
