@@ -12,6 +12,7 @@ import argparse
 import sys
 from typing import Any
 
+import anyio
 import uvicorn
 from starlette.applications import Starlette
 from starlette.requests import Request
@@ -80,10 +81,14 @@ def run(args: argparse.Namespace) -> int:
 
             site = PageSite(view_for=view_for, target=install, security=transport_security(LOOPBACK))
             app = Starlette(routes=page_routes(site))
-            server = uvicorn.Server(uvicorn_config(app, host=LOOPBACK, port=sock.getsockname()[1]))
-            if not args.quiet:
-                print(f"browsing {printable(url)} at http://{LOOPBACK}:{sock.getsockname()[1]}/", flush=True)
-            await server.serve(sockets=[sock])
+            port = sock.getsockname()[1]
+            server = uvicorn.Server(uvicorn_config(app, host=LOOPBACK, port=port))
+            async with anyio.create_task_group() as group:
+                group.start_soon(lambda: server.serve(sockets=[sock]))
+                while not server.started:  # noqa: ASYNC110 (uvicorn exposes readiness only as a flag)
+                    await anyio.sleep(0.01)
+                if not args.quiet:
+                    print(f"browsing {printable(url)} at http://{LOOPBACK}:{port}/", flush=True)
 
     with sock:
         try:

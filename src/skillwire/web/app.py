@@ -51,6 +51,9 @@ SAFETY_HEADERS = {
     "Cache-Control": "no-store",
     "Vary": "Cookie",
 }
+# Every route takes every method and answers the ones it does not serve itself (405, with the headers above):
+# Starlette's own 405 would carry none of them.
+_ALL_METHODS = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"]
 _STATIC_TYPES = {"page.css": "text/css; charset=utf-8", "search.js": "text/javascript; charset=utf-8"}
 # One answer for "no such skill" and "a skill you may not see": the same status and the same bytes.
 NOT_FOUND_TITLE = "Not found"
@@ -134,7 +137,7 @@ class _Routes:
             except ViewUnavailable as exc:
                 return self.message(502, "Not available", str(exc))
 
-        return Route(path, endpoint, methods=None)
+        return Route(path, endpoint, methods=_ALL_METHODS)
 
     async def _skill(self, request: Request, view: CatalogView, name: str = "skill") -> SkillFacts | None:
         uri = request.query_params.get(name)
@@ -262,6 +265,6 @@ def page_routes(site: PageSite) -> list[BaseRoute]:
         routes.route("/dir", routes.folder),
         routes.route("/file", routes.file),
         routes.route("/download", routes.download),
-        Route("/token", routes.token, methods=None),
-        Route("/static/{name}", routes.static_file, methods=None),
+        Route("/token", routes.token, methods=_ALL_METHODS),
+        Route("/static/{name}", routes.static_file, methods=_ALL_METHODS),
     ]
