@@ -78,7 +78,7 @@ def test_every_answer_carries_the_safety_headers(examples_page: str, path: str) 
     assert answer.headers["content-security-policy"] == CSP
     assert answer.headers["x-content-type-options"] == "nosniff"
     assert answer.headers["x-frame-options"] == "DENY"
-    assert answer.headers["referrer-policy"] == "no-referrer"
+    assert answer.headers["referrer-policy"] == "same-origin"
 
 
 def test_the_list_is_every_listed_skill_in_skills_list_order_with_a_count(examples_page: str) -> None:

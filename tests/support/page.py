@@ -144,7 +144,7 @@ def write_hostile_corpus(root: Path) -> Path:
     write_file(root / "evil" / "index.html", INDEX_HTML)
     write_file(root / "evil" / "pic.svg", EVIL_SVG)
     write_file(root / "evil" / f"read{RTL}me.md", "a name with a right-to-left override\n")
-    write_file(root / "evil" / "deep" / "er" / "<b>bold</b>.md", "a name that looks like markup\n")
+    write_file(root / "evil" / "deep" / "er" / "<b>bold<i>.md", "a name that looks like markup\n")
     write_file(
         root / "plain" / "SKILL.md",
         "---\nname: plain\ndescription: An ordinary skill next to the hostile one.\n---\n# Plain\n\nNothing here.\n",

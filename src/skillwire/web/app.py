@@ -30,6 +30,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
+from skillwire.web.markdown import skill_paths
 from skillwire.web.render import Pages, folder_items
 from skillwire.web.view import CatalogView, FileRow, InstallTarget, SkillFacts, ViewUnavailable
 
@@ -45,7 +46,7 @@ SAFETY_HEADERS = {
     ),
     "X-Content-Type-Options": "nosniff",
     "X-Frame-Options": "DENY",
-    "Referrer-Policy": "no-referrer",
+    "Referrer-Policy": "same-origin",  # no-referrer would make a browser send `Origin: null` with the token form
     "Cross-Origin-Opener-Policy": "same-origin",
     "Cross-Origin-Resource-Policy": "same-origin",
     "Cache-Control": "no-store",
@@ -197,7 +198,7 @@ class _Routes:
             return self.not_found()
         read = await view.read(facts, row)
         root = facts.entry.uri.rsplit("/", 1)[0]
-        paths = {f.uri: f.uri[len(root) + 1 :] for f in facts.files}
+        paths = {uri: path for path, uri in skill_paths(root, [f.uri for f in facts.files]).items()}
         return _with_headers(HTMLResponse(self.pages.file_page(facts, row, read.data, read.refused, paths)))
 
     async def download(self, request: Request, view: CatalogView) -> Response:
@@ -256,6 +257,11 @@ class _Routes:
         return _with_headers(response)
 
 
+async def no_icon(request: Request) -> Response:
+    """Browsers ask for `/favicon.ico` on their own; an empty answer, not a 404 in every console."""
+    return _with_headers(Response(status_code=204))
+
+
 def page_routes(site: PageSite) -> list[BaseRoute]:
     """The catalog page's routes, to add beside `/mcp` (or to serve alone, as `browse` does)."""
     routes = _Routes(site)
@@ -267,4 +273,5 @@ def page_routes(site: PageSite) -> list[BaseRoute]:
         routes.route("/download", routes.download),
         Route("/token", routes.token, methods=_ALL_METHODS),
         Route("/static/{name}", routes.static_file, methods=_ALL_METHODS),
+        Route("/favicon.ico", no_icon, methods=["GET", "HEAD"]),
     ]

@@ -22,7 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import Any
-from urllib.parse import urlencode
+from urllib.parse import unquote, urlencode
 
 import jinja2
 from markupsafe import Markup
@@ -89,10 +89,11 @@ def folder_items(facts: SkillFacts, folder_uri: str) -> list[FolderItem] | None:
         if slash:
             folders.setdefault(head, prefix + head)
         else:
-            items.append(FolderItem(head, row.uri, False, row))
+            items.append(FolderItem(unquote(head), row.uri, False, row))
     if not items and not folders:
         return None
-    items.extend(FolderItem(name, uri, True, None) for name, uri in folders.items())
+    # Names as the files were named (URI segments are percent-encoded); the `line` filter escapes them.
+    items.extend(FolderItem(unquote(name), uri, True, None) for name, uri in folders.items())
     return sorted(items, key=lambda item: (not item.is_folder, item.name))
 
 
