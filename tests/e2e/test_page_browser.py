@@ -22,13 +22,18 @@ from support.page import ARTIFACTS, browse, page_base, write_hostile_corpus
 from support.servers import CORPUS, EXAMPLES, serve_http
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Page, ViewportSize
+
+try:
+    from playwright.sync_api import Error as PlaywrightError
+except ImportError:  # the browser fixture skips every test then
+    PlaywrightError = Exception  # type: ignore[misc,assignment]
 
 REPO_ROOT = Path(__file__).resolve().parents[2]
 sys.path.insert(0, str(REPO_ROOT))
 from bench.peers import typescript_argv, typescript_missing  # noqa: E402  (bench/ is not an installed package)
 
-WIDTHS = {"phone": PHONE, "desktop": DESKTOP}
+WIDTHS: dict[str, ViewportSize] = {"phone": PHONE, "desktop": DESKTOP}
 
 
 @pytest.fixture(scope="module")
@@ -201,11 +206,8 @@ def test_a_hostile_corpus_runs_nothing_and_loads_nothing_from_elsewhere(browser:
             assert page.url == shown_at
         # Opening a download's address directly starts a download, and renders nothing either.
         direct = f"{hostile_page}/download?{urlencode({'skill': skill, 'uri': 'skill://evil/index.html'})}"
-        with page.expect_download():
-            try:
-                page.goto(direct)
-            except Exception as exc:
-                assert "Download is starting" in str(exc)
+        with page.expect_download(), pytest.raises(PlaywrightError, match="Download is starting"):
+            page.goto(direct)  # Playwright reports a navigation that became a download so
         assert page.evaluate("window.__ran") == []
     watched.assert_nothing_happened()
     assert watched.requests, "the watch saw no request at all"

@@ -22,10 +22,10 @@ import pytest
 from support.apt_tool import apt_tool
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Page, ViewportSize
 
-PHONE = {"width": 375, "height": 740}
-DESKTOP = {"width": 1280, "height": 900}
+PHONE: ViewportSize = {"width": 375, "height": 740}
+DESKTOP: ViewportSize = {"width": 1280, "height": 900}
 
 
 @contextmanager
@@ -76,7 +76,7 @@ class Watched:
 
 
 @contextmanager
-def watched_page(browser: Browser, base: str, viewport: dict[str, int] = DESKTOP) -> Iterator[tuple[Page, Watched]]:
+def watched_page(browser: Browser, base: str, viewport: ViewportSize = DESKTOP) -> Iterator[tuple[Page, Watched]]:
     context = browser.new_context(viewport=viewport, accept_downloads=True)
     try:
         page = context.new_page()
