@@ -18,6 +18,9 @@ Reported, per item set and form (task, query): recall@1, recall@5, MRR@10, for
 - `skillwire-before`: the ranking main had before (name, description and origin only; no stopwords;
   every word of 3+ letters prefix-matched; weights 5/1/0.5), emulated with the same class;
 - `bm25s`: the `bm25s` library (BM25, k1=1.5, b=0.75, English stopwords) over name + description + body.
+- `skillwire-server`: the server's `find_skills` tool (`server/search_tool.py`) over the same folder
+  served as `skillwire serve` serves it; it must rank exactly as `skillwire` (the bridge's list_skills),
+  and the run says so: every item's every page and total are compared (`server_matches_bridge`).
 `--sweep` tries weight/cut-off variants on the tuning set only. `--scale N` times (CPU) the first query
 of a new index, of a restart over an index file and after one change, and later queries, over N
 generated skills with bodies, and the memory and file the index takes.
@@ -37,11 +40,16 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import Any
 
+from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.digests import DigestCache
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestFile
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill, Registry
-from skillwire.host.search import DEFAULT_RANKING, Ranking, SkillSearch
+from skillwire.host.search import SkillSearch
+from skillwire.search import DEFAULT_RANKING, Ranking
+from skillwire.server.extension import SkillsExtension
+from skillwire.server.search_tool import MAX_RESULTS, SkillFinder
 
 REPO_ROOT = Path(__file__).resolve().parent.parent
 CORPUS = REPO_ROOT.parent / "shared" / "corpora" / "awesome-copilot" / "skills"
@@ -138,6 +146,48 @@ def skillwire_ranker(host: SkillHost, ranking: Ranking, *, bodies: bool = True) 
         return [s.name for s in search.search(host.registry, text)]
 
     return rank
+
+
+def corpus_finder(label: str = "corpus") -> tuple[SkillFinder, SkillCatalog]:
+    """`find_skills` over the corpus served as `skillwire serve` serves a folder, its skills indexed under
+    the label the bridge's local origin has (`corpus_host`), so both index the very same rows."""
+    catalog = SkillCatalog([CORPUS], digest_cache=DigestCache())
+    extension = SkillsExtension(catalog)
+    return SkillFinder(lambda: catalog.snapshot, extension.request_snapshot, group=label), catalog
+
+
+def server_ranker() -> Ranker:
+    finder, catalog = corpus_finder()
+
+    def rank(text: str) -> list[str]:
+        page = finder.answer(catalog.snapshot, text, None, MAX_RESULTS).structured_content
+        return [item["name"] for item in page["skills"]]
+
+    return rank
+
+
+def server_matches_bridge(host: SkillHost, texts: Sequence[str], page_size: int = MAX_RESULTS) -> list[str]:
+    """The texts whose `find_skills` pages (every page, by its cursors) or total differ from the bridge's
+    `list_skills` ranking of the same text (`SkillSearch`, what list_skills pages through); [] when none."""
+    bridge = SkillSearch(host.indexable_body)
+    finder, catalog = corpus_finder()
+    differing = []
+    for text in texts:
+        expected = bridge.ranked(host.registry, text, limit=None)
+        want = [skill.ref.uri for skill in expected.skills]
+        got: list[str] = []
+        cursor: str | None = None
+        totals = set()
+        while True:
+            page = finder.answer(catalog.snapshot, text, cursor, page_size).structured_content
+            got += [item["uri"] for item in page["skills"]]
+            totals.add(page["total"])
+            cursor = page.get("nextCursor")
+            if cursor is None:
+                break
+        if got != want or totals != {expected.total}:
+            differing.append(text)
+    return differing
 
 
 def bm25s_ranker(host: SkillHost) -> Ranker | None:
@@ -322,6 +372,7 @@ def main(argv: list[str] | None = None) -> int:
         rankers: dict[str, Ranker] = {
             "skillwire": skillwire_ranker(host, DEFAULT_RANKING),
             "skillwire-before": skillwire_ranker(host, BEFORE, bodies=False),
+            "skillwire-server": server_ranker(),
         }
         baseline = bm25s_ranker(host)
         if baseline is not None:
@@ -341,6 +392,13 @@ def main(argv: list[str] | None = None) -> int:
                     rows.append((set_name, ranker_name, form, result))
                     out[f"{set_name}/{ranker_name}/{form}"] = result
         print_table(rows)
+        texts = [text for name in sets for item in load_items(name) for text in (item.query, item.task)]
+        differing = server_matches_bridge(host, texts)
+        out["server_pages_differing"] = differing
+        print(
+            f"find_skills (server) vs list_skills (bridge): {len(texts) - len(differing)} of {len(texts)} queries "
+            "rank identically, every page and total" + ("" if not differing else f"; differing: {differing[:5]}")
+        )
         if args.misses:
             for set_name, ranker_name, form, result in rows:
                 if ranker_name == "skillwire":

@@ -20,15 +20,16 @@ from support.imports import EDGES, MODULES, Edge, cycles, internal_edges
 # package imports it. `_version` and `_deprecation` are leaves anyone may import.
 LAYERS: dict[str, set[str]] = {
     "core": set(),
+    "search": {"core"},  # the one search engine, for the server's find_skills and the bridge's list_skills
     "catalog": {"core"},
     "client": {"core"},
     "web": {"core"},
-    "server": {"core", "catalog", "web"},
-    "host": {"core", "catalog", "client", "web"},
+    "server": {"core", "catalog", "search", "web"},
+    "host": {"core", "catalog", "client", "search", "web"},
     "checks": {"core", "catalog", "client"},
-    "bridge": {"core", "catalog", "client", "server", "host"},
-    "cli": {"core", "catalog", "client", "server", "host", "checks", "bridge", "web"},
-    "root": {"core", "catalog", "client", "server", "host", "checks"},
+    "bridge": {"core", "catalog", "client", "server", "host", "search"},
+    "cli": {"core", "catalog", "client", "server", "host", "checks", "bridge", "search", "web"},
+    "root": {"core", "catalog", "client", "server", "host", "checks", "search"},
     "__main__": {"cli"},
 }
 LEAVES = {"skillwire._version", "skillwire._deprecation"}

@@ -31,6 +31,7 @@ HASHING = {
     "skillwire.catalog.persist": "the persisted snapshot's file names and section checksums (a cache file of our own)",
     "skillwire.catalog.git": "the git cache's folder names (a hash of the URL and of SUBDIR), not any file's bytes",
     "skillwire.host.host": "the search index's file name (a hash of the origin labels), not any file's bytes",
+    "skillwire.server.search_tool": "find_skills' index file name (a hash of the served sources), not any file's bytes",
     "skillwire.server.visibility": "`--tokens` keeps bearer tokens as their SHA-256 and compares them in constant time",
     "skillwire.server.options": "a replica's state file is named by a hash of the catalog's location, not any file",
 }

@@ -9,7 +9,8 @@ import pytest
 from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestFile
 from skillwire.host.registry import RegisteredSkill, Registry
-from skillwire.host.search import MAX_QUERY_WORDS, SkillSearch, query_words
+from skillwire.host.search import SkillSearch
+from skillwire.search import MAX_QUERY_WORDS, query_words
 
 DIGEST = "sha256:" + "0" * 64
 

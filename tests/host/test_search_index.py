@@ -210,7 +210,7 @@ def test_a_restart_finishes_the_bodies_a_stopped_process_left_pending(tmp_path: 
     assert bodies.worker_reading.wait(60)  # the worker holds its first batch
     closing = threading.Thread(target=first.close)
     closing.start()
-    while not first._stopping:  # close() has asked the worker to stop after its batch
+    while not first.index._stopping:  # close() has asked the worker to stop after its batch
         threading.Event().wait(0.01)
     bodies.gate.set()
     closing.join(60)

@@ -13,10 +13,11 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestFile
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill, Registry
-from skillwire.host.search import SkillSearch, aliases_of, content_words, split_body
+from skillwire.host.search import SkillSearch
 from skillwire.host.tool_listing import BODIES_PENDING_NOTE, LISTING_NOTICE, SkillListing
 from skillwire.host.tool_schemas import LIST_SKILLS_OUTPUT_SCHEMA
 from skillwire.host.tools import SkillTools
+from skillwire.search import aliases_of, content_words, split_body
 
 DIGEST = "sha256:" + "0" * 64
 

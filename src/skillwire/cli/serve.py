@@ -82,6 +82,12 @@ def add_parser(commands: Any) -> None:
     p.add_argument("--ttl-ms", type=int, default=60_000, help="ttlMs on skills/list and skills/get (default 60000)")
     p.add_argument("--cache-scope", choices=["private", "public"], default="private")
     p.add_argument("--no-directory-read", action="store_true", help="do not offer resources/directory/read")
+    p.add_argument(
+        "--no-search-tool",
+        action="store_true",
+        help="do not offer the find_skills tool (a model finds skills for a task, listed or not, and loads them "
+        "by address)",
+    )
     p.add_argument("--no-watch", action="store_true", help="do not reload when files change")
     p.add_argument("--no-limits", action="store_true", help="serve skills over 512 files / 16 MiB anyway")
     cache = p.add_mutually_exclusive_group()
@@ -369,6 +375,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         metrics=not args.no_metrics,
         replica_state=args.replica_state,
         accept_older_index=args.accept_older_index,
+        search_tool=not args.no_search_tool,
     )
 
 
@@ -540,7 +547,10 @@ def serve(
     # Nothing above scans folders (a published catalog has read its index, a git root is checked out):
     # the first scan is `first_scan`, which a stdio server runs while it already answers its handshake.
     served = options.extension(
-        catalog, base_url=None if address is None else http_base_url(*address), signatures=signatures
+        catalog,
+        base_url=None if address is None else http_base_url(*address),
+        signatures=signatures,
+        sources="\x1f".join([str(root.path) for root in roots] or paths),
     )
     skills = served.extension
 

@@ -4,7 +4,7 @@ Cursors are opaque to the model and validated here (`core/cursor`'s codec, under
 Browsing (no query) is keyset-paged on the skill's identity (origin label, uri), so a cursor keeps working
 when the catalog changes between pages: no skill that existed throughout is repeated or skipped (one added
 behind the cursor is simply not reached until the next listing). A query's order depends on the whole
-catalog (BM25 statistics, `host/search.py`), so a query cursor is bound to the catalog version it was
+catalog (BM25 statistics, `search/`), so a query cursor is bound to the catalog version it was
 issued for; once the catalog changes it is refused with a tool error that says to run the query again.
 A page is rendered twice: text for the model and `structuredContent` matching `LIST_SKILLS_OUTPUT_SCHEMA`.
 """
@@ -23,9 +23,10 @@ from skillwire.core.errors import InvalidCursor, SkillwireError
 from skillwire.core.json import JSONValue
 from skillwire.host.host import SkillHost
 from skillwire.host.registry import RegisteredSkill
-from skillwire.host.search import SkillSearch, query_words
+from skillwire.host.search import SkillSearch
 from skillwire.host.tool_messages import _Refusal, listing_problem_note
 from skillwire.host.tool_schemas import check_arguments
+from skillwire.search import query_words
 
 # The tools' one logger name, whichever of their modules logs.
 logger = logging.getLogger("skillwire.host.tools")

@@ -19,12 +19,13 @@ import logging
 import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from pathlib import Path
 from typing import Any, Literal, TypeVar
 
 import anyio
 from mcp.server.auth.provider import AccessToken
 from mcp.server.context import HandlerResult, ServerMiddleware, ServerRequestContext
-from mcp.server.extension import Extension, MethodBinding
+from mcp.server.extension import Extension, MethodBinding, ToolBinding
 from mcp.server.lowlevel.server import Server
 from mcp.server.mcpserver import MCPServer
 from mcp.server.subscriptions import InMemorySubscriptionBus, SubscriptionBus
@@ -56,6 +57,7 @@ from skillwire.server.legacy import LegacyInitializeAdvertiser
 from skillwire.server.notify import ListChangedNotifier
 from skillwire.server.pages import PageCache
 from skillwire.server.resources import SkillResources, install_resource_handlers
+from skillwire.server.search_tool import SkillFinder
 
 __all__ = ["SkillsExtension"]
 
@@ -110,6 +112,13 @@ class SkillsExtension(Extension):
         How many skills and files the built `skills/list` pages kept for reuse may list in all
         (`server.pages`; about 200 bytes each); None (default) keeps one whole walk of the catalog
         (at least 22,000), 0 builds every page per request.
+    search_tool:
+        Offer the `find_skills` tool (`server/search_tool.py`): a model finds skills for a task, listed
+        or not, and loads them by address. Off by default, so it never clashes with a server's own
+        tools; `skillwire serve` turns it on (`--no-search-tool` off). On an `MCPServer` only.
+    search_index:
+        The tool's search index file (or a callable giving it at the first call), so a restart
+        re-indexes nothing; None keeps it in memory.
     """
 
     identifier = EXTENSION_ID
@@ -129,6 +138,8 @@ class SkillsExtension(Extension):
         signatures: SignatureBook | None = None,
         subscriptions: SubscriptionBus | None = None,
         page_cache_items: int | None = None,
+        search_tool: bool = False,
+        search_index: Path | Callable[[], Path | None] | None = None,
     ) -> None:
         if page_size < 1 or directory_page_size < 1:
             raise ValueError("page sizes must be at least 1")
@@ -159,11 +170,20 @@ class SkillsExtension(Extension):
         # requests that read the catalog wait on it; `_load_failed` is what that scan raised, if it did.
         self._loading: anyio.Event | None = None
         self._load_failed: BaseException | None = None
+        self.finder = (
+            SkillFinder(lambda: self.catalog.snapshot, self.request_snapshot, index_path=search_index)
+            if search_tool
+            else None
+        )
 
     # -- Extension contract ----------------------------------------------------------------------------
 
     def settings(self) -> dict[str, Any]:
         return {DIRECTORY_READ_SETTING: True} if self.directory_read else {}
+
+    def tools(self) -> Sequence[ToolBinding]:
+        """`find_skills`, when `search_tool` is on (`MCPServer` registers it with `add_tool`)."""
+        return [self.finder.binding()] if self.finder is not None else []
 
     def methods(self) -> Sequence[MethodBinding]:
         bindings = [
@@ -201,6 +221,9 @@ class SkillsExtension(Extension):
                 )
         if bus is not None:
             self.notifier.add_bus(bus)
+        if isinstance(server, MCPServer):
+            for tool in self.tools():
+                server.add_tool(tool.fn, meta=tool.meta, **tool.kwargs)  # the SDK keeps a tool already there
         for binding in bindings:
             if lowlevel.get_request_handler(binding.method) is None:
                 lowlevel.add_request_handler(binding.method, binding.params_type, binding.handler)

@@ -83,6 +83,9 @@ class ServeOptions:
     `replica_state`: where a replica of a published catalog remembers the highest index sequence it
     accepted (None: a file per location under the user state directory); `accept_older_index` takes
     the pointer's index even when it is numbered below that (a deliberate roll back).
+    `search_tool`: offer the `find_skills` tool (`server/search_tool.py`); its index lives in
+    `search_index`, or (None) in `search/serve-<hash of the sources>.sqlite` beside the digest cache,
+    in memory when digests are not persisted.
     """
 
     directory_read: bool = True
@@ -102,6 +105,8 @@ class ServeOptions:
     metrics: bool = True
     replica_state: Path | None = None
     accept_older_index: bool = False
+    search_tool: bool = True
+    search_index: Path | None = None
 
     def secret(self) -> bytes:
         if self.cursor_secret is not None:
@@ -171,27 +176,45 @@ class ServeOptions:
         """Each root's `SIGNATURES_FILE` (when present) and `signature_files`; raises `SigningError`."""
         return SignatureBook.load([*(root.path / SIGNATURES_FILE for root in roots), *self.signature_files])
 
-    def extension_options(self, signatures: SignatureBook | None = None) -> dict[str, Any]:
+    def search_index_file(self, sources: str) -> Path | None:
+        """Where the search tool's index of the catalog served from `sources` lives (None: in memory)."""
+        if self.search_index is not None:
+            return self.search_index
+        digests = self.digest_cache_file()
+        if digests is None:
+            return None
+        from skillwire.server.search_tool import default_index_file
+
+        return default_index_file(digests.parent, sources)
+
+    def extension_options(self, signatures: SignatureBook | None = None, sources: str = "") -> dict[str, Any]:
         return {
             "directory_read": self.directory_read,
             "page_size": self.page_size,
             "ttl_ms": self.ttl_ms,
             "cache_scope": self.cache_scope,
             "signatures": signatures or None,
+            "search_tool": self.search_tool,
+            "search_index": self.search_index_file(sources) if self.search_tool else None,
         }
 
     def extension(
-        self, catalog: SkillCatalog, *, base_url: str | None = None, signatures: SignatureBook | None = None
+        self,
+        catalog: SkillCatalog,
+        *,
+        base_url: str | None = None,
+        signatures: SignatureBook | None = None,
+        sources: str = "",
     ) -> ServedSkills:
         """The extension for `catalog`: per-caller views when tokens or audience rules (given here or
         declared by the catalog's snapshot) exist, and the SDK auth settings when `tokens` is set.
 
         `base_url` is the server's own `http://HOST:PORT` (`http_base_url`), needed with `tokens`; a
         stdio server has no bearer tokens (ValueError). Raises `InvalidAudienceRule` for a bad rule
-        or tokens file."""
+        or tokens file. `sources` names what is served (the command line's paths), for the search index file."""
         from skillwire.catalog.audiences import audience_rules, parse_audience_rule
 
-        options = self.extension_options(signatures)
+        options = self.extension_options(signatures, sources)
         rules = audience_rules(parse_audience_rule(rule) for rule in self.audiences)
         # Only a catalog that can declare rules is asked for its snapshot: a folder catalog's first scan is
         # not run here, so a stdio server answers its handshake before that scan ends (cli/serve.py).

@@ -11,7 +11,7 @@ FTS5 computes (`fts5_aux.c`, fts5Bm25Function): per phrase, IDF = log((N - nHit 
 (1e-6 when not positive), the phrase frequency f summed instance by instance in column order with the
 column's weight, and IDF * (f * (k1 + 1)) / (f + k1 * (1 - b + b * D / avgdl)) added phrase by phrase,
 k1 = 1.2, b = 0.75, negated. The same IEEE operations in the same order give the same doubles, so the
-ranking is FTS5's to the last bit (`tests/host/test_search_scores.py` compares every score), and a later
+ranking is FTS5's to the last bit (`tests/search/test_scores.py` compares every score), and a later
 query is a few dictionary passes instead of SQLite re-reading and scoring every match.
 
 What FTS5 still does: storage (the index file and its row-by-row updates are unchanged), tokenizing

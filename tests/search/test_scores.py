@@ -1,4 +1,4 @@
-"""Each table's bm25() is computed in Python from FTS5's own postings (`host/search_scores.py`), so a
+"""Each table's bm25() is computed in Python from FTS5's own postings (`search/scores.py`), so a
 query over common words does not have SQLite score every match (issue 21: later queries < 10 ms); every
 score must be FTS5's to the last bit, so the ranking cannot change."""
 
@@ -12,7 +12,8 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.manifest import ManifestFile
 from skillwire.host.registry import RegisteredSkill, Registry
 from skillwire.host.search import SkillSearch
-from skillwire.host.search_scores import TableScores, varints
+from skillwire.search import rank
+from skillwire.search.scores import TableScores, varints
 
 COLUMNS = ("name", "description", "body")
 TOKENIZE = "porter unicode61 remove_diacritics 2"
@@ -128,12 +129,12 @@ def big_catalog(count: int) -> tuple[Registry, SkillSearch]:
 @pytest.mark.parametrize(
     "query", ["render the invoice schema", "audit the cluster billing forecast before the deploy", "lint", "abᦰcd lint"]
 )
-def test_a_query_ranks_as_sqlite_ranks_it(query: str) -> None:
+def test_a_query_ranks_as_sqlite_ranks_it(query: str, monkeypatch: pytest.MonkeyPatch) -> None:
     registry, search = big_catalog(600)
     found = search.ranked(registry, query, limit=50)
     assert search.scored_by_sqlite == 0 or "ᦰ" in query
     _, reference = big_catalog(600)
-    reference._sums = lambda *args: None  # type: ignore[method-assign]  # the SQL path: bm25() of both tables
+    monkeypatch.setattr(rank, "table_sums", lambda *args: None)  # the SQL path: bm25() of both tables
     expected = reference.ranked(registry, query, limit=50)
     assert reference.scored_by_sqlite == 1
     assert ([s.name for s in found.skills], found.total) == ([s.name for s in expected.skills], expected.total)

@@ -1,0 +1,65 @@
+"""The engine on plain documents (`skillwire.search`): bodies given or provided, a set followed by identity and
+revision, rankings restricted to a caller's rows, and a build ahead of the first query."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from skillwire.search import DocumentSet, SearchDocument, SearchIndex
+
+
+def doc(name: str, description: str, body: str | None = None, revision: str = "1") -> SearchDocument:
+    return SearchDocument(f"skill://{name}/SKILL.md", name, description, revision=revision, body=body)
+
+
+def names(result_documents: list[SearchDocument]) -> list[str]:
+    return [d.name for d in result_documents]
+
+
+def test_a_given_body_and_a_provided_body_index_alike() -> None:
+    body = "---\nname: forms\ndescription: x\n---\n# Filling\n\nStamp the acroform fields.\n"
+    given = SearchIndex()
+    provided = SearchIndex(lambda d: body)
+    assert given.ranked(DocumentSet([doc("forms", "PDF work.", body)]), "acroform").total == 1
+    assert provided.ranked(DocumentSet([doc("forms", "PDF work.")]), "acroform").total == 1
+    assert SearchIndex().ranked(DocumentSet([doc("forms", "PDF work.")]), "acroform").total == 0  # no body at all
+
+
+def test_a_set_is_followed_by_identity_and_a_row_remade_only_when_its_revision_changes() -> None:
+    reads: list[str] = []
+
+    def body_of(document: SearchDocument) -> str:
+        reads.append(document.name)
+        return f"# {document.name}\n\nrevision {document.revision} talks about kilns.\n"
+
+    index = SearchIndex(body_of)
+    first = DocumentSet([doc("a", "One."), doc("b", "Two.")])
+    assert index.ranked(first, "kilns").total == 2
+    assert index.ranked(first, "kilns").total == 2
+    assert sorted(reads) == ["a", "b"]
+    index.ranked(DocumentSet([doc("a", "One."), doc("b", "Two.", revision="2")]), "kilns")
+    assert sorted(reads) == ["a", "b", "b"]  # only the changed row was made again
+    assert index.indexed == 3
+
+
+def test_within_leaves_other_rows_out_of_the_answer_the_total_and_the_exact_name_rule() -> None:
+    documents = DocumentSet(
+        [doc("glaze", "Glaze pottery."), doc("kiln", "Fire a kiln for pottery."), doc("x", "Other.")]
+    )
+    index = SearchIndex()
+    assert index.ranked(documents, "pottery").total == 2
+    only = frozenset({("", "skill://glaze/SKILL.md"), ("", "skill://x/SKILL.md")})
+    found = index.ranked(documents, "pottery", within=only)
+    assert (names(found.documents), found.total) == (["glaze"], 1)
+    assert index.ranked(documents, "kiln", within=only).total == 0  # its exact name does not bring it back
+    assert index.ranked(documents, "kiln", within=frozenset()).documents == []
+
+
+def test_prepare_builds_the_index_a_later_query_uses(tmp_path: Path) -> None:
+    documents = DocumentSet([doc(f"s{i}", f"Skill {i} about kilns.") for i in range(30)])
+    index = SearchIndex(path=tmp_path / "search.sqlite")
+    assert index.prepare(documents) == 0
+    assert index.indexed == 30
+    assert index.ranked(documents, "kilns", limit=5).total == 30
+    assert index.indexed == 30  # nothing made again
+    assert index.on_disk
