@@ -15,7 +15,6 @@ import json
 import statistics
 import tempfile
 import time
-from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 from urllib.parse import urlencode
@@ -26,12 +25,11 @@ from starlette.applications import Starlette
 from bench.generate import generate_catalog
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.server.app import page_site
-from skillwire.server.page_view import ServedPages, catalog_search
+from skillwire.server.page_view import ServedPages
 from skillwire.server.visibility import PerCallerSkills, StaticTokens
 from skillwire.web.app import TOKEN_COOKIE, page_routes
 
 BUDGET_MS = {"list": 20.0, "list, page 100": 20.0, "skill": 20.0, "search": 10.0}
-ASGIApp = Callable[[dict[str, Any], Callable[[], Awaitable[dict[str, Any]]], Callable[[dict[str, Any]], Awaitable[None]]], Awaitable[None]]
 
 
 async def timed_get(app: Any, path: str, cookie: str | None = None) -> tuple[float, int, int]:
@@ -63,17 +61,15 @@ async def timed_get(app: Any, path: str, cookie: str | None = None) -> tuple[flo
     return (time.perf_counter() - started) * 1000, status, size
 
 
-def build(root: Path, per_caller: bool) -> tuple[Any, str | None]:
-    catalog = SkillCatalog([root])
-    catalog.refresh()
+def build(catalog: SkillCatalog, per_caller: bool) -> tuple[Any, str | None]:
     if not per_caller:
         from skillwire.server.extension import SkillsExtension
 
         skills = SkillsExtension(catalog)
-        return Starlette(routes=page_routes(page_site(ServedPages(skills, catalog_search), "127.0.0.1"))), None
+        return Starlette(routes=page_routes(page_site(ServedPages(skills), "127.0.0.1"))), None
     skills = PerCallerSkills(catalog, rules=(("skill://team00", frozenset({"team00"})),))
     tokens = StaticTokens([{"client": "bench", "token": "bench-token", "audiences": ["team00"]}])
-    pages = ServedPages(skills, catalog_search, tokens)
+    pages = ServedPages(skills, tokens)
     return Starlette(routes=page_routes(page_site(pages, "127.0.0.1"))), "bench-token"
 
 
@@ -141,8 +137,10 @@ def main() -> None:
     with tempfile.TemporaryDirectory(prefix="page-bench-") as folder:
         root = generate_catalog(Path(folder) / "skills", args.skills, 10)
         report: dict[str, Any] = {"skills": args.skills}
+        catalog = SkillCatalog([root])
+        catalog.refresh()
         for label, per_caller in (("one catalog", False), ("per caller (--tokens)", True)):
-            app, cookie = build(root, per_caller)
+            app, cookie = build(catalog, per_caller)
             report[label] = anyio.run(measure, app, cookie, args.rounds)
     if args.json:
         print(json.dumps(report, indent=2))

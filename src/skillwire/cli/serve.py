@@ -41,7 +41,7 @@ from skillwire.core.metrics import multiprocess_directory
 from skillwire.server.app import bind_http_socket, event_loop_options, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE
 from skillwire.server.options import ServeOptions, http_base_url
-from skillwire.server.page_view import ServedPages, catalog_search
+from skillwire.server.page_view import ServedPages
 
 DEFAULT_HTTP = "127.0.0.1:8765"
 logger = logging.getLogger("skillwire.serve")
@@ -591,7 +591,7 @@ def serve(
             grace_seconds=args.grace_seconds,
             metrics_token_check=metrics_audiences if verifier is not None else None,
             metrics=served.metrics,
-            ui=None if args.no_ui else ServedPages(skills, catalog_search, verifier),
+            ui=None if args.no_ui else ServedPages(skills, verifier),
         ),
         backend_options=event_loop_options(),  # uvloop: the HTTP stack's event loop (server/app.py)
     )

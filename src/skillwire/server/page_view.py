@@ -17,7 +17,7 @@ from __future__ import annotations
 import bisect
 import threading
 import weakref
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 import anyio
 from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -37,17 +37,16 @@ from skillwire.core.provenance import read_provenance
 from skillwire.core.signing import verify_entry
 from skillwire.core.uri import SKILL_MD, canonical_uri, parent_of
 from skillwire.server.extension import SkillsExtension
+from skillwire.server.search_tool import SkillFinder
 from skillwire.web.view import FileRead, FileRow, ListPage, SearchAnswer, SignatureVerdict, SkillFacts, SkillSummary
 
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface
 
 _BIG_FILE = 256 * 1024  # read in a worker thread above this, as resources/read does
 
-SearchEngine = Callable[[CatalogSnapshot, str, int], tuple[list[CatalogSkill], int]]
-
 
 def summary(skill: CatalogSkill) -> SkillSummary:
-    return SkillSummary(skill.uri, skill.entry.name, skill.entry.description)
+    return SkillSummary(skill.uri, skill.entry.name, skill.entry.description, skill.listed)
 
 
 def served_verdict(entry: SkillEntry) -> SignatureVerdict:
@@ -85,11 +84,11 @@ class ServedCatalogView:
     """One caller's `CatalogView` over one snapshot (see the module docstring)."""
 
     def __init__(
-        self, skills: SkillsExtension, snapshot: CatalogSnapshot, search: SearchEngine, sorted_uris: _SortedURIs
+        self, skills: SkillsExtension, snapshot: CatalogSnapshot, finder: SkillFinder, sorted_uris: _SortedURIs
     ) -> None:
         self.skills = skills
         self.snapshot = snapshot
-        self._search = search
+        self._finder = finder
         self._sorted = sorted_uris
 
     async def page(self, cursor: str | None, limit: int) -> ListPage:
@@ -100,7 +99,8 @@ class ServedCatalogView:
         return ListPage([summary(s) for s in page], next_cursor, len(self.snapshot.listed))
 
     async def search(self, query: str, limit: int) -> SearchAnswer:
-        found, matched = self._search(self.snapshot, query, limit)
+        # The first query of a new index builds it (a second or so at 10,000 skills): off the event loop.
+        found, matched = await anyio.to_thread.run_sync(self._finder.ranked_skills, self.snapshot, query, limit)
         return SearchAnswer([summary(s) for s in found], matched)
 
     def _find(self, uri: str) -> CatalogSkill | None:
@@ -170,29 +170,18 @@ class ServedCatalogView:
         return FileRead(data, None, served.mime_type)
 
 
-def catalog_search(snapshot: CatalogSnapshot, query: str, limit: int) -> tuple[list[CatalogSkill], int]:
-    """Listed skills of `snapshot` whose name or description holds every word of `query`, name matches
-    first. Interim: the ranking engine the bridge uses is moving below server/ (issue 39 takes it then)."""
-    words = [w for w in query.lower().split() if w]
-    scored: list[tuple[int, str, CatalogSkill]] = []
-    for skill in snapshot.listed:
-        name, description = skill.entry.name.lower(), skill.entry.description.lower()
-        if all(w in name or w in description for w in words):
-            scored.append((-sum(w in name for w in words), skill.uri, skill))
-    scored.sort(key=lambda row: (row[0], row[1]))
-    return [row[2] for row in scored[:limit]], len(scored)
-
-
 class ServedPages:
     """The page's `view_for`: a token (or none) -> that caller's view, as the wire decides it.
 
     With a `verifier` (`serve --tokens`) a missing or unknown token gets None (the page asks for one);
     the audiences of a known one are what `skills.audiences_of` makes of it, as on the wire."""
 
-    def __init__(self, skills: SkillsExtension, search: SearchEngine, verifier: TokenVerifier | None = None) -> None:
+    def __init__(self, skills: SkillsExtension, verifier: TokenVerifier | None = None) -> None:
         self.skills = skills
         self.verifier = verifier
-        self.search = search
+        # The search box ranks with find_skills' engine and index (`server/search_tool.py`); a server
+        # without the tool (`--no-search-tool`) gets one of its own, in memory.
+        self.finder = skills.finder or SkillFinder(lambda: skills.catalog.snapshot, skills.request_snapshot)
         self._sorted = _SortedURIs()
 
     @property
@@ -208,4 +197,4 @@ class ServedPages:
             if access is None:
                 return None
         snapshot = await self.skills.caller_snapshot(access)
-        return ServedCatalogView(self.skills, snapshot, self.search, self._sorted)
+        return ServedCatalogView(self.skills, snapshot, self.finder, self._sorted)

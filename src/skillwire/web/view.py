@@ -30,6 +30,7 @@ class SkillSummary:
     uri: str
     name: str
     description: str
+    listed: bool = True  # a search may find a skill the listing leaves out (reachable by its URI)
 
 
 @dataclass(frozen=True)
