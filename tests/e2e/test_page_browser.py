@@ -81,7 +81,10 @@ def test_list_search_skill_folder_file_and_download_on_the_examples(
         page.locator("#q").press_sequentially("refund", delay=20)
         page.locator("#count", has_text="match").wait_for()
         assert page.url == examples_page + "/"
-        assert listed(page) == ["skill://acme/billing/refunds/SKILL.md"]
+        as_typed = listed(page)
+        assert as_typed[0] == "skill://acme/billing/refunds/SKILL.md"
+        page.goto(examples_page + "/?q=refund")
+        assert listed(page) == as_typed  # the same answer as the form's, from the same engine
 
         # A skill page: rendered SKILL.md, its facts, a nested skill, copy-ready lines.
         page.goto(examples_page + "/")
