@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.util import find_spec
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
@@ -38,8 +38,9 @@ from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import Readiness, health_route, liveness_route
 from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route, request_log
 from skillwire.server.page_view import ServedPages
-from skillwire.web.app import PageSite, page_routes
-from skillwire.web.view import InstallTarget
+
+if TYPE_CHECKING:
+    from skillwire.web.app import PageSite
 
 __all__ = [
     "bind_http_socket",
@@ -141,6 +142,8 @@ def http_app(
 def page_site(ui: ServedPages, host: str, allowed_hosts: Sequence[str] = ()) -> PageSite:
     """The catalog page beside `/mcp`: the same Host/Origin rules (DNS rebinding protection), and install
     lines naming this server's own `/mcp` as the browser reached it (a Host header those rules accepted)."""
+    from skillwire.web.app import PageSite
+    from skillwire.web.view import InstallTarget
 
     def target(request: Request) -> InstallTarget:
         return InstallTarget("skills", f"{request.url.scheme}://{request.headers.get('host', host)}/mcp")
@@ -287,6 +290,8 @@ async def serve_http(
     if metrics:
         routes.append(metrics_route(audiences_of_token=metrics_token_check, protected=skills.per_caller))
     if ui is not None:
+        from skillwire.web.app import page_routes  # the page's code loads only where it is served
+
         routes.extend(page_routes(page_site(ui, host, allowed_hosts)))
     # Successful replies encoded in one pass instead of the SDK's dump-then-dumps (`server._sdk`, guarded;
     # SKILLWIRE_SDK_ONE_PASS=0 keeps the SDK's writer): most of a listing page's server time.

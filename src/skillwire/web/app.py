@@ -22,7 +22,7 @@ import re
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
-from typing import Any
+from typing import TYPE_CHECKING, Any
 from urllib.parse import parse_qs, quote, urlencode
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
@@ -30,8 +30,8 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 from starlette.routing import BaseRoute, Route
 
-from skillwire.web.markdown import skill_paths
-from skillwire.web.render import Pages, folder_items
+if TYPE_CHECKING:
+    from skillwire.web.render import Pages
 from skillwire.web.view import CatalogView, FileRow, InstallTarget, SkillFacts, ViewUnavailable
 
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface
@@ -94,11 +94,21 @@ def attachment_name(uri: str) -> str:
 class _Routes:
     def __init__(self, site: PageSite) -> None:
         self.site = site
-        self.pages = Pages()
+        self._pages: Pages | None = None
         self.guard = TransportSecurityMiddleware(site.security)
         self.static = {name: files("skillwire.web").joinpath("static", name).read_bytes() for name in _STATIC_TYPES}
 
     # -- plumbing --------------------------------------------------------------------------------------
+
+    @property
+    def pages(self) -> Pages:
+        # Jinja2, the templates and markdown-it load at the first page asked for, not at a server's start
+        # (tests/e2e/test_serve_imports.py): most servers' pages are never opened.
+        if self._pages is None:
+            from skillwire.web.render import Pages
+
+            self._pages = Pages()
+        return self._pages
 
     def html(self, template: str, status: int = 200, **values: Any) -> Response:
         return _with_headers(HTMLResponse(self.pages.render(template, **values), status_code=status))
@@ -181,6 +191,8 @@ class _Routes:
 
     async def folder(self, request: Request, view: CatalogView) -> Response:
         facts = await self._skill(request, view)
+        from skillwire.web.render import folder_items
+
         uri = request.query_params.get("uri", "")
         items = None if facts is None else folder_items(facts, uri)
         if facts is None or items is None:
@@ -197,6 +209,8 @@ class _Routes:
         if facts is None or row is None:
             return self.not_found()
         read = await view.read(facts, row)
+        from skillwire.web.markdown import skill_paths
+
         root = facts.entry.uri.rsplit("/", 1)[0]
         paths = {uri: path for path, uri in skill_paths(root, [f.uri for f in facts.files]).items()}
         return _with_headers(HTMLResponse(self.pages.file_page(facts, row, read.data, read.refused, paths)))
