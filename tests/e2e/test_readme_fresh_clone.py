@@ -38,7 +38,14 @@ from servers import free_port, stop_process
 from support.servers import REPO_ROOT
 
 README_PORT = "127.0.0.1:8765"
-LONG_RUNNING = ("./scripts/serve", "./scripts/test", "skillwire serve", "skillwire bridge", ".venv/bin/python -m bench")
+LONG_RUNNING = (
+    "./scripts/serve",
+    "./scripts/test",
+    "skillwire serve",
+    "skillwire bridge",
+    "skillwire browse",
+    ".venv/bin/python -m bench",
+)
 OUR_PROGRAMS = ("skillwire", "./scripts/", ".venv/bin/", "source")
 LOCAL_HOSTS = ("127.0.0.1", "localhost", "[::1]")
 SERVE_DEADLINE = 60.0  # seconds from `./scripts/serve` on a fresh clone to listening (issue 10)

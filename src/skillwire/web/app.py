@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, urlencode
+from urllib.parse import parse_qs, quote, unquote, urlencode
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
@@ -86,7 +86,7 @@ def _with_headers(response: Response) -> Response:
 def attachment_name(uri: str) -> str:
     """A `Content-Disposition` value naming the file by the last part of its URI: an ASCII fallback with
     anything unusual replaced, and the exact name percent-encoded (RFC 6266 `filename*`)."""
-    last = uri.rsplit("/", 1)[-1] or "file"
+    last = unquote(uri.rsplit("/", 1)[-1]) or "file"  # the file's own name, not its URI segment
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", last)[:120] or "file"
     return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(last, safe='')}"
 

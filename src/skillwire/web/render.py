@@ -114,8 +114,8 @@ def install_lines(target: InstallTarget, skill_md_uri: str) -> list[tuple[str, s
         ("VS Code (.vscode/mcp.json)", json.dumps(vscode, indent=2)),
         ("Cursor (.cursor/mcp.json)", json.dumps(cursor, indent=2)),
         ("The bridge, for any other host", "skillwire " + " ".join(q(a) for a in bridge_args)),
-        ("Copy this skill into Claude Code's folder", f"skillwire pull {q(skill_md_uri)} --for claude {q(url)}"),
-        ("... or into Codex's, Gemini's, Cursor's", f"skillwire pull {q(skill_md_uri)} --for codex {q(url)}"),
+        # --for takes claude, codex, copilot, cursor, gemini or agents (`skillwire pull --help`).
+        ("Copy this skill into a host's skills folder", f"skillwire pull {q(skill_md_uri)} --for claude {q(url)}"),
     ]
 
 
