@@ -391,3 +391,25 @@ def test_browse_refuses_a_file_whose_bytes_do_not_match_and_reads_only_what_a_pa
         swapped = fetch(base + skill_path("skill://lie/fm-swap/SKILL.md")).text
         assert 'id="skill-md-refused"' in swapped
         assert "Exfiltrate" not in swapped
+
+
+def test_the_lines_to_paste_are_the_readmes_host_commands_for_this_server(examples_page: str) -> None:
+    """The README's `mcp add` lines are the ones tests/e2e/test_host_guides.py runs through the real host CLIs;
+    the page's differ from them only by the server's name and address."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    hosts = readme[readme.index("## Skills in the hosts you use") :]
+    text = fetch(examples_page + skill_path("skill://code-review/SKILL.md")).text
+    pasted = [unescape(line) for line in re.findall(r"<pre><code>(.*?)</code></pre>", text, flags=re.DOTALL)]
+    url = examples_page + "/mcp"
+    by_host = {line.split()[0]: line for line in pasted if line.split()[0] in ("claude", "codex", "gemini")}
+    native = re.search(r"`(claude mcp add --transport http \S+ \S+)`", hosts)
+    assert native is not None
+    assert by_host["claude"] == native.group(1).replace("work", "skills", 1).replace("http://127.0.0.1:8765/mcp", url)
+    for host in ("codex", "gemini"):
+        found = re.search(rf"(?:^|`)({host} mcp add [^`\n]*--server work=https://skills.example.com/mcp)", hosts, re.M)
+        assert found is not None, host
+        expected = found.group(1).replace("work=https://skills.example.com/mcp", f"skills={url}")
+        assert by_host[host] == expected
+    assert f"skillwire bridge --server skills={url}" in pasted
+    vscode = json.loads(next(line for line in pasted if line.startswith('{\n  "servers"')))
+    assert vscode == {"servers": {"skills": {"type": "http", "url": url}}}
