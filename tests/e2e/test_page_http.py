@@ -15,6 +15,7 @@ import pytest
 
 from servers import LyingServer
 from support.cli import run_cli_process
+from support.gitserver import WorkRepo, skill_md
 from support.page import RTL, browse, fetch, page_base, write_hostile_corpus
 from support.servers import EXAMPLES, serve_http
 from support.skills import write_skill
@@ -413,3 +414,31 @@ def test_the_lines_to_paste_are_the_readmes_host_commands_for_this_server(exampl
     assert f"skillwire bridge --server skills={url}" in pasted
     vscode = json.loads(next(line for line in pasted if line.startswith('{\n  "servers"')))
     assert vscode == {"servers": {"skills": {"type": "http", "url": url}}}
+
+
+def test_a_skill_from_a_git_root_shows_its_commit_and_browse_shows_the_same(
+    tmp_path: Path, own_cache_env: dict[str, str]
+) -> None:
+    repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git")
+    repo.write("hello/SKILL.md", skill_md("hello", "Says hello"))
+    commit = repo.commit("one")
+    repo.push()
+    with serve_http([f"git+file://{repo.bare}@{commit}", "--no-watch"], env=own_cache_env) as running:
+        shown = f"file://{repo.bare} @ {commit} (hello)"
+        served = fetch(page_base(running.url) + skill_path("skill://hello/SKILL.md")).text
+        assert f'<td id="source">{shown}</td>' in served
+        with browse(running.url, env=own_cache_env) as base:
+            browsed = fetch(base + skill_path("skill://hello/SKILL.md")).text
+            assert f'<td id="source">{shown}</td>' in browsed
+
+
+def test_the_page_answers_a_host_name_given_with_allow_host() -> None:
+    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache", "--allow-host", "skills.internal"]) as server:
+        base = page_base(server.url)
+        port = base.rsplit(":", 1)[1]
+        named = fetch(base + "/", headers={"Host": f"skills.internal:{port}"})
+        assert named.status == 200
+        # The lines to paste name the server as the browser reached it.
+        page = fetch(base + skill_path(EXAMPLE_URIS[1]), headers={"Host": f"skills.internal:{port}"}).text
+        assert f"claude mcp add --transport http skills http://skills.internal:{port}/mcp" in page
+        assert fetch(base + "/", headers={"Host": f"elsewhere.internal:{port}"}).status == 421
