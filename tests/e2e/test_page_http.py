@@ -442,3 +442,16 @@ def test_the_page_answers_a_host_name_given_with_allow_host() -> None:
         page = fetch(base + skill_path(EXAMPLE_URIS[1]), headers={"Host": f"skills.internal:{port}"}).text
         assert f"claude mcp add --transport http skills http://skills.internal:{port}/mcp" in page
         assert fetch(base + "/", headers={"Host": f"elsewhere.internal:{port}"}).status == 421
+
+
+def test_a_published_catalog_names_its_index_on_the_page(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
+    store = f"file://{tmp_path / 'store'}"
+    published = run_cli_process("publish", str(EXAMPLES), store, env=own_cache_env)
+    assert published.code == 0, published.err
+    with serve_http([store, "--no-watch"], env=own_cache_env) as running:
+        page = fetch(page_base(running.url) + skill_path(EXAMPLE_URIS[1])).text
+        found = re.search(r'<td id="index">([0-9a-f]{64}) \(sequence (\d+)\)</td>', page)
+        assert found is not None, page
+        with browse(running.url, env=own_cache_env) as base:
+            browsed = fetch(base + skill_path(EXAMPLE_URIS[1])).text
+            assert found.group(0) in browsed
