@@ -6,6 +6,8 @@ from __future__ import annotations
 
 import json
 import re
+import shutil
+import subprocess
 from collections.abc import Iterator
 from html import unescape
 from pathlib import Path
@@ -455,3 +457,42 @@ def test_a_published_catalog_names_its_index_on_the_page(tmp_path: Path, own_cac
         with browse(running.url, env=own_cache_env) as base:
             browsed = fetch(base + skill_path(EXAMPLE_URIS[1])).text
             assert found.group(0) in browsed
+
+
+@pytest.mark.skipif(shutil.which("ssh-keygen") is None, reason="OpenSSH's ssh-keygen is not installed")
+def test_the_signature_is_the_readers_own_verdict_never_the_servers_claim(
+    tmp_path: Path, own_cache_env: dict[str, str]
+) -> None:
+    key = tmp_path / "publisher"
+    subprocess.run(["ssh-keygen", "-q", "-t", "ed25519", "-N", "", "-C", "publisher", "-f", str(key)], check=True)
+    root = tmp_path / "skills"
+    shutil.copytree(EXAMPLES, root)
+    assert run_cli_process("sign", str(root), "--key", str(key)).code == 0
+    # Changed after signing: the server's signature book no longer matches it, so it is sent unsigned.
+    (root / "git-workflow" / "SKILL.md").write_text(
+        (root / "git-workflow" / "SKILL.md").read_text() + "\nOne more line.\n"
+    )
+    signature = re.compile(r'<td id="signature" class="verdict-([a-z-]+)">([^<]*)</td>')
+    with serve_http([str(root), "--no-watch", "--no-digest-cache"], env=own_cache_env) as running:
+        base = page_base(running.url)
+        good = signature.search(fetch(base + skill_path("skill://code-review/SKILL.md")).text)
+        assert good is not None
+        assert good.group(1) == "valid"
+        assert "the signature verifies over this manifest, made by the key SHA256:" in good.group(2)
+        changed = signature.search(fetch(base + skill_path("skill://git-workflow/SKILL.md")).text)
+        assert changed is not None
+        assert changed.groups() == ("unsigned", "not signed")
+        with browse(running.url, env=own_cache_env) as browsed:
+            untrusted = signature.search(fetch(browsed + skill_path("skill://code-review/SKILL.md")).text)
+            assert untrusted is not None
+            assert untrusted.group(1) == "untrusted"
+        added = run_cli_process("trust", "add", "acme-publisher", f"{key}.pub", env=own_cache_env)
+        assert added.code == 0, added.err
+        with browse(running.url, env=own_cache_env) as browsed:
+            trusted = signature.search(fetch(browsed + skill_path("skill://code-review/SKILL.md")).text)
+            assert trusted is not None
+            assert trusted.group(1) == "verified"
+            assert trusted.group(2).startswith("signed by acme-publisher (SHA256:")
+            still_bad = signature.search(fetch(browsed + skill_path("skill://git-workflow/SKILL.md")).text)
+            assert still_bad is not None
+            assert still_bad.group(1) == "unsigned"
