@@ -17,6 +17,7 @@ from urllib.parse import urlencode
 import pytest
 
 from servers import LyingServer, free_port, running_http_server
+from servers.hostile_server import running_hostile_server
 from support.browser import DESKTOP, PHONE, assert_fits, chromium, screenshot, watched_page
 from support.page import ARTIFACTS, browse, page_base, write_hostile_corpus
 from support.servers import CORPUS, EXAMPLES, serve_http
@@ -336,4 +337,29 @@ def test_browse_shows_a_file_whose_digest_the_server_lies_about_as_refused(
         page.goto(skill_url(base, "skill://lie/good/SKILL.md"))
         page.locator("#files a", has_text="references/guide.md").click()
         assert page.locator("#text").inner_text().startswith("# Guide")
+        watched.assert_nothing_happened()
+
+
+def test_browse_of_a_hostile_server_refuses_every_lie_and_runs_nothing(
+    browser: Browser, tmp_path: Path, own_cache_env: dict[str, str]
+) -> None:
+    """tests/servers/hostile_server.py lies one way per skill; every skill page is opened, each lie about a
+    SKILL.md is refused rather than rendered, and nothing the server sent runs or loads anything."""
+    with running_hostile_server(tmp_path) as hostile, browse(hostile.url, env=own_cache_env) as base:
+        with watched_page(browser, base, PHONE) as (page, watched):
+            page.goto(base + "/")
+            uris = listed(page)
+            assert "skill://hostile/honest/SKILL.md" in uris
+            refused: dict[str, str] = {}
+            for uri in uris:
+                page.goto(skill_url(base, uri))
+                assert_fits(page)
+                if page.locator("#skill-md-refused").count():
+                    refused[uri.split("/")[-2]] = page.locator("#skill-md-refused").inner_text()
+            assert {"wrong-size", "wrong-digest", "frontmatter-swap"} <= refused.keys(), refused
+            assert "honest" not in refused
+            assert "Exfiltrate" not in page.content()
+            page.goto(skill_url(base, "skill://hostile/wrong-digest-file/SKILL.md"))
+            page.locator("#files a", has_text="references/data.md").click()
+            assert "digest mismatch" in page.locator("#refused").inner_text()
         watched.assert_nothing_happened()
