@@ -152,7 +152,6 @@ def page_site(ui: ServedPages, host: str, allowed_hosts: Sequence[str] = ()) -> 
         view_for=ui.view_for,
         target=target,
         security=transport_security(host, allowed_hosts),
-        needs_token=ui.needs_token,
     )
 
 

@@ -184,10 +184,6 @@ class ServedPages:
         self.finder = skills.finder or SkillFinder(lambda: skills.catalog.snapshot, skills.request_snapshot)
         self._sorted = _SortedURIs()
 
-    @property
-    def needs_token(self) -> bool:
-        return self.verifier is not None
-
     async def view_for(self, token: str | None) -> ServedCatalogView | None:
         access: AccessToken | None = None
         if self.verifier is not None:

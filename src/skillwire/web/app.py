@@ -65,15 +65,14 @@ NOT_FOUND_MESSAGE = "There is no skill at this address."
 class PageSite:
     """What the routes need from whoever serves the page.
 
-    `view_for(token)`: the caller's view (`token` is the cookie's, or None), or None when `needs_token`
-    and the token is missing or not accepted. `target(request)`: the MCP endpoint the install lines name.
-    `security`: the Host/Origin rules of the MCP endpoint beside it.
+    `view_for(token)`: the caller's view (`token` is the cookie's, or None), or None when the page needs a
+    token and this one is missing or not accepted (the page then asks for one). `target(request)`: the MCP
+    endpoint the install lines name. `security`: the Host/Origin rules of the MCP endpoint beside it.
     """
 
     view_for: Callable[[str | None], Awaitable[CatalogView | None]]
     target: Callable[[Request], InstallTarget]
     security: TransportSecuritySettings
-    needs_token: bool = False
     page_size: int = PAGE_SIZE
 
 
