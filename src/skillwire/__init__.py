@@ -143,6 +143,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         UntrustedSigner,
         UpstreamUnavailable,
         VerificationFailed,
+        ViewUnavailable,
     )
     from skillwire.core.json import (
         frontmatter_differences,
@@ -332,6 +333,7 @@ __all__ = [
     "UntrustedSigner",
     "UpstreamUnavailable",
     "VerificationFailed",
+    "ViewUnavailable",
     "WireBounds",
     "__version__",
     "bind_http_socket",
@@ -440,6 +442,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UntrustedSigner",
         "UpstreamUnavailable",
         "VerificationFailed",
+        "ViewUnavailable",
     ),
     "skillwire.core.json": ("frontmatter_differences",),
     "skillwire.core.manifest": (

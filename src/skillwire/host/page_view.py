@@ -24,7 +24,7 @@ from collections.abc import Awaitable, Callable, Sequence
 from skillwire.catalog.mime import guess_mime_type
 from skillwire.client.skills import Listing, SkillsClient
 from skillwire.core.entry import SkillEntry
-from skillwire.core.errors import SkillNotFound, SkillwireError, VerificationFailed
+from skillwire.core.errors import SkillNotFound, SkillwireError, VerificationFailed, ViewUnavailable
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.provenance import read_provenance
 from skillwire.core.uri import SKILL_MD, parent_of
@@ -42,7 +42,6 @@ from skillwire.web.view import (
     SignatureVerdict,
     SkillFacts,
     SkillSummary,
-    ViewUnavailable,
 )
 
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface

@@ -32,7 +32,8 @@ from starlette.routing import BaseRoute, Route
 
 if TYPE_CHECKING:
     from skillwire.web.render import Pages
-from skillwire.web.view import CatalogView, FileRow, InstallTarget, SkillFacts, ViewUnavailable
+from skillwire.core.errors import ViewUnavailable
+from skillwire.web.view import CatalogView, FileRow, InstallTarget, SkillFacts
 
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface
 

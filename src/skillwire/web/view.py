@@ -101,11 +101,6 @@ class InstallTarget:
     url: str
 
 
-class ViewUnavailable(Exception):
-    """The catalog could not be read for this page (the server is down, answers garbage, ...): one line
-    in the reader's own words, shown on an error page."""
-
-
 class CatalogView(Protocol):
     """One caller's read-only view of one catalog. A skill the caller may not see does not exist here:
     `skill` answers None exactly as for a URI nothing serves, and it is in no page, count or search."""
