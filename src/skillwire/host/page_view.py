@@ -27,7 +27,7 @@ from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import SkillNotFound, SkillwireError, VerificationFailed, ViewUnavailable
 from skillwire.core.manifest import ManifestFile
 from skillwire.core.provenance import read_provenance
-from skillwire.core.uri import SKILL_MD, parent_of
+from skillwire.core.uri import SKILL_MD, child_name, in_scope, parent_of
 from skillwire.core.verify import verify_skill_md
 from skillwire.host.host import SkillHost
 from skillwire.host.identity import SkillRef
@@ -127,10 +127,9 @@ class BrowsedCatalog:
                 raise ViewUnavailable(f"the server's entry for this skill could not be read: {exc}") from None
         root = parent_of(entry.uri) or entry.uri
         rows: Sequence[FileRow] = [
-            FileRow(f.uri, f.digest, f.size, guess_mime_type(f.uri.rsplit("/", 1)[-1], is_text=False))
-            for f in entry.files
+            FileRow(f.uri, f.digest, f.size, guess_mime_type(child_name(f.uri), is_text=False)) for f in entry.files
         ]
-        nested = [summary(e) for e in listing.entries if e.uri != entry.uri and e.uri.startswith(root + "/")]
+        nested = [summary(e) for e in listing.entries if e.uri != entry.uri and in_scope(e.uri, root)]
         inside = None
         folder = parent_of(root)
         while folder is not None and inside is None:

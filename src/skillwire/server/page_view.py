@@ -35,7 +35,7 @@ from skillwire.core.errors import (
 )
 from skillwire.core.provenance import read_provenance
 from skillwire.core.signing import verify_entry
-from skillwire.core.uri import SKILL_MD, canonical_uri, parent_of
+from skillwire.core.uri import SKILL_MD, canonical_uri, in_scope, parent_of
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.search_tool import SkillFinder
 from skillwire.web.view import FileRead, FileRow, ListPage, SearchAnswer, SignatureVerdict, SkillFacts, SkillSummary
@@ -118,7 +118,7 @@ class ServedCatalogView:
         below = skill.root_uri + "/"
         at = bisect.bisect_left(uris, below)
         found: list[SkillSummary] = []
-        while at < len(uris) and uris[at].startswith(below):
+        while at < len(uris) and in_scope(uris[at], skill.root_uri):
             if uris[at] != skill.uri:
                 found.append(summary(self.snapshot.skill_by_uri[uris[at]]))
             at += 1
@@ -156,7 +156,7 @@ class ServedCatalogView:
 
     async def read(self, facts: SkillFacts, file: FileRow) -> FileRead:
         served = self.snapshot.files.get(file.uri)
-        if served is None or served.digest != file.digest:
+        if served is None:  # facts and bytes come from one snapshot: a file it lists, it serves
             return FileRead(None, "this file is no longer served; reload the skill's page")
         try:
             if isinstance(served, StoredFile):

@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
 from importlib.resources import files
 from typing import TYPE_CHECKING, Any
-from urllib.parse import parse_qs, quote, unquote, urlencode
+from urllib.parse import parse_qs, quote, urlencode
 
 from mcp.server.transport_security import TransportSecurityMiddleware, TransportSecuritySettings
 from starlette.requests import Request
@@ -33,6 +33,7 @@ from starlette.routing import BaseRoute, Route
 if TYPE_CHECKING:
     from skillwire.web.render import Pages
 from skillwire.core.errors import ViewUnavailable
+from skillwire.core.uri import child_name
 from skillwire.web.view import CatalogView, FileRow, InstallTarget, SkillFacts
 
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface
@@ -86,7 +87,7 @@ def _with_headers(response: Response) -> Response:
 def attachment_name(uri: str) -> str:
     """A `Content-Disposition` value naming the file by the last part of its URI: an ASCII fallback with
     anything unusual replaced, and the exact name percent-encoded (RFC 6266 `filename*`)."""
-    last = unquote(uri.rsplit("/", 1)[-1]) or "file"  # the file's own name, not its URI segment
+    last = child_name(uri) or "file"  # the file's own name (decoded), not its URI segment
     plain = re.sub(r"[^A-Za-z0-9._-]", "_", last)[:120] or "file"
     return f"attachment; filename=\"{plain}\"; filename*=UTF-8''{quote(last, safe='')}"
 
@@ -210,8 +211,9 @@ class _Routes:
             return self.not_found()
         read = await view.read(facts, row)
         from skillwire.web.markdown import skill_paths
+        from skillwire.web.render import skill_root
 
-        root = facts.entry.uri.rsplit("/", 1)[0]
+        root = skill_root(facts.entry.uri)
         paths = {uri: path for path, uri in skill_paths(root, [f.uri for f in facts.files]).items()}
         return _with_headers(HTMLResponse(self.pages.file_page(facts, row, read.data, read.refused, paths)))
 

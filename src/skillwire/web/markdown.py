@@ -26,6 +26,8 @@ from markdown_it.common.utils import escapeHtml as escape_html
 from markdown_it.token import Token
 from markdown_it.utils import EnvType, OptionsDict
 
+from skillwire.core.uri import in_scope, parent_of
+
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface
 
 LinkTo = Callable[[str, bool], str]  # (file or folder URI, is a folder) -> URL of its page here
@@ -34,7 +36,7 @@ LinkTo = Callable[[str, bool], str]  # (file or folder URI, is a folder) -> URL 
 def skill_paths(root_uri: str, file_uris: Sequence[str]) -> dict[str, str]:
     """Each listed file's path inside the skill (percent-decoded, `/`-separated) -> its URI."""
     prefix = root_uri + "/"
-    return {unquote(uri[len(prefix) :]): uri for uri in file_uris if uri.startswith(prefix)}
+    return {unquote(uri[len(prefix) :]): uri for uri in file_uris if uri != root_uri and in_scope(uri, root_uri)}
 
 
 def _target(href: str, base_dir: str, paths: Mapping[str, str], root_uri: str) -> tuple[str, str, bool] | None:
@@ -98,7 +100,7 @@ class _Renderer:
 
 def render_markdown(body: str, *, skill_md_uri: str, file_uris: Sequence[str], link_to: LinkTo) -> str:
     """`body` (a SKILL.md without its frontmatter) as safe HTML; links resolved against the skill's files."""
-    root_uri = skill_md_uri.rsplit("/", 1)[0]
+    root_uri = parent_of(skill_md_uri) or skill_md_uri
     renderer = _Renderer(skill_paths(root_uri, file_uris), root_uri, link_to, ".")
     md = MarkdownIt("commonmark", {"html": False})
 

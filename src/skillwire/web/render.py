@@ -33,12 +33,18 @@ from skillwire.core.json import JSONValue
 from skillwire.core.manifest import human_size
 from skillwire.core.provenance import Provenance
 from skillwire.core.skill_md import split_skill_md
+from skillwire.core.uri import in_scope, parent_of
 from skillwire.web.markdown import render_markdown, skill_paths
 from skillwire.web.view import FileRow, InstallTarget, SkillFacts
 
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface
 
 TEXT_SHOWN_BYTES = 512 * 1024  # a text file larger than this is shown cut, with the rest downloadable
+
+
+def skill_root(skill_md_uri: str) -> str:
+    """The folder URI of a skill, from its `SKILL.md` URI."""
+    return parent_of(skill_md_uri) or skill_md_uri
 
 
 def skill_url(uri: str) -> str:
@@ -75,14 +81,14 @@ class FolderItem:
 
 def folder_items(facts: SkillFacts, folder_uri: str) -> list[FolderItem] | None:
     """The direct children of a folder of the skill, from its manifest (no request); None: not a folder."""
-    root = facts.entry.uri.rsplit("/", 1)[0]
-    if folder_uri != root and not folder_uri.startswith(root + "/"):
+    root = skill_root(facts.entry.uri)
+    if not in_scope(folder_uri, root):
         return None
     prefix = folder_uri + "/"
     folders: dict[str, str] = {}
     items: list[FolderItem] = []
     for row in facts.files:
-        if not row.uri.startswith(prefix):
+        if row.uri == folder_uri or not in_scope(row.uri, folder_uri):
             continue
         rest = row.uri[len(prefix) :]
         head, slash, _ = rest.partition("/")
@@ -166,7 +172,7 @@ class Pages:
                     body, skill_md_uri=facts.entry.uri, file_uris=[f.uri for f in facts.files], link_to=link_to
                 )
             )
-        root = facts.entry.uri.rsplit("/", 1)[0]
+        root = skill_root(facts.entry.uri)
         return self.render(
             "skill.html",
             facts=facts,
@@ -180,9 +186,9 @@ class Pages:
         )
 
     def folder_page(self, facts: SkillFacts, folder_uri: str, items: Sequence[FolderItem]) -> str:
-        root = facts.entry.uri.rsplit("/", 1)[0]
+        root = skill_root(facts.entry.uri)
         shown = "/" + folder_uri[len(root) :].lstrip("/")
-        parent = folder_uri.rsplit("/", 1)[0] if folder_uri != root else None
+        parent = parent_of(folder_uri) if folder_uri != root else None
         return self.render("folder.html", facts=facts, folder=shown, parent=parent, items=items, root=root)
 
     def file_page(
@@ -205,5 +211,5 @@ class Pages:
             text=text,
             cut=cut,
             refused=refused,
-            root=facts.entry.uri.rsplit("/", 1)[0],
+            root=skill_root(facts.entry.uri),
         )
