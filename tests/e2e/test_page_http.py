@@ -19,7 +19,7 @@ from servers import LyingServer
 from support.cli import run_cli_process
 from support.gitserver import WorkRepo, skill_md
 from support.page import RTL, browse, fetch, page_base, write_hostile_corpus
-from support.servers import EXAMPLES, serve_http
+from support.servers import EXAMPLES, RunningServer, serve_http
 from support.skills import write_skill
 
 EXAMPLE_URIS = [
@@ -210,7 +210,7 @@ def test_html_and_svg_files_are_only_ever_downloaded(hostile_page: str, name: st
 
 
 @pytest.fixture(scope="module")
-def tokens_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+def tokens_running(tmp_path_factory: pytest.TempPathFactory) -> Iterator[RunningServer]:
     folder = tmp_path_factory.mktemp("tokens")
     tokens = folder / "tokens.json"
     tokens.write_text(
@@ -223,10 +223,15 @@ def tokens_server(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
             }
         )
     )
-    args = [str(EXAMPLES), "--no-watch", "--no-digest-cache", "--tokens", str(tokens)]
+    args = [str(EXAMPLES), "--no-watch", "--no-digest-cache", "--tokens", str(tokens), "--log-requests"]
     args += ["--audience", "skill://acme=acme", "--audience", "skill://pdf-processing=docs"]
     with serve_http(args) as server:
-        yield server.url
+        yield server
+
+
+@pytest.fixture(scope="module")
+def tokens_server(tokens_running: RunningServer) -> str:
+    return tokens_running.url
 
 
 def signed_in(base: str, token: str) -> str:
@@ -246,7 +251,9 @@ def signed_in(base: str, token: str) -> str:
     return cookie.split(";", 1)[0]
 
 
-def test_with_tokens_the_page_asks_for_one_and_never_puts_it_in_a_url(tokens_server: str) -> None:
+def test_with_tokens_the_page_asks_for_one_and_never_puts_it_in_a_url_or_a_log(
+    tokens_running: RunningServer, tokens_server: str
+) -> None:
     base = page_base(tokens_server)
     first = fetch(base + "/")
     assert first.status == 303
@@ -268,6 +275,10 @@ def test_with_tokens_the_page_asks_for_one_and_never_puts_it_in_a_url(tokens_ser
     cookie = signed_in(base, "tok-billing-secret")
     page = fetch(base + "/", headers={"Cookie": cookie})
     assert "tok-billing-secret" not in page.text
+    # No line of the server's log (--log-requests on) names a token, the accepted one or the refused one.
+    fetch(base + skill_path(EXAMPLE_URIS[0]), headers={"Cookie": cookie})
+    assert "tok-billing-secret" not in tokens_running.log()
+    assert "guess" not in tokens_running.log()
 
 
 @pytest.mark.parametrize(
