@@ -5,7 +5,7 @@
 Items: `bench/search_items/{tune,heldout}.txt`, written for this bench (not generated): per line the
 acceptable skills, the short query a model would send, and the whole task as a user would type it,
 written from each skill's purpose without its name or its description's rare words. The tuning set
-chose `host/search.py`'s `Ranking`; the held-out set was written at the same time and is only run to
+chose `search/rank.py`'s `Ranking`; the held-out set was written at the same time and is only run to
 report, never while choosing. An accepted skill that is nested in a listed skill's folder (so not listed
 itself) is found by finding the outer skill (`nested_owners`).
 

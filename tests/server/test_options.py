@@ -91,3 +91,19 @@ async def test_tokens_give_the_sdk_auth_settings_for_the_base_url(tmp_path: Path
     assert served.server().name == "skillwire"
     with pytest.raises(ValueError, match="need HTTP"):
         options.extension(catalog)
+
+
+def test_the_search_tool_is_on_with_its_index_beside_the_digest_cache(tmp_path: Path) -> None:
+    digests = tmp_path / "cache" / "digests.sqlite"
+    options = ServeOptions(digest_cache=digests)
+    served = options.extension(options.folder_catalog(roots(tmp_path)), sources="/srv/skills")
+    assert served.extension.finder is not None
+    index = options.search_index_file("/srv/skills")
+    assert index is not None
+    assert index.parent == digests.parent / "search"
+    assert index.name.startswith("serve-")
+    assert index != options.search_index_file("/srv/other")  # one file per set of sources
+    assert ServeOptions(persist_digests=False).search_index_file("/srv/skills") is None  # in memory
+    assert ServeOptions(search_index=tmp_path / "mine.sqlite").search_index_file("x") == tmp_path / "mine.sqlite"
+    off = ServeOptions(digest_cache=digests, search_tool=False)
+    assert off.extension(off.folder_catalog(roots(tmp_path))).extension.finder is None

@@ -290,3 +290,21 @@ async def test_an_answer_before_the_bodies_are_in_says_it_is_partial(tmp_path: P
         structured, text, _ = await find(client, query="kiln schedule")
         assert "partial" not in structured
         assert structured["skills"][0]["uri"] == "skill://pottery/SKILL.md"  # "schedule" is in its body only
+
+
+async def test_attach_adds_the_tool_beside_the_servers_own(tmp_path: Path) -> None:
+    from mcp.server.mcpserver import MCPServer
+
+    make_catalog(tmp_path / "skills", 3)
+    server = MCPServer("mine")
+
+    @server.tool()
+    def add(a: int, b: int) -> int:
+        return a + b
+
+    SkillsExtension(SkillCatalog([tmp_path / "skills"], digest_cache=DigestCache()), search_tool=True).attach(server)
+    async with Client(server) as client:
+        assert sorted(tool.name for tool in (await client.list_tools()).tools) == ["add", "find_skills"]
+        structured, _, failed = await find(client, query="kiln")
+        assert not failed
+        assert structured["total"] == 1

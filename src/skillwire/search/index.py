@@ -19,6 +19,7 @@ import gc
 import logging
 import sqlite3
 import threading
+from collections import OrderedDict
 from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -35,6 +36,7 @@ DEFAULT_LIMIT = 200  # documents `SearchIndex.ranked` hands back by default: fou
 # catalog) are indexed from name, description and label first and get their bodies from a background
 # thread, a batch at a time (the README's `bench.search_eval` section has the measurements).
 BODIES_AT_ONCE = 1000
+_WITHIN_KEPT = 8  # callers' catalogs whose rowids are kept between queries
 _BODY_BATCH = 250  # rows the background thread indexes per lock hold: a query waits at most that long
 
 Key = tuple[str, str]  # (group, uri)
@@ -141,7 +143,9 @@ class SearchIndex:
         self._data_version = -1
         self._body_known: set[Key] = set()  # read since indexed without a body: index again with it
         self._last_made: dict[Key, tuple[SearchDocument, str]] = {}  # each row's document at the last sync
-        self._within: tuple[object, frozenset[int]] | None = None  # the last `within` and its rowids
+        # The last few `within` collections (callers' catalogs) and their rowids, by identity (each held, so
+        # its id is not reused); forgotten when the rows change.
+        self._within: OrderedDict[int, tuple[object, frozenset[int]]] = OrderedDict()
         self._body_of = body_of
         self._bodies_at_once = bodies_at_once
         self._pending: set[Key] = set()  # rows indexed without their body yet (BODY_PENDING)
@@ -281,12 +285,15 @@ class SearchIndex:
     def _rows_within(self, within: Collection[Key] | None) -> frozenset[int] | None:
         if within is None:
             return None
-        held = self._within
+        held = self._within.get(id(within))
         if held is not None and held[0] is within:
+            self._within.move_to_end(id(within))
             return held[1]
         rowid_of = self._rowid_of
         rows = frozenset(rowid_of[key] for key in within if key in rowid_of)
-        self._within = (within, rows)
+        self._within[id(within)] = (within, rows)
+        while len(self._within) > _WITHIN_KEPT:
+            self._within.popitem(last=False)
         return rows
 
     def _start_worker(self) -> None:
@@ -398,7 +405,7 @@ class SearchIndex:
                 rowids.sort()
         self._current, self._by_name, self._followed = current, by_name, documents
         self._rowid_of = {document.key: rowid for rowid, document in current.items()}
-        self._within = None
+        self._within = OrderedDict()
         self._body_known = set()
         self._data_version = data_version
 

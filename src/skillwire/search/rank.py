@@ -26,8 +26,10 @@ doubles) when it can be, otherwise by SQLite; either way the order is FTS5's: sc
 
 `within` restricts a ranking to some rows (a caller's own catalog): every row outside it is dropped
 before anything is counted, cut or ordered, so it is absent from the answer, the total and the
-cut-off's best score. The collection statistics (each word's IDF, the average row length) stay those of
-the whole index.
+cut-off's best score. Scored in Python, the rows are scored with their own statistics (row count, each
+word's hits, average length), as an index holding only them would score them, so the rows outside
+change nothing; a query only SQLite can score (a word FTS5 splits into several tokens) keeps the whole
+index's statistics.
 """
 
 from __future__ import annotations
@@ -104,7 +106,7 @@ def rank(
     depth = -1 if limit is None else max(limit, ranking.min_kept)
     phrases = phrases_of(words, ranking)
     expression = match_expression(phrases)
-    sums = table_sums(db, scores, ranking, phrases)
+    sums = table_sums(db, scores, ranking, phrases, within)
     by_sqlite = sums is None
     matches = _Matches(db, expression, ranking, sums, within)
     rows = matches.best(depth)
@@ -132,17 +134,23 @@ def rank(
 
 
 def table_sums(
-    db: sqlite3.Connection, scores: tuple[TableScores, TableScores], ranking: Ranking, phrases: list[Phrase]
+    db: sqlite3.Connection,
+    scores: tuple[TableScores, TableScores],
+    ranking: Ranking,
+    phrases: list[Phrase],
+    within: Collection[int] | None = None,
 ) -> dict[int, float] | None:
     """rowid -> what bm25() of `names` plus `body_share` times bm25() of `bodies` negates (higher is better),
-    computed in Python; None when a table cannot be scored so (then SQLite scores both)."""
+    computed in Python; None when a table cannot be scored so (then SQLite scores both). With `within`, as
+    the tables would score holding only those rows."""
     names, bodies = scores
-    named = names.scores(db, phrases, (ranking.name, ranking.description, ranking.aliases, ranking.origin))
+    weights = (ranking.name, ranking.description, ranking.aliases, ranking.origin)
+    named = names.scores(db, phrases, weights, within)
     if named is None:
         return None
     if ranking.body_share <= 0:
         return named
-    read = bodies.scores(db, phrases, (ranking.headings, ranking.body))
+    read = bodies.scores(db, phrases, (ranking.headings, ranking.body), within)
     if read is None:
         return None
     share = ranking.body_share

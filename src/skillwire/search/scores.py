@@ -24,6 +24,7 @@ from __future__ import annotations
 import math
 import re
 import sqlite3
+from collections import OrderedDict
 from collections.abc import Collection, Sequence
 
 _K1 = 1.2  # FTS5's bm25() constants (fts5_aux.c); not settable there, so not here
@@ -37,8 +38,13 @@ _SIZES_ONE_BY_ONE = 500  # rows whose sizes are looked up by rowid before all ar
 # tokenizes query words, so they are split and stemmed exactly as the table's rows were.
 _TOKENIZE_OPTION = re.compile(r"""\btokenize\s*=\s*('(?:[^']|'')*'|"(?:[^"]|"")*"|[\w]+)""", re.IGNORECASE)
 
+_SUBSETS_KEPT = 8  # callers' row sets whose statistics are kept (as the index keeps their rows)
+_SUBSET_WORDS = 256  # phrases whose contributions are kept per row set
+
 Phrase = tuple[str, bool]  # a query word and whether it is prefix-matched ("word"*)
 Counts = tuple[int, ...]  # how many times a term occurs in each column of one row
+# A row set's statistics: the set, N, rowid -> k1 * (1 - b + b * D / avgdl), (phrase, weights) -> contributions.
+_Subset = tuple[object, int, dict[int, float], dict[tuple[str, tuple[float, ...]], dict[int, float]]]
 
 
 def varints(blob: bytes) -> list[int]:
@@ -93,6 +99,10 @@ class TableScores:
         self._avgdl = 1.0
         self._length_norm: dict[int, float] = {}  # rowid -> k1 * (1 - b + b * D / avgdl), of the rows read
         self._all_sizes = False  # whether _length_norm holds every row
+        self._sizes: dict[int, int] | None = None  # rowid -> D (tokens in every column), read for subsets
+        # The last few subsets' own statistics (`scores(within=)`), by identity (each held, so its id is not
+        # reused): the subset, N, its rows' norms, and the phrases' contributions computed over it.
+        self._subsets: OrderedDict[int, _Subset] = OrderedDict()
 
     # -- reading FTS5's index ----------------------------------------------------------------------------------
 
@@ -264,12 +274,64 @@ class TableScores:
         self._contributed[key] = contributed
         return contributed
 
+    def _subset_statistics(self, db: sqlite3.Connection, within: Collection[int]) -> _Subset:
+        """N and each row's k1 * (1 - b + b * D / avgdl) for the table's rows in `within`, avgdl being
+        theirs: (double)nToken / (double)nRow as fts5Bm25GetData computes it for a whole table."""
+        held = self._subsets.get(id(within))
+        if held is not None and held[0] is within:
+            self._subsets.move_to_end(id(within))
+            return held
+        if self._sizes is None:
+            self._sizes = {
+                int(rowid): sum(varints(bytes(sizes)))
+                for rowid, sizes in db.execute(f"SELECT id, sz FROM main.{self.table}_docsize")
+            }
+        sizes = self._sizes
+        rows = [rowid for rowid in within if rowid in sizes]
+        count = len(rows)
+        avgdl = float(sum(sizes[rowid] for rowid in rows)) / float(count) if count else 1.0
+        norms = {rowid: _K1 * (1 - _B + _B * float(sizes[rowid]) / avgdl) for rowid in rows}
+        subset: _Subset = (within, count, norms, {})
+        self._subsets[id(within)] = subset
+        while len(self._subsets) > _SUBSETS_KEPT:
+            self._subsets.popitem(last=False)
+        return subset
+
+    def _subset_contributions(
+        self, db: sqlite3.Connection, token: str, prefix: bool, weights: tuple[float, ...], within: Collection[int]
+    ) -> dict[int, float]:
+        """`_contributions` over the rows of `within` only, with their own N, hits and average length."""
+        _, count, norms, contributions = self._subset_statistics(db, within)
+        key = (token + ("*" if prefix else ""), weights)
+        held = contributions.get(key)
+        if held is not None:
+            return held
+        frequencies = self._phrase_frequencies(db, token, prefix, weights)
+        mine = {rowid: f for rowid, f in frequencies.items() if rowid in norms}
+        hits = len(mine)
+        idf = math.log((count - hits + 0.5) / (hits + 0.5)) if count else 0.0
+        if idf <= 0.0:
+            idf = 1e-6
+        k1_plus_1 = _K1 + 1.0
+        contributed = {rowid: idf * ((f * k1_plus_1) / (f + norms[rowid])) for rowid, f in mine.items()}
+        if len(contributions) >= _SUBSET_WORDS:
+            contributions.clear()  # bounded: a caller's many distinct words start the cache over
+        contributions[key] = contributed
+        return contributed
+
     def scores(
-        self, db: sqlite3.Connection, phrases: Sequence[Phrase], weights: tuple[float, ...]
+        self,
+        db: sqlite3.Connection,
+        phrases: Sequence[Phrase],
+        weights: tuple[float, ...],
+        within: Collection[int] | None = None,
     ) -> dict[int, float] | None:
         """rowid -> the sum bm25(table, *weights) negates, for every row matching any phrase (higher is
         better; FTS5's score is exactly -1.0 times it), or None when a word is not one token (a phrase
-        query, which only SQLite scores). The dict may be a cached one: the caller must not change it."""
+        query, which only SQLite scores). The dict may be a cached one: the caller must not change it.
+
+        `within`: only these rows, scored as FTS5 would score a table holding only them (its own row
+        count, each word's hits among them, their average length), so the rows outside change nothing."""
         self._attach(db)
         tokens: list[tuple[str, bool]] = []
         for word, prefix in phrases:
@@ -279,7 +341,10 @@ class TableScores:
             tokens.append((found[0], prefix))
         if not tokens:
             return {}
-        parts = [self._contributions(db, token, prefix, weights) for token, prefix in tokens]
+        if within is not None:
+            parts = [self._subset_contributions(db, token, prefix, weights, within) for token, prefix in tokens]
+        else:
+            parts = [self._contributions(db, token, prefix, weights) for token, prefix in tokens]
         if len(parts) == 1:
             return parts[0]  # 0.0 + c is c: FTS5's sum of one phrase
         sums = dict(parts[0])

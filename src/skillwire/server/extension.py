@@ -20,7 +20,7 @@ import weakref
 from collections.abc import Callable, Sequence
 from dataclasses import replace
 from pathlib import Path
-from typing import Any, Literal, TypeVar
+from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
 from mcp.server.auth.provider import AccessToken
@@ -57,7 +57,9 @@ from skillwire.server.legacy import LegacyInitializeAdvertiser
 from skillwire.server.notify import ListChangedNotifier
 from skillwire.server.pages import PageCache
 from skillwire.server.resources import SkillResources, install_resource_handlers
-from skillwire.server.search_tool import SkillFinder
+
+if TYPE_CHECKING:
+    from skillwire.server.search_tool import SkillFinder
 
 __all__ = ["SkillsExtension"]
 
@@ -170,11 +172,12 @@ class SkillsExtension(Extension):
         # requests that read the catalog wait on it; `_load_failed` is what that scan raised, if it did.
         self._loading: anyio.Event | None = None
         self._load_failed: BaseException | None = None
-        self.finder = (
-            SkillFinder(lambda: self.catalog.snapshot, self.request_snapshot, index_path=search_index)
-            if search_tool
-            else None
-        )
+        self.finder: SkillFinder | None = None
+        if search_tool:
+            # Imported here: a server without the tool never loads the search engine (SQLite FTS5, its text rules).
+            from skillwire.server.search_tool import SkillFinder
+
+            self.finder = SkillFinder(lambda: self.catalog.snapshot, self.request_snapshot, index_path=search_index)
 
     # -- Extension contract ----------------------------------------------------------------------------
 

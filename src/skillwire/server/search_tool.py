@@ -9,8 +9,8 @@ body, each skill a document of group `group` ("" by default).
 Bounded: a query of at most `MAX_QUERY_CHARS` characters, at most `MAX_RESULTS` skills a page, a cursor
 (MAC'd with the catalog's cursor secret, its fields checked against the same bounds as a fresh call)
 for the next page. Per caller: the ranking runs `within` the skills the caller's view holds
-(`server/visibility.py`), so a hidden skill is absent from every answer, count and cursor; the word
-statistics BM25 uses (each word's IDF, the average length) are the whole catalog's.
+(`server/visibility.py`), so a hidden skill is absent from every answer, count and cursor, and its words
+weigh nothing: the caller's skills are scored with their own statistics (`search/rank.py`, `within`).
 
 The index follows the catalog: each new snapshot (a folder edit, a git commit, a published index swap)
 is a new document set, and the engine re-indexes only the skills that changed; with a file it survives
