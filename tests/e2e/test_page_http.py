@@ -507,3 +507,11 @@ def test_the_signature_is_the_readers_own_verdict_never_the_servers_claim(
             still_bad = signature.search(fetch(browsed + skill_path("skill://git-workflow/SKILL.md")).text)
             assert still_bad is not None
             assert still_bad.group(1) == "unsigned"
+
+
+def test_the_search_box_ranks_as_find_skills_does_and_works_without_the_tool() -> None:
+    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache"]) as with_tool:
+        ranked = listed_uris(fetch(page_base(with_tool.url) + "/?q=fill+pdf+forms").text)
+        assert ranked[0] == "skill://pdf-processing/SKILL.md"
+    with serve_http([str(EXAMPLES), "--no-watch", "--no-digest-cache", "--no-search-tool"]) as without:
+        assert listed_uris(fetch(page_base(without.url) + "/?q=fill+pdf+forms").text) == ranked

@@ -17,7 +17,8 @@ from __future__ import annotations
 import bisect
 import threading
 import weakref
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING
 
 import anyio
 from mcp.server.auth.provider import AccessToken, TokenVerifier
@@ -37,8 +38,10 @@ from skillwire.core.provenance import read_provenance
 from skillwire.core.signing import verify_entry
 from skillwire.core.uri import SKILL_MD, canonical_uri, in_scope, parent_of
 from skillwire.server.extension import SkillsExtension
-from skillwire.server.search_tool import SkillFinder
 from skillwire.web.view import FileRead, FileRow, ListPage, SearchAnswer, SignatureVerdict, SkillFacts, SkillSummary
+
+if TYPE_CHECKING:
+    from skillwire.server.search_tool import SkillFinder
 
 __all__: list[str] = []  # internal: `serve --http` (at /) and `skillwire browse` are the interface
 
@@ -84,7 +87,11 @@ class ServedCatalogView:
     """One caller's `CatalogView` over one snapshot (see the module docstring)."""
 
     def __init__(
-        self, skills: SkillsExtension, snapshot: CatalogSnapshot, finder: SkillFinder, sorted_uris: _SortedURIs
+        self,
+        skills: SkillsExtension,
+        snapshot: CatalogSnapshot,
+        finder: Callable[[], SkillFinder],
+        sorted_uris: _SortedURIs,
     ) -> None:
         self.skills = skills
         self.snapshot = snapshot
@@ -100,7 +107,7 @@ class ServedCatalogView:
 
     async def search(self, query: str, limit: int) -> SearchAnswer:
         # The first query of a new index builds it (a second or so at 10,000 skills): off the event loop.
-        found, matched = await anyio.to_thread.run_sync(self._finder.ranked_skills, self.snapshot, query, limit)
+        found, matched = await anyio.to_thread.run_sync(self._finder().ranked_skills, self.snapshot, query, limit)
         return SearchAnswer([summary(s) for s in found], matched)
 
     def _find(self, uri: str) -> CatalogSkill | None:
@@ -179,10 +186,20 @@ class ServedPages:
     def __init__(self, skills: SkillsExtension, verifier: TokenVerifier | None = None) -> None:
         self.skills = skills
         self.verifier = verifier
-        # The search box ranks with find_skills' engine and index (`server/search_tool.py`); a server
-        # without the tool (`--no-search-tool`) gets one of its own, in memory.
-        self.finder = skills.finder or SkillFinder(lambda: skills.catalog.snapshot, skills.request_snapshot)
+        self._finder = skills.finder
         self._sorted = _SortedURIs()
+
+    @property
+    def finder(self) -> SkillFinder:
+        """find_skills' finder (its engine and index, `server/search_tool.py`), which the search box ranks with;
+        a server without the tool (`--no-search-tool`) gets one of its own, in memory, at its first search (so
+        the engine is imported only then, as the extension defers it)."""
+        if self._finder is None:
+            from skillwire.server.search_tool import SkillFinder
+
+            skills = self.skills
+            self._finder = SkillFinder(lambda: skills.catalog.snapshot, skills.request_snapshot)
+        return self._finder
 
     async def view_for(self, token: str | None) -> ServedCatalogView | None:
         access: AccessToken | None = None
@@ -193,4 +210,4 @@ class ServedPages:
             if access is None:
                 return None
         snapshot = await self.skills.caller_snapshot(access)
-        return ServedCatalogView(self.skills, snapshot, self.finder, self._sorted)
+        return ServedCatalogView(self.skills, snapshot, lambda: self.finder, self._sorted)
