@@ -24,11 +24,12 @@ LAYERS: dict[str, set[str]] = {
     "search": {"core", "ops"},  # the one search engine, for the server's find_skills and the bridge's list_skills
     "catalog": {"core", "ops"},
     "client": {"core", "ops"},
-    "server": {"core", "ops", "catalog", "search"},
-    "host": {"core", "ops", "catalog", "client", "search"},
+    "web": {"core", "ops"},  # the catalog page: rendering over a read-only view, for serve and browse
+    "server": {"core", "ops", "catalog", "search", "web"},
+    "host": {"core", "ops", "catalog", "client", "search", "web"},
     "checks": {"core", "ops", "catalog", "client"},
     "bridge": {"core", "ops", "catalog", "client", "server", "host", "search"},
-    "cli": {"core", "ops", "catalog", "client", "server", "host", "checks", "bridge", "search"},
+    "cli": {"core", "ops", "catalog", "client", "server", "host", "checks", "bridge", "search", "web"},
     "root": {"core", "catalog", "client", "server", "host", "checks", "search"},
     "__main__": {"cli"},
 }

@@ -397,6 +397,10 @@ def test_the_cross_origin_gate_is_decided_only_in_host_gate() -> None:
 # -- what a host with listing limits keeps (issue 36) ------------------------------------------------------------
 
 HOST_LIMITS_OWNER = "skillwire.core.host_limits"
+# (module, the number as written) -> why the same number is not a host's listing budget
+HOST_BUDGET_LOOKALIKES = {
+    ("skillwire.web.render", "512 * 1024"): "the catalog page shows a text file up to 512 KiB: a display bound",
+}
 
 
 def host_budgets(tree: ast.AST) -> Iterator[str]:
@@ -421,4 +425,5 @@ def test_host_limits_are_written_only_in_core_host_limits() -> None:
     found = {
         (module, copy) for module, tree in TREES.items() if module != HOST_LIMITS_OWNER for copy in host_budgets(tree)
     }
-    assert sorted(found) == [], "use skillwire.core.host_limits (CLAUDE_CODE, host_cut)"
+    assert sorted(found - HOST_BUDGET_LOOKALIKES.keys()) == [], "use skillwire.core.host_limits (CLAUDE_CODE, host_cut)"
+    assert sorted(HOST_BUDGET_LOOKALIKES.keys() - found) == [], "a stale entry: that module no longer writes it"

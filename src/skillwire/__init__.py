@@ -150,6 +150,7 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         UntrustedSigner,
         UpstreamUnavailable,
         VerificationFailed,
+        ViewUnavailable,
     )
     from skillwire.core.host_limits import (
         HostCut,
@@ -354,6 +355,7 @@ __all__ = [
     "UntrustedSigner",
     "UpstreamUnavailable",
     "VerificationFailed",
+    "ViewUnavailable",
     "WireBounds",
     "__version__",
     "bind_http_socket",
@@ -471,6 +473,7 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
         "UntrustedSigner",
         "UpstreamUnavailable",
         "VerificationFailed",
+        "ViewUnavailable",
     ),
     "skillwire.core.host_limits": (
         "HostCut",

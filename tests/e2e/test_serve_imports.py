@@ -18,7 +18,9 @@ NOT_AT_START = [
     "pathspec",  # only a walk that meets a .skillignore needs it
     "sshsig",  # only signed entries
     "rich",  # the inspection commands' output
-    "markdown_it",  # lint's link checks
+    "markdown_it",  # lint's link checks, and the catalog page's SKILL.md (at its first page)
+    "jinja2",  # the catalog page's templates, at the first page asked for
+    "skillwire.web.render",
     "skillwire.host",
     "skillwire.client.skills",
     "skillwire.checks",

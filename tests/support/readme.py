@@ -13,7 +13,14 @@ from __future__ import annotations
 import re
 from urllib.parse import urlparse
 
-LONG_RUNNING = ("./scripts/serve", "./scripts/test", "skillwire serve", "skillwire bridge", ".venv/bin/python -m bench")
+LONG_RUNNING = (
+    "./scripts/serve",
+    "./scripts/test",
+    "skillwire serve",
+    "skillwire bridge",
+    "skillwire browse",
+    ".venv/bin/python -m bench",
+)
 OUR_PROGRAMS = ("skillwire", "./scripts/", ".venv/bin/", "source")
 
 # A block holding the marker is run, as written, by that test (it needs what a fresh clone's shell lacks).

@@ -23,6 +23,7 @@ COMMANDS = (
     "get",
     "cat",
     "pull",
+    "browse",
     "lint",
     "check",
     "bridge",

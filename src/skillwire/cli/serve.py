@@ -48,6 +48,7 @@ from skillwire.ops.metrics import multiprocess_directory
 from skillwire.server.app import bind_http_socket, event_loop_options, serve_http, serve_stdio
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
 from skillwire.server.options import ServeOptions, http_base_url
+from skillwire.server.page_view import ServedPages
 
 DEFAULT_HTTP = "127.0.0.1:8765"
 logger = logging.getLogger("skillwire.serve")
@@ -189,6 +190,11 @@ def add_parser(commands: Any) -> None:
     )
     ops = p.add_argument_group("operating it (logs, metrics at /metrics, drain on SIGTERM)")
     add_log_arguments(ops)
+    ops.add_argument(
+        "--no-ui",
+        action="store_true",
+        help="serve no catalog web page at / (with --http; /mcp, /metrics and /healthz are unchanged)",
+    )
     ops.add_argument(
         "--no-metrics",
         action="store_true",
@@ -644,6 +650,7 @@ def serve(
             grace_seconds=args.grace_seconds,
             metrics_token_check=metrics_audiences if verifier is not None else None,
             metrics=served.metrics,
+            ui=None if args.no_ui else ServedPages(skills, verifier),
         ),
         backend_options=event_loop_options(),  # uvloop: the HTTP stack's event loop (server/app.py)
     )

@@ -354,6 +354,14 @@ class UpstreamUnavailable(SkillwireError):
         self.reason = reason
 
 
+# -- the catalog page ------------------------------------------------------------------------------------------
+
+
+class ViewUnavailable(SkillwireError):
+    """The catalog page (`web/`) could not read what a page shows (`skillwire browse`: the server is down or
+    answers garbage); the message is one line in the reader's words, shown on the page's error answer."""
+
+
 # The classes above are the list: every `SkillwireError` defined in this module, in the order written. A
 # hand-written list was a second copy of them (tests/test_error_owner.py, tests/test_public_api.py).
 __all__ = [

@@ -19,7 +19,7 @@ import time
 from collections.abc import Awaitable, Callable, Sequence
 from importlib.util import find_spec
 from types import FrameType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import anyio
 import uvicorn
@@ -27,6 +27,7 @@ from mcp.server.auth.provider import TokenVerifier
 from mcp.server.auth.settings import AuthSettings
 from mcp.server.mcpserver import MCPServer
 from mcp.server.transport_security import TransportSecuritySettings
+from starlette.requests import Request
 from starlette.routing import BaseRoute
 from starlette.types import ASGIApp, Receive, Scope, Send
 
@@ -36,6 +37,10 @@ from skillwire.server._sdk import use_one_pass_replies
 from skillwire.server.extension import SkillsExtension
 from skillwire.server.health import Readiness, health_route, liveness_route
 from skillwire.server.observe import CountResponseBytes, RequestObserver, metrics_route, request_log
+from skillwire.server.page_view import ServedPages
+
+if TYPE_CHECKING:
+    from skillwire.web.app import PageSite
 
 __all__ = [
     "bind_http_socket",
@@ -132,6 +137,22 @@ def http_app(
     )
     app.router.routes.extend(routes)
     return TrimHeaderWhitespace(app)
+
+
+def page_site(ui: ServedPages, host: str, allowed_hosts: Sequence[str] = ()) -> PageSite:
+    """The catalog page beside `/mcp`: the same Host/Origin rules (DNS rebinding protection), and install
+    lines naming this server's own `/mcp` as the browser reached it (a Host header those rules accepted)."""
+    from skillwire.web.app import PageSite
+    from skillwire.web.view import InstallTarget
+
+    def target(request: Request) -> InstallTarget:
+        return InstallTarget("skills", f"{request.url.scheme}://{request.headers.get('host', host)}/mcp")
+
+    return PageSite(
+        view_for=ui.view_for,
+        target=target,
+        security=transport_security(host, allowed_hosts),
+    )
 
 
 def uvicorn_config(app: ASGIApp, *, host: str, port: int, grace_seconds: float | None = None) -> uvicorn.Config:
@@ -240,6 +261,7 @@ async def serve_http(
     grace_seconds: float | None = 30.0,
     metrics_token_check: Callable[[str], Awaitable[frozenset[str] | None]] | None = None,
     metrics: bool = True,
+    ui: ServedPages | None = None,
 ) -> None:
     """Serve over Streamable HTTP until cancelled or interrupted. `sock` is a socket already bound to
     host:port (`bind_http_socket`); without one it is bound here, and a failure raises `BindError`.
@@ -253,13 +275,14 @@ async def serve_http(
     is accepted and in-flight requests get `grace_seconds` to finish. `/metrics` is the Prometheus
     scrape; with per-caller views it needs a token with the `metrics` audience, checked by
     `metrics_token_check` (see `server.observe`); `metrics` False serves no `/metrics` and counts no
-    response bytes (build the server with `metrics=False` too)."""
+    response bytes (build the server with `metrics=False` too). `ui`: the read-only catalog page at `/`
+    (`web/`), answered per caller as the wire is (`server/page_view.py`); None serves none."""
     if sock is None:
         sock = bind_http_socket(host, port)
     readiness = Readiness()
     # GET /healthz (readiness) and /livez (liveness) for load balancers and orchestrators; GET /metrics,
     # protected when callers are answered from views (server.observe).
-    routes = [
+    routes: list[BaseRoute] = [
         health_route(skills.catalog, per_caller=skills.per_caller, readiness=readiness),
         liveness_route(),
     ]
@@ -271,6 +294,10 @@ async def serve_http(
                 before_scrape=skills.catalog.observe_gauges,
             )
         )
+    if ui is not None:
+        from skillwire.web.app import page_routes  # the page's code loads only where it is served
+
+        routes.extend(page_routes(page_site(ui, host, allowed_hosts)))
     # Successful replies encoded in one pass instead of the SDK's dump-then-dumps (`server._sdk`, guarded;
     # SKILLWIRE_SDK_ONE_PASS=0 keeps the SDK's writer): most of a listing page's server time.
     use_one_pass_replies()

@@ -18,10 +18,12 @@ from __future__ import annotations
 import logging
 import weakref
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal, TypeVar
 
 import anyio
+from mcp.server.auth.provider import AccessToken
 from mcp.server.context import HandlerResult, ServerMiddleware, ServerRequestContext
 from mcp.server.extension import Extension, MethodBinding, ToolBinding
 from mcp.server.lowlevel.server import Server
@@ -33,7 +35,7 @@ from mcp_types.jsonrpc import INTERNAL_ERROR, INVALID_PARAMS
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.signatures import SignatureBook
-from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
 from skillwire.catalog.store import StoredFile
 from skillwire.core.entry import SkillEntry
 from skillwire.core.errors import BlobUnavailable, InvalidCursor, InvalidSkillURI, ServedFileChanged
@@ -280,14 +282,36 @@ class SkillsExtension(Extension):
         (`server.visibility.PerCallerSkills`), so every method sees one and the same catalog."""
         return self.catalog.snapshot
 
-    async def request_snapshot(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot:
-        """`snapshot_for`, once the first scan `load_first` runs has ended: what every handler reads."""
+    def snapshot_for_token(self, token: AccessToken | None) -> CatalogSnapshot:
+        """The snapshot a caller holding `token` (None: no token) is answered from, on the wire or on the
+        catalog page (`web/`): the one place that decides, overridden by `PerCallerSkills`."""
+        return self.catalog.snapshot
+
+    async def _loaded(self) -> None:
         loading = self._loading
         if loading is not None:
             await loading.wait()
         if self._load_failed is not None:
             raise MCPError(INTERNAL_ERROR, f"the server could not load its skills: {self._load_failed}")
+
+    async def request_snapshot(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot:
+        """`snapshot_for`, once the first scan `load_first` runs has ended: what every handler reads."""
+        await self._loaded()
         return self.snapshot_for(ctx)
+
+    async def caller_snapshot(self, token: AccessToken | None) -> CatalogSnapshot:
+        """`snapshot_for_token`, once the first scan has ended: what the catalog page reads."""
+        await self._loaded()
+        return self.snapshot_for_token(token)
+
+    def entry_as_served(self, skill: CatalogSkill) -> SkillEntry:
+        """A catalog skill's entry with the publisher signature `skills/*` would add to its `_meta`."""
+        if not self.signatures:
+            return skill.entry
+        meta = self._signature_for(skill.entry)
+        if meta is None:
+            return skill.entry
+        return replace(skill.entry, meta={**(skill.entry.meta or {}), SIGNATURE_META_KEY: meta})
 
     async def load_first(self, load: Callable[[], _T]) -> _T:
         """Run `load` (the catalog's first scan, and whatever must follow it) in a worker thread while the

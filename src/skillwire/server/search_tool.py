@@ -235,6 +235,18 @@ class SkillFinder:
             next_cursor = encode_cursor(_CURSOR_KIND, payload, secret=snapshot.cursor_secret)
         return self._render(view, query, page, offset, ranked.total, next_cursor, ranked.bodies_pending)
 
+    def ranked_skills(self, view: CatalogSnapshot, query: str, limit: int) -> tuple[list[CatalogSkill], int]:
+        """The first `limit` skills of `view` for `query`, best first, and how many matched in all: the ranking
+        `find_skills` answers with, for the catalog page's search box (`server/page_view.py`)."""
+        if not query_words(query[:MAX_QUERY_CHARS]):
+            return [], 0
+        snapshot = self.catalog_snapshot()
+        documents, skills = self.documents(snapshot)
+        within = None if view is snapshot else self._visible_keys(view)
+        ranked = self.index.ranked(documents, query[:MAX_QUERY_CHARS], limit=limit, within=within)
+        found = [skills[document.key] for document in ranked.documents if document.key in skills]
+        return found, ranked.total
+
     def _decode(self, cursor: str, query: str, token: str, snapshot: CatalogSnapshot) -> int:
         bad = _Refusal("find_skills: the cursor is not one this server issued; call again without it.")
         try:

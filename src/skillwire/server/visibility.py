@@ -127,8 +127,12 @@ class PerCallerSkills(SkillsExtension):
         self._lock = threading.Lock()
 
     def snapshot_for(self, ctx: ServerRequestContext[Any, Any]) -> CatalogSnapshot:
+        return self.snapshot_for_token(caller_token(ctx))
+
+    def snapshot_for_token(self, token: AccessToken | None) -> CatalogSnapshot:
+        """The view of the catalog for the caller holding `token`: every wire method's and the page's."""
         snapshot = self.catalog.snapshot
-        audiences = self.audiences_of(caller_token(ctx))
+        audiences = self.audiences_of(token)
         key = (id(snapshot), audiences)
         with self._lock:
             kept = self._views.get(key)
