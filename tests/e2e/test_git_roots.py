@@ -92,7 +92,7 @@ def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
         read = call(running.url, "resources/read", {"uri": "skill://acme/alpha/notes.md"})
         assert read["contents"][0]["text"] == "alpha notes v1\n"
         log = running.log()
-        assert "leak: symlink whose target is outside the root" in log
+        assert "alpha/leak: symlink: never served from a git root" in log
         assert "vendored: submodule: not fetched" in log
         assert "model.bin: Git LFS pointer" in log
         report = healthz(running.url)
@@ -100,13 +100,10 @@ def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
         assert report["stale"] is False
         time.sleep(4 * POLL)
         assert {commit_of(e) for e in entries(running.url)} == {tagged}  # a tag never moves
-    # The served tree is read-only, and no file of it is a symlink out of it.
-    trees = [p for p in (tmp_path / "cache" / "skillwire" / "git").glob("*/trees/" + tagged + "-*") if p.is_dir()]
-    assert len(trees) == 1
-    assert trees[0].is_dir()
-    assert (trees[0] / "alpha" / "notes.md").stat().st_mode & 0o222 == 0  # by mode: the tests may run as root
-    assert (trees[0] / "alpha").stat().st_mode & 0o222 == 0
-    assert (trees[0] / "alpha" / "leak").is_symlink()  # written as it is, never followed (the scan left it out)
+    # No working tree: the cache holds the bare repository and its lock, nothing named by the tree.
+    cache = tmp_path / "cache" / "skillwire" / "git"
+    outside = [p for p in cache.rglob("*") if p.is_file() and "repo.git" not in p.relative_to(cache).parts]
+    assert [p.name for p in outside] == ["lock"]
 
 
 def test_ls_json_and_get_show_the_commit(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
@@ -382,14 +379,20 @@ def test_the_bridge_local_upstream_takes_a_git_root(tmp_path: Path, own_cache_en
     from unittest import mock
 
     from skillwire.bridge.config import CommandLineUpstreams, load_config
+    from skillwire.catalog.digests import DigestCache
+    from skillwire.catalog.snapshot import CatalogFile
     from skillwire.core.errors import BridgeConfigError
 
     repo, commit = _small_repo(tmp_path)
     with mock.patch.dict(os.environ, own_cache_env):
         config = load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@v1#pack"]))
         (local,) = config.local
-        (tree,) = local.paths
-        assert tree.name.startswith(commit)
-        assert (tree / "hello" / "SKILL.md").read_text().startswith("---\nname: hello")
+        assert local.paths == ()  # no folder: the tree is read from git's objects
+        (tree,) = local.trees
+        assert tree.commit == commit
+        (skill,) = tree.scan(DigestCache()).skills
+        skill_md = next(f for f in skill.entry.files if f.uri.endswith("/SKILL.md"))
+        assert isinstance(skill_md, CatalogFile)
+        assert skill_md.read().startswith(b"---\nname: hello")
         with pytest.raises(BridgeConfigError, match="has no branch or tag 'nope'"):
             load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@nope"]))

@@ -22,6 +22,7 @@ import anyio
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot, walk_root
+from skillwire.catalog.git_catalog import GitCatalog
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
@@ -522,13 +523,17 @@ def serve(
     options = serve_options(args)
     if options.tokens is not None and address is None:
         raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
+    git: GitCatalog | None = None
     if not published and has_git_root(paths):
-        catalog: SkillCatalog = serve_git_catalog(args, options, paths)
-        roots = list(catalog.roots)  # each git root is its commit's tree now
+        git = serve_git_catalog(args, options, paths)
+        catalog: SkillCatalog = git
+        roots = git.folder_roots()  # a git root has no folder: its tree is read from git's objects
     else:
         catalog = load_catalog(args, options, paths, roots)
     try:
         signatures = options.signature_book(roots)
+        if git is not None:
+            git.add_signatures(signatures)  # each tree's committed signatures file
     except SigningError as exc:
         raise UsageError(str(exc)) from None
     # Nothing above scans folders (a published catalog has read its index, a git root is checked out):
