@@ -412,13 +412,15 @@ class GitTreeSource:
                 kept.append(entry)
             else:
                 self._note(rel, f"not served: a tree entry of mode {entry.mode}", Ignored.SPECIAL_FILE)
-        # A name the tree holds twice, or as a file and a folder: neither is served (nothing is ever written,
-        # so neither could reach the other, but which one is "the" file cannot be said).
+        # A name the tree holds twice, or as a file (or symlink) and a folder: neither is served, nor anything
+        # below it (nothing is ever written, so neither could reach the other, but which one is meant cannot
+        # be said; git itself refuses such a tree, so only a crafted one holds it).
         folders = {rel[:cut] for rel in paths for cut in range(1, len(rel))}
         clashing = {rel for rel, count in paths.items() if count > 1 or rel in folders}
         for rel in sorted(clashing):
             self._note(rel, "not served: the tree names this path more than once (as a file and a folder)")
-        kept = [e for e in kept if e.rel not in clashing]
+        if clashing:
+            kept = [e for e in kept if not any(e.rel[:cut] in clashing for cut in range(1, len(e.rel) + 1))]
         if ignores:
             kept = self._skillignored(kept, ignores)
         kept.sort(key=_by_rel)
