@@ -396,3 +396,40 @@ def test_the_bridge_local_upstream_takes_a_git_root(tmp_path: Path, own_cache_en
         assert skill_md.read().startswith(b"---\nname: hello")
         with pytest.raises(BridgeConfigError, match="has no branch or tag 'nope'"):
             load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@nope"]))
+
+
+def test_require_signed_commit_in_a_sha256_repository(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
+    """Issue 35 defect 4: a SHA-256 repository's commit carries its signature in `gpgsig-sha256`; every one
+    was refused as unsigned."""
+    trusted = _ssh_key(tmp_path, "trusted")
+    trust_file = tmp_path / "trust.json"
+    assert run_cli("trust", "--file", str(trust_file), "add", "publisher", str(trusted) + ".pub").code == 0
+    repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git", object_format="sha256")
+    repo.write("one/SKILL.md", skill_md("one", "Signed in a SHA-256 repository"))
+    signed = repo.commit(
+        "signed", "-c", "gpg.format=ssh", "-c", f"user.signingkey={trusted}", "-c", "commit.gpgsign=true"
+    )
+    assert len(signed) == 64
+    repo.push()
+    flags = ["--require-signed-commit", "--trust-file", str(trust_file), "--no-watch"]
+    with serve_http([f"git+file://{repo.bare}@main", *flags], env=own_cache_env) as running:
+        (entry,) = entries(running.url)
+        assert entry["_meta"][SOURCE]["commit"] == signed
+        assert entry["_meta"][SOURCE]["signedBy"].startswith("SHA256:")
+
+
+def test_poll_given_by_name_polls_with_no_watch(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
+    """Issue 35 defect 12: `--no-watch` is about folders; `--poll N` asked for by name follows the branch."""
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First"))
+    repo.commit("one")
+    repo.push()
+    with serve_http(
+        [f"git+file://{repo.bare}@main#skills", "--poll", str(POLL), "--no-watch"], env=own_cache_env
+    ) as running:
+        assert list_uris(running.url) == ["skill://alpha/SKILL.md"]
+        repo.write("skills/beta/SKILL.md", skill_md("beta", "Second"))
+        second = repo.commit("two")
+        repo.push()
+        wait_for(lambda: {commit_of(e) for e in entries(running.url)} == {second}, 30, "the pushed commit served")
+        assert list_uris(running.url) == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]

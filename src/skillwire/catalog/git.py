@@ -372,12 +372,18 @@ class GitCache:
 # -- signed commits ------------------------------------------------------------------------------------
 
 
-def split_commit_signature(commit_object: bytes) -> tuple[bytes, str] | None:
+_SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ")
+
+
+def split_commit_signature(commit_object: bytes, *, sha256: bool = False) -> tuple[bytes, str] | None:
     """(the bytes git signed, the armored signature) of a commit object; None when it is unsigned.
 
-    Git signs the commit object without its `gpgsig` header (and its continuation lines, each
-    starting with a space); the signature is that header's value, one line per continuation.
+    Git signs the commit object without its signature headers (and their continuation lines, each
+    starting with a space); the signature is the header's value, one line per continuation. A SHA-1
+    repository's header is `gpgsig`, a SHA-256 repository's `gpgsig-sha256` (`sha256`: the commit's id
+    is 64 digits); both are left out of what was signed, as git does.
     """
+    wanted = b"gpgsig-sha256 " if sha256 else b"gpgsig "
     header_end = commit_object.find(b"\n\n")
     headers = commit_object if header_end < 0 else commit_object[:header_end]
     lines = headers.split(b"\n")
@@ -386,12 +392,14 @@ def split_commit_signature(commit_object: bytes) -> tuple[bytes, str] | None:
     index = 0
     while index < len(lines):
         line = lines[index]
-        if line.startswith(b"gpgsig "):
-            signature.append(line[len(b"gpgsig ") :])
+        if line.startswith(_SIGNATURE_HEADERS):
+            value = [line.partition(b" ")[2]]
             index += 1
             while index < len(lines) and lines[index].startswith(b" "):
-                signature.append(lines[index][1:])
+                value.append(lines[index][1:])
                 index += 1
+            if line.startswith(wanted) and not signature:
+                signature = value
             continue
         kept.append(line)
         index += 1
@@ -401,10 +409,11 @@ def split_commit_signature(commit_object: bytes) -> tuple[bytes, str] | None:
     return b"\n".join(kept) + body, b"\n".join(signature).decode("ascii", "replace")
 
 
-def commit_signer(commit_object: bytes, trusted: Sequence[str]) -> str:
+def commit_signer(commit_object: bytes, trusted: Sequence[str], *, sha256: bool = False) -> str:
     """The fingerprint of the trusted key whose SSH signature the commit carries; `GitError` saying
-    why not (unsigned, a GPG signature, does not verify, or signed by a key not in `trusted`)."""
-    split = split_commit_signature(commit_object)
+    why not (unsigned, a GPG signature, does not verify, or signed by a key not in `trusted`). `sha256`:
+    the commit is of a SHA-256 repository (its signature is in `gpgsig-sha256`)."""
+    split = split_commit_signature(commit_object, sha256=sha256)
     if split is None:
         raise GitError("the commit is not signed")
     payload, armored = split

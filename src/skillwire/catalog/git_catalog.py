@@ -133,6 +133,7 @@ class GitCatalog(SkillCatalog):
             if isinstance(root, GitRootSpec)
         }
         self.status = GitStatus()
+        self.folders_watched = True  # False: `watch` only polls the git roots (`serve --no-watch --poll N`)
         self._scanned: dict[int, str] = {}  # root index -> the commit its last scan result is of
         self.location = ", ".join(str(g.spec.source) for g in self._git.values())  # /healthz's "source"
 
@@ -188,7 +189,8 @@ class GitCatalog(SkillCatalog):
         if self.trusted_commit_keys is None:
             return None
         try:
-            return commit_signer(root.cache.commit_object(commit), self.trusted_commit_keys)
+            sha256 = len(commit) == 64  # a SHA-256 repository's commit signs in `gpgsig-sha256`
+            return commit_signer(root.cache.commit_object(commit), self.trusted_commit_keys, sha256=sha256)
         except GitError as exc:
             raise GitError(f"{root.spec.source} at {commit[:12]}: {exc} (--require-signed-commit)") from None
 
@@ -274,7 +276,7 @@ class GitCatalog(SkillCatalog):
     async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
         """Watch the folder roots (as `SkillCatalog` does) and poll the followed git refs."""
         async with anyio.create_task_group() as group:
-            if self.watch_paths():
+            if self.folders_watched and self.watch_paths():
                 group.start_soon(lambda: SkillCatalog.watch(self, stop_event=stop_event, debounce_ms=debounce_ms))
             if self.poll_seconds > 0 and self.follows:
                 group.start_soon(self._poll_loop, stop_event)

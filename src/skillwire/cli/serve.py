@@ -44,6 +44,7 @@ from skillwire.server.extension import DEFAULT_PAGE_SIZE
 from skillwire.server.options import ServeOptions, http_base_url
 
 DEFAULT_HTTP = "127.0.0.1:8765"
+DEFAULT_POLL_SECONDS = 30.0
 logger = logging.getLogger("skillwire.serve")
 NO_SNAPSHOT_ENV = "SKILLWIRE_SNAPSHOT_CACHE"
 
@@ -112,9 +113,10 @@ def add_parser(commands: Any) -> None:
     store.add_argument(
         "--poll",
         type=float,
-        default=30.0,
+        default=None,  # DEFAULT_POLL_SECONDS; None says it was not given (`--no-watch` then means no polling)
         metavar="SECONDS",
-        help="look for a new index, or a new commit of a followed git branch, every SECONDS (0: never)",
+        help=f"look for a new index, or a new commit of a followed git branch, every SECONDS (0: never; "
+        f"default {DEFAULT_POLL_SECONDS:g}); given by name, it polls even with --no-watch",
     )
     git = p.add_argument_group(
         "serving a git repository (PATH is git+https://HOST/REPO@REF#SUBDIR, git+ssh://, git+file://)"
@@ -356,7 +358,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         digest_cache=args.digest_cache,
         persist_digests=not args.no_digest_cache,
         snapshot_cache=not args.no_snapshot_cache and os.environ.get(NO_SNAPSHOT_ENV, "1") != "0",
-        poll_seconds=args.poll,
+        poll_seconds=DEFAULT_POLL_SECONDS if args.poll is None else args.poll,
         blob_cache_bytes=args.blob_cache_mb * 1024 * 1024,
         tokens=args.tokens,
         audiences=tuple(args.audience),
@@ -546,6 +548,11 @@ def serve(
     first_scan = functools.partial(start_catalog, args, catalog, roots, published, signatures, sock)
     server = served.server(log_requests=args.log_requests)
     watch = not args.no_watch
+    if args.no_watch and args.poll is not None and args.poll > 0 and (published or git is not None):
+        # `--no-watch` is about folders; `--poll` given by name still follows a branch or a pointer.
+        watch = True
+        if git is not None:
+            git.folders_watched = False
     if address is None:
         exit_on_interrupt()
         anyio.run(lambda: serve_stdio(server, skills, watch=watch, load=exit_on_failure(first_scan, args.debug)))
