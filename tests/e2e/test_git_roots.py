@@ -17,10 +17,12 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from servers import free_port
 from support.calls import call, healthz, list_uris, wait_for
@@ -433,3 +435,31 @@ def test_poll_given_by_name_polls_with_no_watch(tmp_path: Path, own_cache_env: d
         repo.push()
         wait_for(lambda: {commit_of(e) for e in entries(running.url)} == {second}, 30, "the pushed commit served")
         assert list_uris(running.url) == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
+
+
+def _checked_gauge(url: str) -> float:
+    with urllib.request.urlopen(url.removesuffix("/mcp") + "/metrics", timeout=10) as response:
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        if family.name == "skillwire_index_checked_timestamp_seconds":
+            return float(family.samples[0].value)
+    raise AssertionError("no skillwire_index_checked_timestamp_seconds on /metrics")
+
+
+@pytest.mark.parametrize("ref", ["main", "v1"])
+def test_every_poll_moves_the_checked_gauge(tmp_path: Path, own_cache_env: dict[str, str], ref: str) -> None:
+    """Issue 37 broken item 2: under --poll the gauge the README's SkillwireStaleIndex alert reads stayed at
+    load time while /healthz said "checked 0.4 s ago"; a followed branch and a pinned tag alike."""
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First"))
+    repo.commit("one")
+    git(repo.work, "tag", "v1")
+    repo.push("--tags")
+    with serve_http([f"git+file://{repo.bare}@{ref}#skills", "--poll", str(POLL)], env=own_cache_env) as running:
+        assert list_uris(running.url) == ["skill://alpha/SKILL.md"]
+        first = _checked_gauge(running.url)
+        time.sleep(2.5)  # several polls, and the metrics flush (one second)
+        later = _checked_gauge(running.url)
+        report = healthz(running.url)
+        assert later > first + 1.0, (first, later)
+        assert abs((time.time() - later) - report["checkedSecondsAgo"]) < 2.0, (later, report)

@@ -46,6 +46,7 @@ from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.errors import SigningError
 from skillwire.core.json import JSONValue
+from skillwire.core.metrics import metrics
 from skillwire.core.uri import DEFAULT_SCHEME
 
 __all__ = ["GitCatalog", "GitRootSpec"]
@@ -206,6 +207,9 @@ class GitCatalog(SkillCatalog):
         self.status.checked_at = time.time()
         self.status.last_error = None
         self.status.failures = 0
+        # Every successful look, moved or not: the README's stale-index alert reads this gauge, and /healthz
+        # says "checked N s ago" from the same moment.
+        metrics().index_checked.set(self.status.checked_at)
         if not moved:
             return False
         self.status.loaded_at = time.time()
@@ -278,7 +282,8 @@ class GitCatalog(SkillCatalog):
         async with anyio.create_task_group() as group:
             if self.folders_watched and self.watch_paths():
                 group.start_soon(lambda: SkillCatalog.watch(self, stop_event=stop_event, debounce_ms=debounce_ms))
-            if self.poll_seconds > 0 and self.follows:
+            # A pinned root is looked at too (nothing is fetched for it): its check time then stays current.
+            if self.poll_seconds > 0 and self._git:
                 group.start_soon(self._poll_loop, stop_event)
 
     async def _poll_loop(self, stop_event: anyio.Event | None) -> None:
