@@ -463,3 +463,28 @@ def test_every_poll_moves_the_checked_gauge(tmp_path: Path, own_cache_env: dict[
         report = healthz(running.url)
         assert later > first + 1.0, (first, later)
         assert abs((time.time() - later) - report["checkedSecondsAgo"]) < 2.0, (later, report)
+
+
+def test_each_likely_git_mistake_names_its_fix(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
+    """Issue 37 friction: a short commit id, a bare repository given as a folder, and as a `file://` store,
+    each answered in one line that names the fix (the full id; `git+file://…`)."""
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First"))
+    commit = repo.commit("one")
+    repo.push()
+    bare = repo.bare.resolve()
+    cases = {  # what is said, and the exit code (2: a command-line mistake; 1: a store that cannot be served)
+        f"git+file://{bare}@{commit[:7]}": (
+            f"{commit[:7]!r} looks like an abbreviated commit id: give the full one",
+            2,
+        ),
+        str(bare): (f"is a bare git repository, not a folder of skills: serve git+file://{bare}", 2),
+        f"file://{bare}": (f"nothing was published there yet; it is a git repository: serve git+file://{bare}", 1),
+    }
+    for spec, (expected, code) in cases.items():
+        done = run_cli("serve", spec, "--http", f"127.0.0.1:{free_port()}", env=own_cache_env)
+        assert done.code == code, (spec, done.err)
+        lines = done.err.strip().splitlines()
+        assert len(lines) == 1, (spec, done.err)
+        assert expected in lines[0], (spec, done.err)
+        assert "--allow-empty" not in done.err

@@ -114,6 +114,7 @@ class GitSource:
         return text + ("#" + "/".join(self.subdir) if self.subdir else "")
 
 
+_ABBREVIATED_COMMIT = re.compile(r"[0-9a-f]{4,63}")
 _PASSWORD = re.compile(r"(://[^/@:]*):[^/@]*@")
 
 
@@ -173,6 +174,23 @@ def git_environment() -> dict[str, str]:
     for name in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
         env.pop(name, None)  # a hook's environment must not redirect the cache's commands
     return env
+
+
+def is_bare_repository(path: Path) -> bool:
+    """Whether `path` is a bare git repository (`HEAD`, `objects/`, `refs/`): it holds no skill folders, so
+    whoever wrote it as a folder root meant `git+file://PATH`."""
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def is_git_repository(path: Path) -> bool:
+    """Whether `path` is a git repository, bare or a clone holding `.git` (a `file://PATH` store location
+    without a published catalog that is one was meant as `git+file://PATH`)."""
+    return is_bare_repository(path) or (path / ".git").exists()
+
+
+def as_git_root(path: Path) -> str:
+    """The `git+file://` root naming the repository at `path` (what a hint suggests)."""
+    return f"git+file://{path.resolve()}"
 
 
 def default_cache_dir() -> Path:
@@ -287,7 +305,14 @@ class GitCache:
         tag = found.get(f"refs/tags/{source.ref}^{{}}") or found.get(f"refs/tags/{source.ref}")
         if tag is not None:
             return Resolved(tag, "tag")
-        raise GitError(f"{where} has no branch or tag {source.ref!r}")
+        hint = ""
+        if _ABBREVIATED_COMMIT.fullmatch(source.ref):
+            # A remote is asked for refs by name: an abbreviated id matches none, and git cannot fetch one.
+            hint = (
+                f"; {source.ref!r} looks like an abbreviated commit id: give the full one "
+                f"(40 hex digits, 64 for SHA-256; `git rev-parse {source.ref}` in a clone prints it)"
+            )
+        raise GitError(f"{where} has no branch or tag {source.ref!r}{hint}")
 
     def fetch(self, resolved: Resolved) -> str:
         """Make sure the resolved commit and its trees are in the cache; the commit fetched.

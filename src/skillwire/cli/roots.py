@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.git import GitError, is_git_spec
+from skillwire.catalog.git import GitError, as_git_root, is_bare_repository, is_git_spec
 from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec, parse_root
 from skillwire.cli.args import UsageError
 from skillwire.core.errors import SkillwireError
@@ -34,6 +34,11 @@ def _folder(spec: str) -> SkillRoot:
         raise UsageError(f"no such folder: {root.path}")
     if not root.path.is_dir():
         raise UsageError(f"not a folder: {root.path} (serve the folder that holds your skill folders)")
+    if is_bare_repository(root.path):
+        raise UsageError(
+            f"{root.path} is a bare git repository, not a folder of skills: "
+            f"serve {as_git_root(root.path)}[@BRANCH][#SUBDIR] to serve its commits"
+        )
     return root
 
 
