@@ -488,3 +488,46 @@ def test_each_likely_git_mistake_names_its_fix(tmp_path: Path, own_cache_env: di
         assert len(lines) == 1, (spec, done.err)
         assert expected in lines[0], (spec, done.err)
         assert "--allow-empty" not in done.err
+
+
+def test_a_followed_branch_never_goes_back_to_an_older_signed_commit(
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
+) -> None:
+    """Issue 35 defect 3: with --require-signed-commit, a force-push back to an older signed commit (a
+    replay) was served again. Refused in one line while the newer commit stays served, after a restart
+    too; `--accept-older-commit` takes it on purpose. Moving forward (several commits at once) still works."""
+    trusted = _ssh_key(tmp_path, "trusted")
+    trust_file = tmp_path / "trust.json"
+    assert run_cli("trust", "--file", str(trust_file), "add", "publisher", str(trusted) + ".pub").code == 0
+    sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={trusted}", "-c", "commit.gpgsign=true"]
+    repo = make_repo(tmp_path)
+    repo.write("one/SKILL.md", skill_md("one", "Old and vulnerable"))
+    old = repo.commit("old", *sign)
+    repo.write("one/SKILL.md", skill_md("one", "Fixed"))
+    repo.commit("fixed", *sign)
+    repo.push()
+    spec = f"git+{git_server.url('skills.git')}@main"
+    flags = ["--require-signed-commit", "--trust-file", str(trust_file), "--poll", str(POLL)]
+    with serve_http([spec, *flags], env=own_cache_env) as running:
+        repo.write("one/SKILL.md", skill_md("one", "Fixed again"))
+        repo.commit("two commits ahead", *sign)
+        repo.write("one/SKILL.md", skill_md("one", "Newest"))
+        newest = repo.commit("newest", *sign)
+        repo.push()
+        wait_for(lambda: healthz(running.url)["index"] == newest, 30, "moving forward two commits at once")
+        git(repo.work, "push", "-q", "--force", "origin", f"{old}:refs/heads/main")  # the replay
+        wait_for(lambda: "does not descend from commit" in running.log(), 30, "the replay refused")
+        time.sleep(4 * POLL)
+        refused = [line for line in running.log().splitlines() if "does not descend" in line]
+        assert len(refused) == 1, refused  # said once, not at every poll
+        assert f"commit {old[:12]} does not descend from commit {newest[:12]}" in refused[0]
+        assert "--accept-older-commit" in refused[0]
+        assert healthz(running.url)["index"] == newest
+        assert [e["frontmatter"]["description"] for e in entries(running.url)] == ["Newest"]
+    # A restart remembers: the branch still names the old commit, the newest is served again.
+    with serve_http([spec, *flags], env=own_cache_env) as running:
+        assert healthz(running.url)["index"] == newest
+        assert f"commit {old[:12]} does not descend from commit {newest[:12]}" in running.log()
+    with serve_http([spec, *flags, "--accept-older-commit"], env=own_cache_env) as running:
+        assert healthz(running.url)["index"] == old
+        assert [e["frontmatter"]["description"] for e in entries(running.url)] == ["Old and vulnerable"]

@@ -328,18 +328,83 @@ class GitCache:
         options = ["fetch", "--quiet", "--depth=1", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no"]
         if source.subdir:
             options.append("--filter=blob:none")
-        if resolved.kind == "commit":
-            target, want = resolved.commit, resolved.commit
-        elif resolved.kind == "HEAD":
-            target, want = "+HEAD:refs/skillwire/HEAD", "refs/skillwire/HEAD"
-        else:
-            group = "heads" if resolved.kind == "branch" else "tags"
-            target = f"+refs/{group}/{source.ref}:refs/skillwire/{group}/{source.ref}"
-            want = f"refs/skillwire/{group}/{source.ref}"
+        target, want = self._refspec(resolved)
         self._git(*options, "origin", target, check=f"cannot fetch {source.shown}@{source.ref or 'HEAD'}")
         self.objects.restart()  # the batch reader then certainly sees the new pack
         commit = self._git("rev-parse", "--verify", "--quiet", f"{want}^{{commit}}", check=f"{source.shown}")
         return commit.decode().strip()
+
+    def _refspec(self, resolved: Resolved) -> tuple[str, str]:
+        """What to fetch for `resolved`, and the name it then has in the cache."""
+        if resolved.kind == "commit":
+            return resolved.commit, resolved.commit
+        if resolved.kind == "HEAD":
+            return "+HEAD:refs/skillwire/HEAD", "refs/skillwire/HEAD"
+        group = "heads" if resolved.kind == "branch" else "tags"
+        return (
+            f"+refs/{group}/{self.source.ref}:refs/skillwire/{group}/{self.source.ref}",
+            f"refs/skillwire/{group}/{self.source.ref}",
+        )
+
+    # -- the rollback rule: a followed branch only moves forward (catalog/git_catalog.py) -----------
+
+    @property
+    def _served_ref(self) -> str:
+        return f"refs/skillwire/served/{self.source.ref or 'HEAD'}"
+
+    def last_served(self) -> str | None:
+        """The commit a server last served from this ref (kept as a ref in the cache: across restarts)."""
+        if not (self.repo / "HEAD").exists():
+            return None
+        try:
+            found = self._git("rev-parse", "--verify", "--quiet", f"{self._served_ref}^{{commit}}")
+        except GitError:
+            return None
+        return found.decode().strip() or None
+
+    def remember_served(self, commit: str) -> None:
+        self._git("update-ref", self._served_ref, commit, check="cannot record the commit served")
+
+    def descends(self, resolved: Resolved, commit: str, previous: str) -> bool:
+        """Whether `commit` has `previous` in its history. The cache is shallow, so when it cannot tell, the
+        history since `previous`'s committer time is fetched and it looks again; a history whose dates go
+        backwards past that point reads as not descending (fail closed)."""
+        if self._is_ancestor(previous, commit):
+            return True
+        since = self._committed_at(previous)
+        if self._committed_at(commit) < since:
+            return False  # committed before it: a replay of an older commit (or a history dated backwards)
+        target, _ = self._refspec(resolved)
+        # The same filter as every fetch of this cache: a filter given once becomes the cache's default.
+        partial = ["--filter=blob:none"] if self.source.subdir else []
+        try:
+            self._git(
+                "fetch", "--quiet", f"--shallow-since={since - 1}", *partial, "--no-tags",
+                "--no-write-fetch-head", "--recurse-submodules=no", "origin", target,
+                check=f"cannot fetch the history of {self.source.shown}@{self.source.ref or 'HEAD'}",
+            )  # fmt: skip
+        except GitError:
+            # Nothing on the branch as new as `previous` (git says so in words that differ by transport): the
+            # resolve and fetch just before reached the remote, so this is no outage. Fail closed.
+            return False
+        self.objects.restart()
+        return self._is_ancestor(previous, commit)
+
+    def _committed_at(self, commit: str) -> int:
+        """The committer time, read from the commit object itself (`git show -s` still diffs the trees: on a
+        tree bomb, 1.8 GB and counting)."""
+        header = self.commit_object(commit).partition(b"\n\n")[0]
+        for line in header.split(b"\n"):
+            if line.startswith(b"committer "):
+                return int(line.rsplit(b" ", 2)[-2])
+        raise GitError(f"{self._where(commit)}: the commit has no committer line")
+
+    def _is_ancestor(self, older: str, newer: str) -> bool:
+        try:
+            self._git("merge-base", "--is-ancestor", older, newer)
+        except GitError:
+            return False
+        return True
 
     # -- trees, read from the object database (catalog/git_tree.py) ---------------------------------
 

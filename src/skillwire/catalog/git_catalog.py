@@ -97,6 +97,7 @@ class _GitRoot:
     resolved: Resolved | None = None
     tree: GitTreeSource | None = None
     signed_by: str | None = None
+    refused: str | None = None  # the commit the branch names that the rollback rule refused (said once)
 
     @property
     def commit(self) -> str | None:
@@ -108,7 +109,8 @@ class GitCatalog(SkillCatalog):
 
     Parameters beyond `SkillCatalog`'s: `poll_seconds` (0: never look again), `trusted_commit_keys`
     (OpenSSH public key lines; when given, a commit is served only if it carries an SSH signature by
-    one of them), `cache_dir` (default: `git/` under the user cache directory).
+    one of them), `cache_dir` (default: `git/` under the user cache directory), `rollback_rule` (a followed
+    branch only moves forward, remembered across restarts: `serve`'s; `accept_older_commit` lifts it).
     """
 
     def __init__(
@@ -118,6 +120,8 @@ class GitCatalog(SkillCatalog):
         poll_seconds: float = 30.0,
         trusted_commit_keys: Sequence[str] | None = None,
         cache_dir: Path | None = None,
+        rollback_rule: bool = False,
+        accept_older_commit: bool = False,
         **options: Any,
     ) -> None:
         given = list(roots)
@@ -134,6 +138,8 @@ class GitCatalog(SkillCatalog):
             if isinstance(root, GitRootSpec)
         }
         self.status = GitStatus()
+        self.rollback_rule = rollback_rule
+        self.accept_older_commit = accept_older_commit
         self.folders_watched = True  # False: `watch` only polls the git roots (`serve --no-watch --poll N`)
         self._scanned: dict[int, str] = {}  # root index -> the commit its last scan result is of
         self.location = ", ".join(str(g.spec.source) for g in self._git.values())  # /healthz's "source"
@@ -164,11 +170,15 @@ class GitCatalog(SkillCatalog):
             with root.cache.locked():
                 resolved = root.cache.resolve()
                 current = root.commit
-                if current is not None and resolved.commit == current:
-                    continue
+                if current is not None and resolved.commit in (current, root.refused):
+                    continue  # unchanged, or a commit refused already (said once, in one line)
                 commit = root.cache.fetch(resolved)
                 if current is not None and commit == current:
                     continue
+                if self.rollback_rule and resolved.moves:
+                    commit = self._forward_only(root, resolved, commit, current)
+                    if current is not None and commit == current:
+                        continue
                 signer = self._check_signature(root, commit)
                 placed = SkillRoot(Path(os.devnull), root.spec.prefix, root.spec.scheme)
                 tree = root.cache.tree(commit, placed)
@@ -176,6 +186,9 @@ class GitCatalog(SkillCatalog):
                 planned[index] = (tree, replace(resolved, commit=commit), signer)
         for index, (tree, resolved, signer) in planned.items():
             root = self._git[index]
+            if self.rollback_rule and resolved.moves:
+                with root.cache.locked():
+                    root.cache.remember_served(tree.commit)  # what the next start compares with
             old = root.commit
             root.tree, root.resolved, root.signed_by = tree, resolved, signer
             if old is not None and not first:
@@ -185,6 +198,29 @@ class GitCatalog(SkillCatalog):
         if first_root is not None and first_root.tree is not None:
             self.status.index_id = first_root.tree.commit
         return bool(planned)
+
+    def _forward_only(self, root: _GitRoot, resolved: Resolved, commit: str, current: str | None) -> str:
+        """The rollback rule (as a published index's, core/published_index.py `goes_back`): a followed branch
+        moves only to a commit that has the one served before in its history, this run's or, at a start,
+        the last run's (`GitCache.last_served`). Anything else (an older commit replayed by a force-push,
+        another history) is refused in one line unless `accept_older_commit`; at a start the commit served
+        before is served again, while running the current one stays."""
+        previous = current if current is not None else root.cache.last_served()
+        if previous is None or previous == commit or self.accept_older_commit:
+            return commit
+        if root.cache.descends(resolved, commit, previous):
+            return commit
+        refusal = (
+            f"{root.spec.source}: commit {commit[:12]} does not descend from commit {previous[:12]} served "
+            "before: a followed branch never goes back or to another history (serve --accept-older-commit "
+            "to take it on purpose)"
+        )
+        if current is not None or not root.cache.has_commit(previous):
+            root.refused = resolved.commit
+            raise GitError(refusal)
+        logger.warning("%s; serving commit %s again", refusal, previous[:12])
+        self.status.last_error = refusal
+        return previous
 
     def _check_signature(self, root: _GitRoot, commit: str) -> str | None:
         if self.trusted_commit_keys is None:

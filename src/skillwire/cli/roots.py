@@ -101,9 +101,9 @@ def trusted_commit_keys(trust_file: Path | None) -> list[str]:
 
 
 def serve_git_catalog(args: argparse.Namespace, options: ServeOptions, paths: Sequence[str]) -> GitCatalog:
-    """`serve`'s catalog when a root is a git repository: fetched and checked out before serving,
-    following its branch every `--poll` seconds, its digests cached as for folders (no snapshot
-    cache: a commit's tree is new to every process that checks it out)."""
+    """`serve`'s catalog when a root is a git repository: fetched before serving, following its branch
+    every `--poll` seconds and only forward (`--accept-older-commit` lifts that), its blobs' digests
+    cached by blob id in the digest cache (no snapshot cache: listing a commit's tree is cheap)."""
     import logging
 
     from skillwire.catalog.digests import DigestCache
@@ -116,6 +116,8 @@ def serve_git_catalog(args: argparse.Namespace, options: ServeOptions, paths: Se
         parse_root_specs(paths),
         poll_seconds=options.poll_seconds,
         trusted_commit_keys=keys,
+        rollback_rule=True,  # a followed branch only moves forward, remembered in the cache across restarts
+        accept_older_commit=args.accept_older_commit,
         digest_cache=DigestCache(digests) if digests is not None else DigestCache(),
         enforce_limits=options.enforce_limits,
         cursor_secret=options.secret(),

@@ -127,6 +127,12 @@ def add_parser(commands: Any) -> None:
         help="serve a commit only if it carries an SSH signature by a key of `skillwire trust`",
     )
     git.add_argument("--trust-file", type=Path, metavar="FILE", help="trusted keys (default: `skillwire trust`'s)")
+    git.add_argument(
+        "--accept-older-commit",
+        action="store_true",
+        help="follow a branch to a commit that does not descend from the one served before (a force-push "
+        "back to an older commit, or another history); refused without it, across restarts too",
+    )
     p.add_argument(
         "--tokens",
         type=Path,
