@@ -189,7 +189,7 @@ def test_a_tree_bomb_is_refused_and_the_previous_commit_stays_served(
         refused = [line for line in running.log().splitlines() if "names more than" in line]
         assert len(refused[0].splitlines()) == 1
         assert f"still serving commit {good[:12]}" in refused[0]
-        assert _peak_rss_kib(running.process.pid) - before < 96 * 1024
+        assert _peak_rss_kib(running.process.pid) - before < 80 * 1024  # +49 MB measured (docs/git.md)
         entry = call(running.url, "skills/list")["skills"][0]
         assert entry["_meta"][SOURCE]["commit"] == good
         report = healthz(running.url)

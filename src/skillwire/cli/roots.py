@@ -1,7 +1,7 @@
 """The roots a command line names (`serve`, `publish`, `sign`, `lint` and the bridge's `--local` take the
 same ones, so they sign, lint and publish exactly what is served): folders, each of which must exist and be
 a folder before anything is scanned, and git repositories at a ref (`git+URL@REF#SUBDIR`, see
-`catalog/git.py`), each fetched and checked out before anything is scanned."""
+`catalog/git.py`), each fetched before anything is scanned and read from git's objects (never checked out)."""
 
 from __future__ import annotations
 
@@ -69,7 +69,7 @@ def git_catalog(
     trusted_commit_keys: Sequence[str] | None = None,
     **options: object,
 ) -> GitCatalog:
-    """A catalog over these roots with every git root fetched and checked out; a repository, ref or
+    """A catalog over these roots with every git root fetched and its tree listed; a repository, ref or
     commit that cannot be served is one line (a `UsageError`, exit 2)."""
     catalog = GitCatalog(specs, poll_seconds=poll_seconds, trusted_commit_keys=trusted_commit_keys, **options)  # type: ignore[arg-type]
     try:
@@ -77,13 +77,6 @@ def git_catalog(
     except GitError as exc:
         raise UsageError(str(exc)) from None
     return catalog
-
-
-def checked_out(spec: str) -> tuple[Path, GitCatalog]:
-    """A single git root checked out once (no following): the tree's folder, for commands that read
-    a folder (`lint`, the bridge's `--local`)."""
-    catalog = git_catalog(parse_root_specs([spec]))
-    return catalog.roots[0].path, catalog
 
 
 def trusted_commit_keys(trust_file: Path | None) -> list[str]:

@@ -544,7 +544,7 @@ def serve(
             git.add_signatures(signatures)  # each tree's committed signatures file
     except SigningError as exc:
         raise UsageError(str(exc)) from None
-    # Nothing above scans folders (a published catalog has read its index, a git root is checked out):
+    # Nothing above scans folders (a published catalog has read its index, a git root has listed its tree):
     # the first scan is `first_scan`, which a stdio server runs while it already answers its handshake.
     served = options.extension(
         catalog, base_url=None if address is None else http_base_url(*address), signatures=signatures
