@@ -326,7 +326,7 @@ class SkillCatalog:
         return self._loaded_at, self._checked_at
 
     def observe_gauges(self) -> None:
-        """Export what is served and how fresh it is (`core.metrics.observe_snapshot`): the one call every
+        """Export what is served and how fresh it is (`ops.metrics.observe_snapshot`): the one call every
         source kind makes whenever either changes (a swap, a warm start, a validation, every poll or
         heartbeat), and each worker for itself, so a restart from a snapshot never reads 0."""
         snapshot = self._snapshot

@@ -68,14 +68,14 @@ def run(args: argparse.Namespace) -> int:
     # The listed flag is decided here and written into the index, so every replica lists alike.
     listing = ListingRules(args.listing)
     if has_git_root(args.paths[:-1]):
-        # Fetched and checked out first; each entry then records its repository and commit in the index.
+        # Fetched and read from git's objects first; each entry then records its repository and commit in the index.
         catalog = git_catalog(
             parse_root_specs(args.paths[:-1]),
             digest_cache=DigestCache(),
             enforce_limits=not args.no_limits,
             listing=listing,
         )
-        roots = list(catalog.roots)
+        roots = catalog.folder_roots()  # a git root has no folder: its tree is read from git's objects
         snapshot = catalog.snapshot
         if not args.quiet:
             for root, commit in catalog.commits().items():
@@ -86,7 +86,13 @@ def run(args: argparse.Namespace) -> int:
     # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover:
     # the scan attached them, each root's to its own entries only. A file that does not read stops here.
     SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
-    result = anyio.run(lambda: publish(snapshot, location, audiences=rules, reset_sequence=args.reset_sequence))
+    # A git tree has no folder: its committed signatures file is read from its blob, into a book of its own.
+    signatures = SignatureBook.load(())
+    if has_git_root(args.paths[:-1]):
+        catalog.add_signatures(signatures)
+    result = anyio.run(
+        lambda: publish(snapshot, location, audiences=rules, signatures=signatures, reset_sequence=args.reset_sequence)
+    )
     if not args.quiet:
         print(result.summary(), file=sys.stderr, flush=True)
         for skipped in result.skipped:
