@@ -29,9 +29,6 @@ MEASURING = re.compile(
 _LISTING = "left until branch h/listing merges (with h/fleet, h/operator), then its figures move to docs/"
 KNOWN = {
     "skillwire.catalog.catalog": _LISTING,
-    "skillwire.catalog.snapshot": _LISTING,
-    "skillwire.catalog.digests": "left until branches h/git and h/source merge, then its figures move to docs/",
-    "skillwire.server.app": "left until branches h/page and h/operator merge, then its figure moves to docs/",
 }
 
 

@@ -140,7 +140,7 @@ def list_tree(
     deadline = time.monotonic() + _TIMEOUT_S
     pending = b""
     # One string per distinct mode and object id while listing: a tree bomb repeats one blob 200,000
-    # times, and a string each was a third of the listing's memory (80 MB at the bound, measured).
+    # times, and a string each was a third of the listing's memory (docs/measurements.md, catalog/git_tree.py).
     shared: dict[str, str] = {}
     try:
         while chunk := process.stdout.read1(_CHUNK):

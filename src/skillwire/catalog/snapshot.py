@@ -73,7 +73,7 @@ class CatalogFile(ManifestFile):
     mime_type: str
     is_text: bool
     # A file on disk is its resolved path inside a catalog root: a plain string, because a server
-    # keeps one per published file (an object around it was 4 MB more on 100,000 files).
+    # keeps one per published file, and an object around each is memory nobody reads (docs/measurements.md).
     content: str | MemoryContent
 
     @classmethod
@@ -125,9 +125,8 @@ class CatalogSkill:
 
     @property
     def wire(self) -> dict[str, Any]:
-        # Built per request, not kept: about 1 ms for a page of 100 skills in-process (5% of a page
-        # over HTTP), while keeping every entry's wire form cost 20 MB on 10,000 skills, the
-        # difference between a server under and over 200 MB.
+        # Built per request, not kept: cheap beside a page over HTTP, while keeping every entry's wire
+        # form is memory proportional to the catalog (docs/measurements.md, catalog/snapshot.py).
         return self.entry.to_wire()
 
     @property
@@ -303,8 +302,8 @@ class CatalogSnapshot:
         self.dynamic_roots: dict[ParsedURI, CatalogSkill] = {
             s.entry.path.root: s for s in self.skill_by_uri.values() if s.entry.is_dynamic
         }
-        # From the URI text: parsing every entry's path here cost 4 MB of cached SkillPath objects on
-        # 10,000 skills that no request asks for.
+        # From the URI text: parsing every entry's path here would cache SkillPath objects that no
+        # request asks for (docs/measurements.md).
         self.schemes: frozenset[str] = frozenset(scheme_of(uri) for uri in self.skill_by_uri)
         self._layout: _Layout | None = None
         self._layout_lock = threading.Lock()

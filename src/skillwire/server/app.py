@@ -221,7 +221,7 @@ def bind_http_socket(host: str, port: int) -> socket.socket:
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP spelled out, not 0: asyncio sets TCP_NODELAY only on sockets whose `proto` says TCP, and
     # accepted connections inherit it. With proto 0 every small response waited for the client's delayed
-    # ACK (Nagle): skills/get took ~40-50 ms over loopback instead of ~2 ms.
+    # ACK (Nagle), an order of magnitude on skills/get over loopback (docs/measurements.md, server/app.py).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     try:
         # As uvicorn does: a restarted server may rebind while old connections sit in TIME_WAIT.
