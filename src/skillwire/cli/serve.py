@@ -136,6 +136,8 @@ def add_parser(commands: Any) -> None:
     store.add_argument(
         "--poll",
         type=float,
+        action=AtLeast,
+        minimum=0,
         default=None,  # DEFAULT_POLL_SECONDS; None says it was not given (`--no-watch` then means no polling)
         metavar="SECONDS",
         help=f"look for a new index, or a new commit of a followed git branch, every SECONDS (0: never; "
