@@ -25,7 +25,7 @@ RENAMERS = {
     "skillwire.host.cache": "the content cache's own entries (content-addressed files, not skill folders)",
     "skillwire.host.mirror.writer": "drops its staging directory after the swap (or after a failure)",
     "skillwire.host.mirror.sync": "drops its staging directory after the swap (or after a failure)",
-    "skillwire.catalog.git": "the git cache's commit trees (built aside, renamed in, pruned): not skill folders",
+    "skillwire.catalog.git": "the git cache's bare repository (made, remade for another object format): not skills",
     "skillwire.ops.metrics": "drops the Prometheus multi-process directory it made for --workers: metrics files",
 }
 # module -> why it compares bytes with a manifest item through `core.verify.file_mismatches`

@@ -17,10 +17,12 @@ import json
 import os
 import subprocess
 import time
+import urllib.request
 from pathlib import Path
 from typing import Any
 
 import pytest
+from prometheus_client.parser import text_string_to_metric_families
 
 from servers import free_port
 from support.calls import call, healthz, list_uris, wait_for
@@ -92,7 +94,7 @@ def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
         read = call(running.url, "resources/read", {"uri": "skill://acme/alpha/notes.md"})
         assert read["contents"][0]["text"] == "alpha notes v1\n"
         log = running.log()
-        assert "leak: symlink whose target is outside the root" in log
+        assert "alpha/leak: symlink: never served from a git root" in log
         assert "vendored: submodule: not fetched" in log
         assert "model.bin: Git LFS pointer" in log
         report = healthz(running.url)
@@ -100,13 +102,10 @@ def test_serve_at_a_tag_serves_that_commit_and_says_what_it_left_out(
         assert report["stale"] is False
         time.sleep(4 * POLL)
         assert {commit_of(e) for e in entries(running.url)} == {tagged}  # a tag never moves
-    # The served tree is read-only, and no file of it is a symlink out of it.
-    trees = [p for p in (tmp_path / "cache" / "skillwire" / "git").glob("*/trees/" + tagged + "-*") if p.is_dir()]
-    assert len(trees) == 1
-    assert trees[0].is_dir()
-    assert (trees[0] / "alpha" / "notes.md").stat().st_mode & 0o222 == 0  # by mode: the tests may run as root
-    assert (trees[0] / "alpha").stat().st_mode & 0o222 == 0
-    assert (trees[0] / "alpha" / "leak").is_symlink()  # written as it is, never followed (the scan left it out)
+    # No working tree: the cache holds the bare repository and its lock, nothing named by the tree.
+    cache = tmp_path / "cache" / "skillwire" / "git"
+    outside = [p for p in cache.rglob("*") if p.is_file() and "repo.git" not in p.relative_to(cache).parts]
+    assert [p.name for p in outside] == ["lock"]
 
 
 def test_ls_json_and_get_show_the_commit(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
@@ -382,14 +381,153 @@ def test_the_bridge_local_upstream_takes_a_git_root(tmp_path: Path, own_cache_en
     from unittest import mock
 
     from skillwire.bridge.config import CommandLineUpstreams, load_config
+    from skillwire.catalog.digests import DigestCache
+    from skillwire.catalog.snapshot import CatalogFile
     from skillwire.core.errors import BridgeConfigError
 
     repo, commit = _small_repo(tmp_path)
     with mock.patch.dict(os.environ, own_cache_env):
         config = load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@v1#pack"]))
         (local,) = config.local
-        (tree,) = local.paths
-        assert tree.name.startswith(commit)
-        assert (tree / "hello" / "SKILL.md").read_text().startswith("---\nname: hello")
+        assert local.paths == ()  # no folder: the tree is read from git's objects
+        (tree,) = local.trees
+        assert tree.commit == commit
+        (skill,) = tree.scan(DigestCache()).skills
+        skill_md = next(f for f in skill.entry.files if f.uri.endswith("/SKILL.md"))
+        assert isinstance(skill_md, CatalogFile)
+        assert skill_md.read().startswith(b"---\nname: hello")
         with pytest.raises(BridgeConfigError, match="has no branch or tag 'nope'"):
             load_config(CommandLineUpstreams(local=[f"git+file://{repo.bare}@nope"]))
+
+
+def test_require_signed_commit_in_a_sha256_repository(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
+    """Issue 35 defect 4: a SHA-256 repository's commit carries its signature in `gpgsig-sha256`; every one
+    was refused as unsigned."""
+    trusted = _ssh_key(tmp_path, "trusted")
+    trust_file = tmp_path / "trust.json"
+    assert run_cli("trust", "--file", str(trust_file), "add", "publisher", str(trusted) + ".pub").code == 0
+    repo = WorkRepo(tmp_path / "work", tmp_path / "served" / "skills.git", object_format="sha256")
+    repo.write("one/SKILL.md", skill_md("one", "Signed in a SHA-256 repository"))
+    signed = repo.commit(
+        "signed", "-c", "gpg.format=ssh", "-c", f"user.signingkey={trusted}", "-c", "commit.gpgsign=true"
+    )
+    assert len(signed) == 64
+    repo.push()
+    flags = ["--require-signed-commit", "--trust-file", str(trust_file), "--no-watch"]
+    with serve_http([f"git+file://{repo.bare}@main", *flags], env=own_cache_env) as running:
+        (entry,) = entries(running.url)
+        assert entry["_meta"][SOURCE]["commit"] == signed
+        assert entry["_meta"][SOURCE]["signedBy"].startswith("SHA256:")
+
+
+def test_poll_given_by_name_polls_with_no_watch(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
+    """Issue 35 defect 12: `--no-watch` is about folders; `--poll N` asked for by name follows the branch."""
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First"))
+    repo.commit("one")
+    repo.push()
+    with serve_http(
+        [f"git+file://{repo.bare}@main#skills", "--poll", str(POLL), "--no-watch"], env=own_cache_env
+    ) as running:
+        assert list_uris(running.url) == ["skill://alpha/SKILL.md"]
+        repo.write("skills/beta/SKILL.md", skill_md("beta", "Second"))
+        second = repo.commit("two")
+        repo.push()
+        wait_for(lambda: {commit_of(e) for e in entries(running.url)} == {second}, 30, "the pushed commit served")
+        assert list_uris(running.url) == ["skill://alpha/SKILL.md", "skill://beta/SKILL.md"]
+
+
+def _checked_gauge(url: str) -> float:
+    with urllib.request.urlopen(url.removesuffix("/mcp") + "/metrics", timeout=10) as response:
+        text = response.read().decode()
+    for family in text_string_to_metric_families(text):
+        if family.name == "skillwire_index_checked_timestamp_seconds":
+            return float(family.samples[0].value)
+    raise AssertionError("no skillwire_index_checked_timestamp_seconds on /metrics")
+
+
+@pytest.mark.parametrize("ref", ["main", "v1"])
+def test_every_poll_moves_the_checked_gauge(tmp_path: Path, own_cache_env: dict[str, str], ref: str) -> None:
+    """Issue 37 broken item 2: under --poll the gauge the README's SkillwireStaleIndex alert reads stayed at
+    load time while /healthz said "checked 0.4 s ago"; a followed branch and a pinned tag alike."""
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First"))
+    repo.commit("one")
+    git(repo.work, "tag", "v1")
+    repo.push("--tags")
+    with serve_http([f"git+file://{repo.bare}@{ref}#skills", "--poll", str(POLL)], env=own_cache_env) as running:
+        assert list_uris(running.url) == ["skill://alpha/SKILL.md"]
+        first = _checked_gauge(running.url)
+        time.sleep(2.5)  # several polls, and the metrics flush (one second)
+        later = _checked_gauge(running.url)
+        report = healthz(running.url)
+        assert later > first + 1.0, (first, later)
+        assert abs((time.time() - later) - report["checkedSecondsAgo"]) < 2.0, (later, report)
+
+
+def test_each_likely_git_mistake_names_its_fix(tmp_path: Path, own_cache_env: dict[str, str]) -> None:
+    """Issue 37 friction: a short commit id, a bare repository given as a folder, and as a `file://` store,
+    each answered in one line that names the fix (the full id; `git+file://…`)."""
+    repo = make_repo(tmp_path)
+    repo.write("skills/alpha/SKILL.md", skill_md("alpha", "First"))
+    commit = repo.commit("one")
+    repo.push()
+    bare = repo.bare.resolve()
+    cases = {  # what is said, and the exit code (2: a command-line mistake; 1: a store that cannot be served)
+        f"git+file://{bare}@{commit[:7]}": (
+            f"{commit[:7]!r} looks like an abbreviated commit id: give the full one",
+            2,
+        ),
+        str(bare): (f"is a bare git repository, not a folder of skills: serve git+file://{bare}", 2),
+        f"file://{bare}": (f"nothing was published there yet; it is a git repository: serve git+file://{bare}", 1),
+    }
+    for spec, (expected, code) in cases.items():
+        done = run_cli("serve", spec, "--http", f"127.0.0.1:{free_port()}", env=own_cache_env)
+        assert done.code == code, (spec, done.err)
+        lines = done.err.strip().splitlines()
+        assert len(lines) == 1, (spec, done.err)
+        assert expected in lines[0], (spec, done.err)
+        assert "--allow-empty" not in done.err
+
+
+def test_a_followed_branch_never_goes_back_to_an_older_signed_commit(
+    tmp_path: Path, git_server: GitHTTPServer, own_cache_env: dict[str, str]
+) -> None:
+    """Issue 35 defect 3: with --require-signed-commit, a force-push back to an older signed commit (a
+    replay) was served again. Refused in one line while the newer commit stays served, after a restart
+    too; `--accept-older-commit` takes it on purpose. Moving forward (several commits at once) still works."""
+    trusted = _ssh_key(tmp_path, "trusted")
+    trust_file = tmp_path / "trust.json"
+    assert run_cli("trust", "--file", str(trust_file), "add", "publisher", str(trusted) + ".pub").code == 0
+    sign = ["-c", "gpg.format=ssh", "-c", f"user.signingkey={trusted}", "-c", "commit.gpgsign=true"]
+    repo = make_repo(tmp_path)
+    repo.write("one/SKILL.md", skill_md("one", "Old and vulnerable"))
+    old = repo.commit("old", *sign)
+    repo.write("one/SKILL.md", skill_md("one", "Fixed"))
+    repo.commit("fixed", *sign)
+    repo.push()
+    spec = f"git+{git_server.url('skills.git')}@main"
+    flags = ["--require-signed-commit", "--trust-file", str(trust_file), "--poll", str(POLL)]
+    with serve_http([spec, *flags], env=own_cache_env) as running:
+        repo.write("one/SKILL.md", skill_md("one", "Fixed again"))
+        repo.commit("two commits ahead", *sign)
+        repo.write("one/SKILL.md", skill_md("one", "Newest"))
+        newest = repo.commit("newest", *sign)
+        repo.push()
+        wait_for(lambda: healthz(running.url)["index"] == newest, 30, "moving forward two commits at once")
+        git(repo.work, "push", "-q", "--force", "origin", f"{old}:refs/heads/main")  # the replay
+        wait_for(lambda: "does not descend from commit" in running.log(), 30, "the replay refused")
+        time.sleep(4 * POLL)
+        refused = [line for line in running.log().splitlines() if "does not descend" in line]
+        assert len(refused) == 1, refused  # said once, not at every poll
+        assert f"commit {old[:12]} does not descend from commit {newest[:12]}" in refused[0]
+        assert "--accept-older-commit" in refused[0]
+        assert healthz(running.url)["index"] == newest
+        assert [e["frontmatter"]["description"] for e in entries(running.url)] == ["Newest"]
+    # A restart remembers: the branch still names the old commit, the newest is served again.
+    with serve_http([spec, *flags], env=own_cache_env) as running:
+        assert healthz(running.url)["index"] == newest
+        assert f"commit {old[:12]} does not descend from commit {newest[:12]}" in running.log()
+    with serve_http([spec, *flags, "--accept-older-commit"], env=own_cache_env) as running:
+        assert healthz(running.url)["index"] == old
+        assert [e["frontmatter"]["description"] for e in entries(running.url)] == ["Old and vulnerable"]

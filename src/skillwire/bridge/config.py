@@ -27,7 +27,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import platformdirs
 from mcp.client.stdio import get_default_environment
@@ -37,6 +37,9 @@ from skillwire.core.address import address_as_url
 from skillwire.core.errors import BridgeConfigError, SkillwireError
 from skillwire.host.identity import validate_origin_label
 from skillwire.host.origins import ServerOrigin
+
+if TYPE_CHECKING:
+    from skillwire.catalog.git_tree import GitTreeSource
 
 CONFIG_FILE_NAME = "bridge.toml"
 APPROVALS_FILE_NAME = "bridge-approvals.sqlite"
@@ -60,6 +63,8 @@ def bridge_approvals_path() -> Path:
 class LocalUpstream:
     label: str
     paths: tuple[Path, ...]
+    # Git roots, read from git's object database at the commit fetched at start (catalog/git_tree.py).
+    trees: tuple[GitTreeSource, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -129,16 +134,21 @@ def _string_map(value: Any, where: str) -> tuple[tuple[str, str], ...]:
     return tuple(value.items())
 
 
-def _paths(value: Any, where: str, base: Path) -> tuple[Path, ...]:
+def _paths(value: Any, where: str, base: Path) -> list[Path | GitTreeSource]:
     items = [value] if isinstance(value, str) else value
     if not isinstance(items, list) or not items or not all(isinstance(p, str) and p for p in items):
         raise BridgeConfigError(f"{where} must be a folder or a list of folders")
-    return tuple(_local(p, where, base) for p in items)
+    return [_local(p, where, base) for p in items]
 
 
-def _local(spec: str, where: str, base: Path) -> Path:
-    """A local upstream's folder: a path, or a git root (`git+URL@REF#SUBDIR`) checked out once into
-    its commit's read-only tree (the bridge serves it as it was at start; restart to fetch again)."""
+def _local_upstream(label: str, found: list[Path | GitTreeSource]) -> LocalUpstream:
+    folders = tuple(f for f in found if isinstance(f, Path))
+    return LocalUpstream(label, folders, tuple(f for f in found if not isinstance(f, Path)))
+
+
+def _local(spec: str, where: str, base: Path) -> Path | GitTreeSource:
+    """A local upstream's folder, or a git root (`git+URL@REF#SUBDIR`) fetched once and read from git's
+    object database at that commit (the bridge serves it as it was at start; restart to fetch again)."""
     if not is_git_spec(spec):
         return _folder((base / Path(spec).expanduser()).resolve(), where)
     from skillwire.catalog.git import GitError
@@ -152,7 +162,8 @@ def _local(spec: str, where: str, base: Path) -> Path:
         catalog.load()
     except SkillwireError as exc:
         raise BridgeConfigError(f"{where}: {exc}") from None
-    return catalog.roots[0].path
+    (tree,) = catalog.trees()
+    return tree
 
 
 def _folder(path: Path, where: str) -> Path:
@@ -174,7 +185,7 @@ def _from_table(label: str, table: Any, base: Path, where: str) -> ServerOrigin 
         raise BridgeConfigError(f"{where}: unknown key {unknown[0]!r} (known: url, command, local, headers, env)")
     kind = kinds[0]
     if kind == "local":
-        return LocalUpstream(label, _paths(table["local"], f"{where}.local", base))
+        return _local_upstream(label, _paths(table["local"], f"{where}.local", base))
     headers = _string_map(table.get("headers", {}), f"{where}.headers")
     env = _string_map(table.get("env", {}), f"{where}.env")
     if kind == "url":
@@ -279,8 +290,7 @@ def _from_command_line(given: CommandLineUpstreams) -> list[ServerOrigin | Local
     if headers:
         raise BridgeConfigError(f"--header for {next(iter(headers))!r}, but no --server {next(iter(headers))}=URL")
     if given.local:
-        folders = tuple(_local(p, "--local", Path.cwd()) for p in given.local)
-        upstreams.append(LocalUpstream("local", folders))
+        upstreams.append(_local_upstream("local", [_local(p, "--local", Path.cwd()) for p in given.local]))
     return upstreams
 
 

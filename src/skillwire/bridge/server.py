@@ -140,7 +140,7 @@ class Bridge:
         await self.host.__aenter__()
         try:
             for local in self.config.local:
-                self.host.add_local(local.label, list(local.paths))
+                self.host.add_local(local.label, list(local.paths), sources=[tree.scan for tree in local.trees])
             await self.upstreams.__aenter__()
         except BaseException as exc:
             await self.host.__aexit__(type(exc), exc, exc.__traceback__)

@@ -123,6 +123,11 @@ class DigestCache:
         # start's peak (issue 25).
         self._pending: dict[str, bytes] = {}
         self._frontmatter: dict[str, dict[str, JSONValue]] = {}
+        # Git blob id -> the 32-byte digest and a flags byte (1: UTF-8 text, 2: a Git LFS pointer): a
+        # blob's bytes never change, so no stat is needed and any commit holding it reuses the record
+        # (catalog/git_tree.py). Pending: the records not yet written to the SQLite file.
+        self._blobs: dict[str, bytes] = {}
+        self._pending_blobs: dict[str, bytes] = {}
         # Digest -> frontmatter parsed since the last flush, encoded as JSON only when it is flushed: a
         # cache without a file never encodes it (json.dumps per SKILL.md was 2.6% of a cold scan).
         self._pending_frontmatter: dict[str, dict[str, JSONValue]] = {}
@@ -157,6 +162,10 @@ class DigestCache:
             "PRIMARY KEY (path, dev, ino, size, mtime_ns, ctime_ns)) WITHOUT ROWID"
         )
         db.execute("CREATE TABLE IF NOT EXISTS frontmatter (digest TEXT PRIMARY KEY, json TEXT NOT NULL)")
+        db.execute(
+            "CREATE TABLE IF NOT EXISTS blobs (oid TEXT PRIMARY KEY, digest BLOB NOT NULL, flags INTEGER NOT NULL) "
+            "WITHOUT ROWID"
+        )
         return db
 
     def _unusable(self, action: str, error: Exception) -> None:
@@ -185,6 +194,9 @@ class DigestCache:
                 for digest, text in db.execute("SELECT digest, json FROM frontmatter"):
                     self._rows_stored = True
                     self._frontmatter[digest] = json.loads(text)
+                for oid, raw, flags in db.execute("SELECT oid, digest, flags FROM blobs"):
+                    if isinstance(oid, str) and isinstance(raw, bytes) and len(raw) == 32 and isinstance(flags, int):
+                        self._blobs[oid] = raw + bytes([flags & 3])
             finally:
                 db.close()
         except (sqlite3.Error, OSError) as error:
@@ -301,6 +313,34 @@ class DigestCache:
                 else:
                     pending.pop(path, None)  # its record is racy now: an earlier one pending must not store it
 
+    def cached_blob(self, oid: str) -> tuple[FileDigest, bool] | None:
+        """The digest of the git blob `oid` and whether it is a Git LFS pointer, if it was hashed before."""
+        if self._unloaded:
+            self._ensure_loaded()
+        record = self._blobs.get(oid)
+        if record is None:
+            return None
+        self.hits += 1
+        return FileDigest(DIGEST_PREFIX + record[:32].hex(), bool(record[32] & 1)), bool(record[32] & 2)
+
+    def remember_blob(self, oid: str, found: FileDigest, *, lfs: bool) -> None:
+        if self._unloaded:
+            self._ensure_loaded()
+        record = bytes.fromhex(found.digest[len(DIGEST_PREFIX) :]) + bytes(
+            [(1 if found.is_text else 0) | (2 if lfs else 0)]
+        )
+        with self._lock:
+            self.hashed += 1
+            self._blobs[oid] = record
+            if self.path is not None:
+                self._pending_blobs[oid] = record
+
+    def retain_blobs(self, live: set[str]) -> None:
+        """Keep in memory only the blob records of the commits served (the SQLite file keeps every one)."""
+        with self._lock:
+            if not live.issuperset(self._blobs):
+                self._blobs = {oid: record for oid, record in self._blobs.items() if oid in live}
+
     def frontmatter(self, digest: str) -> dict[str, JSONValue] | None:
         """The decoded frontmatter of a SKILL.md with this digest, if it was parsed before."""
         if self._unloaded:
@@ -331,7 +371,8 @@ class DigestCache:
         with self._lock:
             pending, self._pending = self._pending, {}
             pending_fm, self._pending_frontmatter = self._pending_frontmatter, {}
-        if not pending and not pending_fm:
+            pending_blobs, self._pending_blobs = self._pending_blobs, {}
+        if not pending and not pending_fm and not pending_blobs:
             return
         # Into an empty file, the digests stored are the ones flushed now: the frontmatter a prune would
         # delete (of a racy SKILL.md, of skills in code) is left out here instead, where the prune's
@@ -339,6 +380,11 @@ class DigestCache:
         # frontmatter's digests, not gathered in a set of every row's: 90,000 strings were 15 MB more at
         # the cold start's peak RSS.
         referenced = dict.fromkeys(pending_fm, False) if prune and not self._rows_stored else None
+        if referenced is not None:
+            for record in pending_blobs.values():
+                digest = DIGEST_PREFIX + record[:32].hex()
+                if digest in referenced:
+                    referenced[digest] = True
         try:
             db = self._connect(self.path)
             try:
@@ -359,9 +405,17 @@ class DigestCache:
                             if referenced is None or referenced[d]
                         ),
                     )
+                    db.executemany(
+                        "INSERT OR REPLACE INTO blobs VALUES (?, ?, ?)",
+                        ((oid, record[:32], record[32]) for oid, record in pending_blobs.items()),
+                    )
                     if prune and referenced is None:
                         # Parsed frontmatter is only worth keeping for a SKILL.md some catalog still has.
-                        db.execute("DELETE FROM frontmatter WHERE digest NOT IN (SELECT digest FROM digests)")
+                        db.execute(
+                            "DELETE FROM frontmatter WHERE digest NOT IN (SELECT digest FROM digests) "
+                            "AND digest NOT IN (SELECT ? || lower(hex(digest)) FROM blobs)",
+                            (DIGEST_PREFIX,),
+                        )
                 self._rows_stored = True
             finally:
                 db.close()

@@ -1,4 +1,4 @@
-"""Skills straight from a git repository: `git+URL@REF#SUBDIR` as a root, fetched, checked out, proven.
+"""Skills straight from a git repository: `git+URL@REF#SUBDIR` as a root, fetched, read, proven.
 
 - **Syntax** (`GitSource.parse`): `git+https://HOST/ORG/REPO@REF#SUBDIR`, `git+ssh://…`, `git+file:///…`
   (`git+http://` too, for a server on this machine). REF is a branch, a tag or a full commit id (none:
@@ -13,13 +13,10 @@
   (`git/<hash of the URL>/repo.git`), fetched shallow (`--depth=1`) and, with SUBDIR, partial
   (`--filter=blob:none`, then only the blobs under SUBDIR in one batch). A ref is first resolved with
   `git ls-remote` (one round trip, no pack): a poll that finds the same commit fetches nothing.
-- **Trees** (`materialise`): each (commit, SUBDIR) is written once into its own folder
-  (`trees/<commit>-<subdir hash>`), built aside and renamed into place, then made read-only; it is
-  scanned with every folder rule (ignore list, limits, skip-with-reason). Written from the commit's
-  tree objects, never by running a checkout: a path component `..`, `.git` or empty is refused; a
-  submodule (a gitlink) is not fetched; a Git LFS pointer is not served as if it were the file; a
-  symlink is written as a symlink and the scan leaves out every one that leaves the tree. Each of
-  these is reported as an ignored path with its reason.
+- **Trees** (`tree`): never checked out. Each commit's tree is listed from git's tree objects and its
+  files read from the object database on demand (`catalog/git_tree.py`, the one owner of both): nothing
+  is written but git's own objects, so a hostile tree has nothing to escape from. A symlink, a
+  submodule and a Git LFS pointer are never served; each is reported as an ignored path with its reason.
 - **Signed commits** (`commit_signer`): a commit signed with `gpg.format=ssh` carries an SSHSIG
   signature (namespace `git`) over the commit object without its `gpgsig` header; it is checked with
   the same `sshsig` code that checks signed skills, against the keys the caller passes.
@@ -33,24 +30,23 @@ import hashlib
 import os
 import re
 import shutil
-import stat
 import subprocess
-import time
 from collections.abc import Iterator, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from urllib.parse import urlsplit
 
 import platformdirs
 
+from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.git_tree import LFS_POINTER_HEAD as LFS_POINTER_HEAD
+from skillwire.catalog.git_tree import GitObjects, GitTreeSource
 from skillwire.core.errors import GitError as GitError  # raised here, defined with every other error
 from skillwire.core.provenance import PROVENANCE_META_KEY as PROVENANCE_META_KEY
 from skillwire.core.provenance import is_commit_id
 
 GIT_SCHEMES = ("git+https://", "git+http://", "git+ssh://", "git+file://")
 GIT_NAMESPACE = "git"  # the SSHSIG namespace git signs commits in
-LFS_POINTER_HEAD = b"version https://git-lfs.github.com/spec/v1\n"
-_LFS_POINTER_MAX = 1024  # git-lfs pointers are about 130 bytes; the spec caps them at 1024
 _GIT_TIMEOUT_S = 600.0  # a clone of a large repository over a slow link; never forever
 _STDERR_SHOWN = 300
 
@@ -103,6 +99,12 @@ class GitSource:
         return _without_userinfo(self.url)
 
     @property
+    def name(self) -> str:
+        """The repository's own name (`skills` for `…/org/skills.git`): what a SUBDIR-less root is linted as."""
+        last = [part for part in urlsplit(self.url).path.split("/") if part]
+        return (last[-1] if last else "repository").removesuffix(".git")
+
+    @property
     def pinned(self) -> bool:
         """A full commit id never moves; a tag is treated the same once resolved (see `GitRoot`)."""
         return self.ref is not None and is_commit_id(self.ref)
@@ -112,6 +114,7 @@ class GitSource:
         return text + ("#" + "/".join(self.subdir) if self.subdir else "")
 
 
+_ABBREVIATED_COMMIT = re.compile(r"[0-9a-f]{4,63}")
 _PASSWORD = re.compile(r"(://[^/@:]*):[^/@]*@")
 
 
@@ -155,15 +158,6 @@ class Resolved:
         return self.kind in ("branch", "HEAD")
 
 
-@dataclass
-class Checkout:
-    """A commit written out as a read-only tree, and what was left out of it (path, why)."""
-
-    commit: str
-    path: Path
-    notes: list[tuple[str, str]] = field(default_factory=list)
-
-
 def git_environment() -> dict[str, str]:
     """The environment every git command runs in: never a prompt, never the user's editor or pager."""
     env = dict(os.environ)
@@ -182,11 +176,28 @@ def git_environment() -> dict[str, str]:
     return env
 
 
+def is_bare_repository(path: Path) -> bool:
+    """Whether `path` is a bare git repository (`HEAD`, `objects/`, `refs/`): it holds no skill folders, so
+    whoever wrote it as a folder root meant `git+file://PATH`."""
+    return (path / "HEAD").is_file() and (path / "objects").is_dir() and (path / "refs").is_dir()
+
+
+def is_git_repository(path: Path) -> bool:
+    """Whether `path` is a git repository, bare or a clone holding `.git` (a `file://PATH` store location
+    without a published catalog that is one was meant as `git+file://PATH`)."""
+    return is_bare_repository(path) or (path / ".git").exists()
+
+
+def as_git_root(path: Path) -> str:
+    """The `git+file://` root naming the repository at `path` (what a hint suggests)."""
+    return f"git+file://{path.resolve()}"
+
+
 def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("skillwire")) / "git"
 
 
-def _last_line(stderr: bytes) -> str:
+def last_line(stderr: bytes) -> str:
     lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
     fatal = [line for line in lines if line.startswith(("fatal:", "error:", "remote:", "ERROR"))]
     text = (fatal or lines[-1:] or ["git gave no reason"])[0]  # the first fatal line names the cause
@@ -202,7 +213,7 @@ class GitCache:
         base = cache_dir if cache_dir is not None else default_cache_dir()
         self.dir = base / hashlib.sha256(source.url.encode()).hexdigest()[:24]
         self.repo = self.dir / "repo.git"
-        self.trees = self.dir / "trees"
+        self.objects = GitObjects(self.repo, git_environment)
 
     # -- running git ---------------------------------------------------------------------------------
 
@@ -224,8 +235,8 @@ class GitCache:
             raise GitError(f"{check or 'git'}: git did not finish in {_GIT_TIMEOUT_S:.0f} s") from None
         if done.returncode != 0:
             if check is None:
-                raise GitError(_last_line(done.stderr))
-            raise GitError(f"{check}: {_last_line(done.stderr)}")
+                raise GitError(last_line(done.stderr))
+            raise GitError(f"{check}: {last_line(done.stderr)}")
         return done.stdout
 
     @contextlib.contextmanager
@@ -294,7 +305,14 @@ class GitCache:
         tag = found.get(f"refs/tags/{source.ref}^{{}}") or found.get(f"refs/tags/{source.ref}")
         if tag is not None:
             return Resolved(tag, "tag")
-        raise GitError(f"{where} has no branch or tag {source.ref!r}")
+        hint = ""
+        if _ABBREVIATED_COMMIT.fullmatch(source.ref):
+            # A remote is asked for refs by name: an abbreviated id matches none, and git cannot fetch one.
+            hint = (
+                f"; {source.ref!r} looks like an abbreviated commit id: give the full one "
+                f"(40 hex digits, 64 for SHA-256; `git rev-parse {source.ref}` in a clone prints it)"
+            )
+        raise GitError(f"{where} has no branch or tag {source.ref!r}{hint}")
 
     def fetch(self, resolved: Resolved) -> str:
         """Make sure the resolved commit and its trees are in the cache; the commit fetched.
@@ -310,105 +328,100 @@ class GitCache:
         options = ["fetch", "--quiet", "--depth=1", "--no-tags", "--no-write-fetch-head", "--recurse-submodules=no"]
         if source.subdir:
             options.append("--filter=blob:none")
-        if resolved.kind == "commit":
-            target, want = resolved.commit, resolved.commit
-        elif resolved.kind == "HEAD":
-            target, want = "+HEAD:refs/skillwire/HEAD", "refs/skillwire/HEAD"
-        else:
-            group = "heads" if resolved.kind == "branch" else "tags"
-            target = f"+refs/{group}/{source.ref}:refs/skillwire/{group}/{source.ref}"
-            want = f"refs/skillwire/{group}/{source.ref}"
+        target, want = self._refspec(resolved)
         self._git(*options, "origin", target, check=f"cannot fetch {source.shown}@{source.ref or 'HEAD'}")
+        self.objects.restart()  # the batch reader then certainly sees the new pack
         commit = self._git("rev-parse", "--verify", "--quiet", f"{want}^{{commit}}", check=f"{source.shown}")
         return commit.decode().strip()
 
-    # -- trees ---------------------------------------------------------------------------------------
+    def _refspec(self, resolved: Resolved) -> tuple[str, str]:
+        """What to fetch for `resolved`, and the name it then has in the cache."""
+        if resolved.kind == "commit":
+            return resolved.commit, resolved.commit
+        if resolved.kind == "HEAD":
+            return "+HEAD:refs/skillwire/HEAD", "refs/skillwire/HEAD"
+        group = "heads" if resolved.kind == "branch" else "tags"
+        return (
+            f"+refs/{group}/{self.source.ref}:refs/skillwire/{group}/{self.source.ref}",
+            f"refs/skillwire/{group}/{self.source.ref}",
+        )
 
-    def tree_path(self, commit: str) -> Path:
-        sub = hashlib.sha256("/".join(self.source.subdir).encode()).hexdigest()[:8]
-        return self.trees / f"{commit}-{sub}"
+    # -- the rollback rule: a followed branch only moves forward (catalog/git_catalog.py) -----------
 
-    def materialise(self, commit: str) -> Checkout:
-        """The commit's tree (only SUBDIR, when given) as a read-only folder; written once per commit."""
-        final = self.tree_path(commit)
-        notes_file = final.with_name(final.name + ".notes")
-        if final.is_dir() and notes_file.is_file():
-            with contextlib.suppress(OSError):
-                os.utime(final)  # in use: `prune` keeps it
-            return Checkout(commit, final, _read_notes(notes_file))
-        entries = self._tree_entries(commit)
-        notes: list[tuple[str, str]] = []
-        blobs: list[tuple[str, str, str]] = []  # (mode, oid, path relative to SUBDIR)
-        for mode, kind, oid, path in entries:
-            shown = "/".join(path)
-            problem = _unsafe_path(path)
-            if problem is not None:
-                notes.append((shown, f"not written: {problem}"))
-            elif kind == "commit":
-                notes.append((shown, "submodule: not fetched (serve its repository as a root of its own)"))
-            elif kind == "blob":
-                blobs.append((mode, oid, "/".join(path)))
-        self._prefetch(commit, [oid for _, oid, _ in blobs])
-        self.trees.mkdir(parents=True, exist_ok=True)
-        building = self.trees / f".building-{commit}-{os.getpid()}"
-        _remove_tree(building)
-        building.mkdir()
+    @property
+    def _served_ref(self) -> str:
+        return f"refs/skillwire/served/{self.source.ref or 'HEAD'}"
+
+    def last_served(self) -> str | None:
+        """The commit a server last served from this ref (kept as a ref in the cache: across restarts)."""
+        if not (self.repo / "HEAD").exists():
+            return None
         try:
-            symlinks: list[tuple[str, bytes]] = []
-            for (mode, _, rel), data in zip(blobs, self._blob_contents([oid for _, oid, _ in blobs]), strict=True):
-                if mode == "120000":
-                    symlinks.append((rel, data))
-                    continue
-                if len(data) <= _LFS_POINTER_MAX and data.startswith(LFS_POINTER_HEAD):
-                    notes.append((rel, "Git LFS pointer: the file itself is not in the repository, not served"))
-                    continue
-                _write_file(building, rel, data, executable=mode == "100755")
-            # Last, so no file is ever written through one of them; where they lead is the scan's
-            # question (a symlink leaving the tree is reported and never followed).
-            for rel, target in symlinks:
-                target_text = os.fsdecode(target)
-                if "\0" in target_text:
-                    notes.append((rel, "not written: a symlink target with a NUL byte"))
-                    continue
-                parent = building.joinpath(*rel.split("/")[:-1])
-                parent.mkdir(parents=True, exist_ok=True)
-                os.symlink(target_text, parent / rel.split("/")[-1])
-            _make_read_only(building)
-            try:
-                os.rename(building, final)
-            except OSError:
-                if not final.is_dir():
-                    raise
-                _remove_tree(building)  # another process wrote the same commit first: same bytes
-            tmp = notes_file.with_name(notes_file.name + f".{os.getpid()}")
-            tmp.write_text("".join(f"{p}\t{why}\n" for p, why in notes), encoding="utf-8")
-            os.replace(tmp, notes_file)
-        except BaseException:
-            _remove_tree(building)
-            raise
-        return Checkout(commit, final, notes)
+            found = self._git("rev-parse", "--verify", "--quiet", f"{self._served_ref}^{{commit}}")
+        except GitError:
+            return None
+        return found.decode().strip() or None
 
-    def _tree_entries(self, commit: str) -> list[tuple[str, str, str, tuple[str, ...]]]:
-        """(mode, type, oid, path below SUBDIR) of every entry of the commit's tree under SUBDIR."""
-        subdir = "/".join(self.source.subdir)
-        if subdir:
-            object_type = self._git("cat-file", "-t", f"{commit}:{subdir}", check=f"{self._where(commit)}")
-            if object_type.strip() != b"tree":
-                raise GitError(f"{self._where(commit)}: {subdir} is not a folder")
-        args = ["ls-tree", "-r", "-z", "--full-tree", commit]
-        if subdir:
-            args += ["--", subdir + "/"]
-        out = self._git(*args, check=self._where(commit))
-        cut = len(self.source.subdir)
-        entries = []
-        for record in out.split(b"\0"):
-            if not record:
-                continue
-            meta, _, raw_path = record.partition(b"\t")
-            mode, kind, oid = meta.decode().split(" ")
-            path = tuple(os.fsdecode(raw_path).split("/"))[cut:]
-            entries.append((mode, kind, oid, path))
-        return entries
+    def remember_served(self, commit: str) -> None:
+        self._git("update-ref", self._served_ref, commit, check="cannot record the commit served")
+
+    def descends(self, resolved: Resolved, commit: str, previous: str) -> bool:
+        """Whether `commit` has `previous` in its history. The cache is shallow, so when it cannot tell, the
+        history since `previous`'s committer time is fetched and it looks again; a history whose dates go
+        backwards past that point reads as not descending (fail closed)."""
+        if self._is_ancestor(previous, commit):
+            return True
+        since = self._committed_at(previous)
+        if self._committed_at(commit) < since:
+            return False  # committed before it: a replay of an older commit (or a history dated backwards)
+        target, _ = self._refspec(resolved)
+        # The same filter as every fetch of this cache: a filter given once becomes the cache's default.
+        partial = ["--filter=blob:none"] if self.source.subdir else []
+        try:
+            self._git(
+                "fetch", "--quiet", f"--shallow-since={since - 1}", *partial, "--no-tags",
+                "--no-write-fetch-head", "--recurse-submodules=no", "origin", target,
+                check=f"cannot fetch the history of {self.source.shown}@{self.source.ref or 'HEAD'}",
+            )  # fmt: skip
+        except GitError:
+            # Nothing on the branch as new as `previous` (git says so in words that differ by transport): the
+            # resolve and fetch just before reached the remote, so this is no outage. Fail closed.
+            return False
+        self.objects.restart()
+        return self._is_ancestor(previous, commit)
+
+    def _committed_at(self, commit: str) -> int:
+        """The committer time, read from the commit object itself (`git show -s` still diffs the trees: on a
+        tree bomb, 1.8 GB and counting)."""
+        header = self.commit_object(commit).partition(b"\n\n")[0]
+        for line in header.split(b"\n"):
+            if line.startswith(b"committer "):
+                return int(line.rsplit(b" ", 2)[-2])
+        raise GitError(f"{self._where(commit)}: the commit has no committer line")
+
+    def _is_ancestor(self, older: str, newer: str) -> bool:
+        try:
+            self._git("merge-base", "--is-ancestor", older, newer)
+        except GitError:
+            return False
+        return True
+
+    # -- trees, read from the object database (catalog/git_tree.py) ---------------------------------
+
+    def tree(self, commit: str, root: SkillRoot) -> GitTreeSource:
+        """The commit's tree under SUBDIR as served under `root` (its prefix and scheme); listed on first
+        use (`GitError` for a tree over the bounds), its blobs fetched then when the fetch was partial."""
+        shown = "git+" + self.source.shown
+        return GitTreeSource(
+            self.repo,
+            self.objects,
+            commit,
+            self.source.subdir,
+            root,
+            shown,
+            git_environment,
+            prefetch=lambda oids: self._prefetch(commit, oids),
+        )
 
     def _where(self, commit: str) -> str:
         sub = "#" + "/".join(self.source.subdir) if self.source.subdir else ""
@@ -442,105 +455,25 @@ class GitCache:
             check=f"cannot fetch the files of {self.source.shown}#{'/'.join(self.source.subdir)}",
         )
 
-    def _blob_contents(self, oids: Sequence[str]) -> Iterator[bytes]:
-        """Each blob's bytes, in order, from one `git cat-file --batch`."""
-        if not oids:
-            return
-        out = self._git("cat-file", "--batch", stdin="\n".join(oids).encode() + b"\n", check="reading the cache")
-        view = memoryview(out)
-        position = 0
-        for oid in oids:
-            end = out.index(b"\n", position)
-            header = bytes(view[position:end]).split(b" ")
-            if len(header) != 3 or header[0].decode() != oid:
-                raise GitError(f"the git cache lacks object {oid} (remove {self.dir} and try again)")
-            size = int(header[2])
-            yield bytes(view[end + 1 : end + 1 + size])
-            position = end + 1 + size + 1  # the blob's bytes, then a newline
-
     def commit_object(self, commit: str) -> bytes:
         return self._git("cat-file", "commit", commit, check=self._where(commit))
-
-    def prune(self, keep: Path, older_than_s: float = 3600.0) -> None:
-        """Remove trees no server has touched for an hour, except `keep` (a serving process touches
-        its own tree at every poll, so a tree another process still serves stays)."""
-        now = time.time()
-        with contextlib.suppress(OSError):
-            for child in self.trees.iterdir():
-                if child == keep or child.name.endswith(".notes") or child.name.startswith(".building-"):
-                    continue
-                with contextlib.suppress(OSError):
-                    if now - child.lstat().st_mtime > older_than_s:
-                        _remove_tree(child)
-                        child.with_name(child.name + ".notes").unlink(missing_ok=True)
-
-
-def _read_notes(path: Path) -> list[tuple[str, str]]:
-    notes = []
-    for line in path.read_text(encoding="utf-8").splitlines():
-        where, _, why = line.partition("\t")
-        notes.append((where, why))
-    return notes
-
-
-def _unsafe_path(path: tuple[str, ...]) -> str | None:
-    """Why a path from a tree object cannot be written (git refuses these too, but a fetched tree is
-    not fsck'd by default, so a hostile server could send them)."""
-    if not path:
-        return "an empty path"
-    for part in path:
-        if part in ("", ".", "..") or "\0" in part or "\\" in part:
-            return f"the path component {part!r}"
-        if part.lower() == ".git":
-            return "a .git folder inside the tree"
-    return None
-
-
-def _write_file(base: Path, rel: str, data: bytes, *, executable: bool) -> None:
-    parts = rel.split("/")
-    parent = base.joinpath(*parts[:-1])
-    parent.mkdir(parents=True, exist_ok=True)
-    # O_EXCL | O_NOFOLLOW: a name is written once, and never through anything already there.
-    fd = os.open(parent / parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-    with os.fdopen(fd, "wb") as handle:
-        handle.write(data)
-    if executable:
-        os.chmod(parent / parts[-1], 0o755)
-
-
-def _make_read_only(base: Path) -> None:
-    """Files 0444 (0555 executable), folders 0555: a served commit is never edited in place."""
-    for folder, dirs, files in os.walk(base):
-        for name in files:
-            path = os.path.join(folder, name)
-            info = os.lstat(path)
-            if stat.S_ISREG(info.st_mode):
-                os.chmod(path, 0o555 if info.st_mode & 0o100 else 0o444)
-        os.chmod(folder, 0o555)
-        del dirs  # os.walk does not follow symlinked folders; nothing to prune
-
-
-def _remove_tree(path: Path) -> None:
-    if not os.path.lexists(path):
-        return
-    if path.is_symlink() or not path.is_dir():
-        path.unlink()
-        return
-    for folder, _, _ in os.walk(path):
-        with contextlib.suppress(OSError):
-            os.chmod(folder, 0o755)
-    shutil.rmtree(path, ignore_errors=True)
 
 
 # -- signed commits ------------------------------------------------------------------------------------
 
 
-def split_commit_signature(commit_object: bytes) -> tuple[bytes, str] | None:
+_SIGNATURE_HEADERS = (b"gpgsig ", b"gpgsig-sha256 ")
+
+
+def split_commit_signature(commit_object: bytes, *, sha256: bool = False) -> tuple[bytes, str] | None:
     """(the bytes git signed, the armored signature) of a commit object; None when it is unsigned.
 
-    Git signs the commit object without its `gpgsig` header (and its continuation lines, each
-    starting with a space); the signature is that header's value, one line per continuation.
+    Git signs the commit object without its signature headers (and their continuation lines, each
+    starting with a space); the signature is the header's value, one line per continuation. A SHA-1
+    repository's header is `gpgsig`, a SHA-256 repository's `gpgsig-sha256` (`sha256`: the commit's id
+    is 64 digits); both are left out of what was signed, as git does.
     """
+    wanted = b"gpgsig-sha256 " if sha256 else b"gpgsig "
     header_end = commit_object.find(b"\n\n")
     headers = commit_object if header_end < 0 else commit_object[:header_end]
     lines = headers.split(b"\n")
@@ -549,12 +482,14 @@ def split_commit_signature(commit_object: bytes) -> tuple[bytes, str] | None:
     index = 0
     while index < len(lines):
         line = lines[index]
-        if line.startswith(b"gpgsig "):
-            signature.append(line[len(b"gpgsig ") :])
+        if line.startswith(_SIGNATURE_HEADERS):
+            value = [line.partition(b" ")[2]]
             index += 1
             while index < len(lines) and lines[index].startswith(b" "):
-                signature.append(lines[index][1:])
+                value.append(lines[index][1:])
                 index += 1
+            if line.startswith(wanted) and not signature:
+                signature = value
             continue
         kept.append(line)
         index += 1
@@ -564,10 +499,11 @@ def split_commit_signature(commit_object: bytes) -> tuple[bytes, str] | None:
     return b"\n".join(kept) + body, b"\n".join(signature).decode("ascii", "replace")
 
 
-def commit_signer(commit_object: bytes, trusted: Sequence[str]) -> str:
+def commit_signer(commit_object: bytes, trusted: Sequence[str], *, sha256: bool = False) -> str:
     """The fingerprint of the trusted key whose SSH signature the commit carries; `GitError` saying
-    why not (unsigned, a GPG signature, does not verify, or signed by a key not in `trusted`)."""
-    split = split_commit_signature(commit_object)
+    why not (unsigned, a GPG signature, does not verify, or signed by a key not in `trusted`). `sha256`:
+    the commit is of a SHA-256 repository (its signature is in `gpgsig-sha256`)."""
+    split = split_commit_signature(commit_object, sha256=sha256)
     if split is None:
         raise GitError("the commit is not signed")
     payload, armored = split

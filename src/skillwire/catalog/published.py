@@ -599,7 +599,9 @@ class PublishedCatalog(SkillCatalog):
         except FileNotFoundError as exc:
             if "NoSuchBucket" in str(exc):
                 raise StoreError(store_failure(self.location, exc)) from None
-            raise StoreError(f"{self.location} has no {POINTER_KEY}: nothing was published there yet") from None
+            raise StoreError(
+                f"{self.location} has no {POINTER_KEY}: nothing was published there yet{_git_hint(self.location)}"
+            ) from None
         except Exception as exc:
             if type(exc).__name__ == "NotModifiedError":
                 return None
@@ -771,3 +773,12 @@ class PublishedCatalog(SkillCatalog):
             if not differs:
                 continue
             await self._notify_async()
+
+
+def _git_hint(location: StoreLocation) -> str:
+    """For a `file://` location that is a git repository: the `git+file://` root the person likely meant."""
+    from skillwire.catalog.git import as_git_root, is_git_repository
+
+    if location.scheme != "file" or not is_git_repository(Path(location.prefix)):
+        return ""
+    return f"; it is a git repository: serve {as_git_root(Path(location.prefix))}[@BRANCH][#SUBDIR]"

@@ -25,6 +25,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import MAX_SKILL_MD_BYTES, Ignored, SkillRoot, scan_root, walk_root
@@ -33,7 +34,7 @@ from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.checks.findings import Finding, Rule, RuleSet, printable
 from skillwire.checks.hazards import FrontmatterScan, Hazard, HazardKind, quote_advice, scan_frontmatter
 from skillwire.checks.links import LINK_RULES, MISSING, CaseMismatch, NotServed, Target, check_links
-from skillwire.core.errors import FrontmatterError, InvalidSkillURI, LintPathError, NotASkill, SigningError
+from skillwire.core.errors import FrontmatterError, GitError, InvalidSkillURI, LintPathError, NotASkill, SigningError
 from skillwire.core.fields import AGENT_SKILLS_FIELDS, Problem, field_problems, is_publishable_name
 from skillwire.core.fields import RULES as FIELD_WEIGHTS
 from skillwire.core.fields import Rule as FieldRule
@@ -42,6 +43,9 @@ from skillwire.core.manifest import MAX_BYTES_PER_SKILL, MAX_FILES_PER_SKILL, ov
 from skillwire.core.skill_md import split_skill_md
 from skillwire.core.uri import SKILL_MD, format_uri, validate_segment
 from skillwire.core.yaml import parse_frontmatter
+
+if TYPE_CHECKING:
+    from skillwire.catalog.git_tree import GitTreeSource
 
 __all__ = [
     "RULES",
@@ -563,32 +567,58 @@ def _stale_signatures(spec: str, root: SkillRoot, report: LintReport) -> list[Fi
     return found
 
 
-def lint_path(spec: str, *, folder_name: str | None = None) -> LintReport:
+def lint_path(spec: str, *, folder_name: str | None = None, tree: GitTreeSource | None = None) -> LintReport:
     """Lint every skill under `spec` (a folder, a folder of skills at any depth, or a SKILL.md);
     `PATH=PREFIX` and `PATH=SCHEME://PREFIX` work as in `skillwire serve`. A skill at the top is linted
-    as `folder_name` when given (a git SUBDIR's name: its checkout's folder is named by the commit)."""
+    as `folder_name` when given (a git SUBDIR's name). With `tree`, the files are that git tree's, read
+    from git's objects (`catalog/git_tree.py`; `spec` then only gives the prefix): nothing is checked out."""
     try:
         root = SkillRoot.parse(spec)
     except InvalidSkillURI as exc:
         raise LintPathError(f"{spec}: {exc}") from None
-    path = root.path
-    if path.is_file() and path.name == SKILL_MD:
-        path = path.parent
-    if not path.exists():
-        raise LintPathError(f"{path}: no such file or folder")
-    if not path.is_dir():
-        raise LintPathError(f"{path}: not a folder; give a skill folder, a folder of skills, or a SKILL.md")
-    display_root = os.path.normpath(str(path))
-    real_root = os.path.realpath(path)
-    report = LintReport(display_root)
-    walked = walk_root(SkillRoot(Path(display_root)))
+    if tree is not None:
+        display_root = real_root = tree.base
+        walked = tree.walk()
+        read_file: Callable[[str, int], bytes] = tree.read_real
+        listed = {rel for rel, _, _ in walked.files}
 
-    def shown(rel: RelPath) -> str:
-        return os.path.normpath(os.path.join(display_root, *rel))
+        def shown(rel: RelPath) -> str:
+            return tree.shown(rel)
+
+        def rel_of(reported: str) -> RelPath | None:
+            head = tree.base + "/"
+            return tuple(reported[len(head) :].split("/")) if reported.startswith(head) else None
+
+        def exists_exactly(rel: RelPath) -> bool:
+            return rel in listed
+
+    else:
+        path = root.path
+        if path.is_file() and path.name == SKILL_MD:
+            path = path.parent
+        if not path.exists():
+            raise LintPathError(f"{path}: no such file or folder")
+        if not path.is_dir():
+            raise LintPathError(f"{path}: not a folder; give a skill folder, a folder of skills, or a SKILL.md")
+        display_root = os.path.normpath(str(path))
+        real_root = os.path.realpath(path)
+        walked = walk_root(SkillRoot(Path(display_root)))
+        read_file = _read_regular
+
+        def shown(rel: RelPath) -> str:
+            return os.path.normpath(os.path.join(display_root, *rel))
+
+        def rel_of(reported: str) -> RelPath | None:
+            return _rel_of(reported, display_root, real_root)
+
+        def exists_exactly(rel: RelPath) -> bool:
+            return _exists_exactly(real_root, rel)
+
+    report = LintReport(display_root)
 
     prefix = root.prefix
     if () in walked.skill_dirs and not prefix:
-        prefix = (folder := folder_name or os.path.basename(real_root),)
+        prefix = (folder := folder_name or os.path.basename(real_root.rstrip("/")),)
         report.findings.append(
             _finding(
                 "skill-at-root",
@@ -626,7 +656,7 @@ def lint_path(spec: str, *, folder_name: str | None = None) -> LintReport:
     ignored_by_owner: dict[RelPath | None, list[tuple[str, str, Ignored]]] = {}
     ignored_reason: dict[RelPath, str] = {}
     for reported, why in walked.ignored:
-        rel_or_none = _rel_of(reported, display_root, real_root)
+        rel_or_none = rel_of(reported)
         where = owner(rel_or_none) if rel_or_none is not None else None
         shown_path = shown(rel_or_none) if rel_or_none is not None else reported
         ignored_by_owner.setdefault(where, []).append((shown_path, why, walked.kinds[reported]))
@@ -711,10 +741,14 @@ def lint_path(spec: str, *, folder_name: str | None = None) -> LintReport:
             )
             continue
         try:
-            data = _read_regular(skill_md[0], MAX_SKILL_MD_BYTES)
-        except OSError as exc:
+            data = read_file(skill_md[0], MAX_SKILL_MD_BYTES)
+        except (OSError, GitError) as exc:
             add(
-                "unreadable", skill_md_file, None, f"cannot read SKILL.md: {exc.strerror or exc}", "fix its permissions"
+                "unreadable",
+                skill_md_file,
+                None,
+                f"cannot read SKILL.md: {getattr(exc, 'strerror', None) or exc}",
+                "fix its permissions",
             )
             continue
         checked = check_skill_md(data, file=skill_md_file, expected_name=segments[-1], skill=skill_key)
@@ -740,7 +774,7 @@ def lint_path(spec: str, *, folder_name: str | None = None) -> LintReport:
             if target in served_dirs:
                 return "dir"
             full = (*skill_dir, *target)
-            if _exists_exactly(real_root, full):
+            if exists_exactly(full):
                 return NotServed(ignored_reason.get(full) or "ignored by name or by a .skillignore")
             match = lowered.get("/".join(target).lower())
             return CaseMismatch(match) if match else MISSING
@@ -764,7 +798,8 @@ def lint_path(spec: str, *, folder_name: str | None = None) -> LintReport:
                     )
                 )
 
-    report.findings.extend(_stale_signatures(spec, SkillRoot(Path(display_root), root.prefix, root.scheme), report))
+    if tree is None:  # a git tree's committed signatures are checked by `serve` itself
+        report.findings.extend(_stale_signatures(spec, SkillRoot(Path(display_root), root.prefix, root.scheme), report))
 
     # Outside every skill: only what hides skills (or would have been one) matters.
     for shown_path, why, kind in ignored_by_owner.get(None, []):

@@ -145,24 +145,27 @@ def _order(report: LintReport) -> list[Finding]:
     )
 
 
-def _local_spec(spec: str) -> tuple[str, str | None]:
-    """A git root (`git+URL@REF#SUBDIR=PREFIX`) as the folder of its commit's tree, checked out once, and
-    the SUBDIR's own name (the checkout's folder is named by the commit: a SUBDIR that is itself a skill
-    was linted under that name, and its frontmatter name then "mismatched" it)."""
+def _lint(spec: str) -> LintReport:
+    """Lint a folder, or a git root (`git+URL@REF#SUBDIR=PREFIX`) read from git's objects at the commit its
+    ref names (nothing checked out); a SUBDIR that is itself a skill is linted under the SUBDIR's name."""
     if not is_git_spec(spec):
-        return spec, None
+        return lint_path(spec)
     from skillwire.catalog.git_catalog import GitRootSpec
-    from skillwire.cli.roots import checked_out
+    from skillwire.cli.roots import git_catalog, parse_root_specs
 
-    subdir = GitRootSpec.parse(spec).source.subdir
-    path, catalog = checked_out(spec)
-    root = catalog.roots[0]
+    parsed = GitRootSpec.parse(spec)
+    catalog = git_catalog(parse_root_specs([spec]))
     for where, commit in catalog.commits().items():
         print(f"skillwire: linting {where} at commit {commit}", file=sys.stderr)
-    name = subdir[-1] if subdir else None
-    if not root.prefix and root.scheme == DEFAULT_SCHEME:
-        return str(path), name
-    return f"{path}={root.scheme}://{'/'.join(root.prefix)}", name
+    (tree,) = catalog.trees()
+    subdir = parsed.source.subdir
+    name = subdir[-1] if subdir else parsed.source.name
+    placed = (
+        "."
+        if not parsed.prefix and parsed.scheme == DEFAULT_SCHEME
+        else f".={parsed.scheme}://{'/'.join(parsed.prefix)}"
+    )
+    return lint_path(placed, folder_name=name, tree=tree)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -178,8 +181,7 @@ def run(args: argparse.Namespace) -> int:
     reports: list[LintReport] = []
     for spec in args.paths:
         try:
-            local, folder_name = _local_spec(spec)
-            reports.append(lint_path(local, folder_name=folder_name))
+            reports.append(_lint(spec))
         except LintPathError as exc:
             raise UsageError(f"lint: {exc}") from None
     findings = [f for report in reports for f in _order(report)]

@@ -50,11 +50,11 @@ def run(args: argparse.Namespace) -> int:
     location = parse_location(args.paths[-1])
     rules = audience_rules(parse_audience_rule(rule) for rule in args.audience)
     if has_git_root(args.paths[:-1]):
-        # Fetched and checked out first; each entry then records its repository and commit in the index.
+        # Fetched and read from git's objects first; each entry then records its repository and commit in the index.
         catalog = git_catalog(
             parse_root_specs(args.paths[:-1]), digest_cache=DigestCache(), enforce_limits=not args.no_limits
         )
-        roots = list(catalog.roots)
+        roots = catalog.folder_roots()  # a git root has no folder: its tree is read from git's objects
         snapshot = catalog.snapshot
         if not args.quiet:
             for root, commit in catalog.commits().items():
@@ -64,6 +64,8 @@ def run(args: argparse.Namespace) -> int:
         snapshot = scan_for_publish(roots, enforce_limits=not args.no_limits)
     # Each folder's publisher signatures (`skillwire sign`) go into the index with the entries they cover.
     signatures = SignatureBook.load(root.path / SIGNATURES_FILE for root in roots)
+    if has_git_root(args.paths[:-1]):
+        catalog.add_signatures(signatures)  # each git tree's committed signatures file
     result = anyio.run(lambda: publish(snapshot, location, audiences=rules, signatures=signatures))
     if not args.quiet:
         print(result.summary(), file=sys.stderr, flush=True)

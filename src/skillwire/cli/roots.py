@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from skillwire.catalog.filesystem import SkillRoot
-from skillwire.catalog.git import GitError, is_git_spec
+from skillwire.catalog.git import GitError, as_git_root, is_bare_repository, is_git_spec
 from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec, parse_root
 from skillwire.cli.args import UsageError
 from skillwire.core.errors import SkillwireError
@@ -34,6 +34,11 @@ def _folder(spec: str) -> SkillRoot:
         raise UsageError(f"no such folder: {root.path}")
     if not root.path.is_dir():
         raise UsageError(f"not a folder: {root.path} (serve the folder that holds your skill folders)")
+    if is_bare_repository(root.path):
+        raise UsageError(
+            f"{root.path} is a bare git repository, not a folder of skills: "
+            f"serve {as_git_root(root.path)}[@BRANCH][#SUBDIR] to serve its commits"
+        )
     return root
 
 
@@ -96,9 +101,9 @@ def trusted_commit_keys(trust_file: Path | None) -> list[str]:
 
 
 def serve_git_catalog(args: argparse.Namespace, options: ServeOptions, paths: Sequence[str]) -> GitCatalog:
-    """`serve`'s catalog when a root is a git repository: fetched and checked out before serving,
-    following its branch every `--poll` seconds, its digests cached as for folders (no snapshot
-    cache: a commit's tree is new to every process that checks it out)."""
+    """`serve`'s catalog when a root is a git repository: fetched before serving, following its branch
+    every `--poll` seconds and only forward (`--accept-older-commit` lifts that), its blobs' digests
+    cached by blob id in the digest cache (no snapshot cache: listing a commit's tree is cheap)."""
     import logging
 
     from skillwire.catalog.digests import DigestCache
@@ -111,6 +116,8 @@ def serve_git_catalog(args: argparse.Namespace, options: ServeOptions, paths: Se
         parse_root_specs(paths),
         poll_seconds=options.poll_seconds,
         trusted_commit_keys=keys,
+        rollback_rule=True,  # a followed branch only moves forward, remembered in the cache across restarts
+        accept_older_commit=args.accept_older_commit,
         digest_cache=DigestCache(digests) if digests is not None else DigestCache(),
         enforce_limits=options.enforce_limits,
         cursor_secret=options.secret(),

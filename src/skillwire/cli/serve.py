@@ -22,6 +22,7 @@ import anyio
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot, walk_root
+from skillwire.catalog.git_catalog import GitCatalog
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.catalog.store import is_store_url
@@ -44,6 +45,7 @@ from skillwire.server.extension import DEFAULT_PAGE_SIZE
 from skillwire.server.options import ServeOptions, http_base_url
 
 DEFAULT_HTTP = "127.0.0.1:8765"
+DEFAULT_POLL_SECONDS = 30.0
 logger = logging.getLogger("skillwire.serve")
 NO_SNAPSHOT_ENV = "SKILLWIRE_SNAPSHOT_CACHE"
 
@@ -112,9 +114,10 @@ def add_parser(commands: Any) -> None:
     store.add_argument(
         "--poll",
         type=float,
-        default=30.0,
+        default=None,  # DEFAULT_POLL_SECONDS; None says it was not given (`--no-watch` then means no polling)
         metavar="SECONDS",
-        help="look for a new index, or a new commit of a followed git branch, every SECONDS (0: never)",
+        help=f"look for a new index, or a new commit of a followed git branch, every SECONDS (0: never; "
+        f"default {DEFAULT_POLL_SECONDS:g}); given by name, it polls even with --no-watch",
     )
     git = p.add_argument_group(
         "serving a git repository (PATH is git+https://HOST/REPO@REF#SUBDIR, git+ssh://, git+file://)"
@@ -125,6 +128,12 @@ def add_parser(commands: Any) -> None:
         help="serve a commit only if it carries an SSH signature by a key of `skillwire trust`",
     )
     git.add_argument("--trust-file", type=Path, metavar="FILE", help="trusted keys (default: `skillwire trust`'s)")
+    git.add_argument(
+        "--accept-older-commit",
+        action="store_true",
+        help="follow a branch to a commit that does not descend from the one served before (a force-push "
+        "back to an older commit, or another history); refused without it, across restarts too",
+    )
     p.add_argument(
         "--tokens",
         type=Path,
@@ -357,7 +366,7 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         digest_cache=args.digest_cache,
         persist_digests=not args.no_digest_cache,
         snapshot_cache=not args.no_snapshot_cache and os.environ.get(NO_SNAPSHOT_ENV, "1") != "0",
-        poll_seconds=args.poll,
+        poll_seconds=DEFAULT_POLL_SECONDS if args.poll is None else args.poll,
         blob_cache_bytes=args.blob_cache_mb * 1024 * 1024,
         tokens=args.tokens,
         audiences=tuple(args.audience),
@@ -524,13 +533,17 @@ def serve(
     options = serve_options(args)
     if options.tokens is not None and address is None:
         raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
+    git: GitCatalog | None = None
     if not published and has_git_root(paths):
-        catalog: SkillCatalog = serve_git_catalog(args, options, paths)
-        roots = list(catalog.roots)  # each git root is its commit's tree now
+        git = serve_git_catalog(args, options, paths)
+        catalog: SkillCatalog = git
+        roots = git.folder_roots()  # a git root has no folder: its tree is read from git's objects
     else:
         catalog = load_catalog(args, options, paths, roots)
     try:
         signatures = options.signature_book(roots)
+        if git is not None:
+            git.add_signatures(signatures)  # each tree's committed signatures file
     except SigningError as exc:
         raise UsageError(str(exc)) from None
     # Nothing above scans folders (a published catalog has read its index, a git root is checked out):
@@ -543,6 +556,11 @@ def serve(
     first_scan = functools.partial(start_catalog, args, catalog, roots, published, signatures, sock)
     server = served.server(log_requests=args.log_requests)
     watch = not args.no_watch
+    if args.no_watch and args.poll is not None and args.poll > 0 and (published or git is not None):
+        # `--no-watch` is about folders; `--poll` given by name still follows a branch or a pointer.
+        watch = True
+        if git is not None:
+            git.folders_watched = False
     if address is None:
         exit_on_interrupt()
         anyio.run(lambda: serve_stdio(server, skills, watch=watch, load=exit_on_failure(first_scan, args.debug)))

@@ -15,6 +15,7 @@ from typing import Any
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
+from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.signatures import SignedRecord, sign_entries, write_signatures
 from skillwire.cli.args import UsageError
 from skillwire.cli.roots import git_catalog, has_git_root, parse_root_specs, parse_roots
@@ -37,7 +38,7 @@ def add_parser(commands: Any) -> None:
         type=Path,
         metavar="FILE",
         help="write every signature to FILE (serve it with --signatures FILE); needed for a git root, "
-        "whose checked-out tree is read-only (or commit the signatures file to the repository)",
+        "which has no folder to write into (or commit the signatures file to the repository)",
     )
     p.set_defaults(run=run)
 
@@ -48,19 +49,23 @@ def run(args: argparse.Namespace) -> int:
     if has_git_root(args.paths):
         if args.out is None:
             raise UsageError(
-                "a git root is checked out read-only: give --out FILE (then serve --signatures FILE), "
+                "a git root has no folder to write into (it is read from git's objects): give --out FILE "
+                "(then serve --signatures FILE), "
                 "or sign a clone and commit its .skillwire-signatures.json"
             )
         catalog = git_catalog(
             parse_root_specs(args.paths), digest_cache=DigestCache(), enforce_limits=not args.no_limits
         )
-        roots = list(catalog.roots)
+        # One catalog of every root: a git root has no folder, its tree is read from git's objects.
+        roots: list[SkillRoot] = []
+        snapshots = [catalog.snapshot]
     else:
+        limits = not args.no_limits
         roots = parse_roots(args.paths)
+        snapshots = [SkillCatalog([root], digest_cache=DigestCache(), enforce_limits=limits).snapshot for root in roots]
     total = 0
     everything: dict[str, SignedRecord] = {}
-    for root in roots:
-        snapshot = SkillCatalog([root], digest_cache=DigestCache(), enforce_limits=not args.no_limits).snapshot
+    for index, snapshot in enumerate(snapshots):
         for skipped in snapshot.skipped:
             print(f"skillwire: not signed (not served): {skipped.location}: {skipped.reason}", file=sys.stderr)
         entries = [skill.entry for skill in snapshot.skill_by_uri.values()]
@@ -69,8 +74,8 @@ def run(args: argparse.Namespace) -> int:
         if args.out is not None:
             everything.update(signed)
             continue
-        path = write_signatures(root.path, signed)
-        print(f"skillwire: signed {len(signed)} skills of {root.path} -> {path}", file=sys.stderr)
+        path = write_signatures(roots[index].path, signed)
+        print(f"skillwire: signed {len(signed)} skills of {roots[index].path} -> {path}", file=sys.stderr)
     if args.out is not None:
         path = write_signatures(args.out.parent, everything, path=args.out)
         print(f"skillwire: signed {total} skills -> {path}", file=sys.stderr)

@@ -22,7 +22,7 @@ import contextlib
 import hashlib
 import logging
 import weakref
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import TracebackType
@@ -33,7 +33,7 @@ from mcp.client import Client
 
 from skillwire._deprecation import warn_renamed
 from skillwire.catalog.digests import DigestCache
-from skillwire.catalog.filesystem import SkillRoot, scan_root
+from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
 from skillwire.catalog.snapshot import CatalogFile
 from skillwire.client.bounds import WireBounds
 from skillwire.client.limits import ClientLimits
@@ -103,8 +103,13 @@ class _Connection:
 @dataclass
 class _LocalSkills:
     origin: LocalOrigin
-    files: dict[str, CatalogFile] = field(default_factory=dict)  # uri -> the scanned file on disk
+    files: dict[str, CatalogFile] = field(default_factory=dict)  # uri -> the scanned file
+    # Sources that are not folders (a git root read from git's objects, catalog/git_tree.py): each scans itself.
+    sources: tuple[LocalSource, ...] = ()
 
+
+# Scans skills that are not in a folder on disk (a git root read from its objects), with the host's digest cache.
+LocalSource = Callable[[DigestCache], ScanResult]
 
 NO_POLICY = (
     "SkillHost was created without a policy, so it refuses every load; pass one: "
@@ -325,13 +330,16 @@ class SkillHost:
         self._servers[label] = _Connection(ServerOrigin(label, url="inproc://" + label), skills.client, skills)
         return skills
 
-    def add_local(self, label: str = "local", paths: Sequence[Path] | None = None) -> None:
-        """Local skill folders; by default the Agent Skills discovery paths that exist here."""
+    def add_local(
+        self, label: str = "local", paths: Sequence[Path] | None = None, *, sources: Sequence[LocalSource] = ()
+    ) -> None:
+        """Local skill folders; by default the Agent Skills discovery paths that exist here. `sources`
+        scan skills that are not in a folder (a git root: `GitTreeSource.scan`)."""
         chosen = tuple(paths) if paths is not None else tuple(p for p in skills_discovery_paths() if p.is_dir())
         origin = LocalOrigin(label, chosen)
         if label in self._servers or label in self._local:
             raise ValueError(f"an origin labelled {label!r} already exists")
-        self._local[label] = _LocalSkills(origin)
+        self._local[label] = _LocalSkills(origin, sources=tuple(sources))
         self._scan_local(label)
 
     async def remove_origin(self, label: str) -> None:
@@ -389,11 +397,13 @@ class SkillHost:
         dirs: dict[str, Path] = {}
         problems: list[EntryProblem] = []
         cache = DigestCache()
-        for path in local.origin.paths:
-            result = scan_root(SkillRoot(path), cache)
+        results = [scan_root(SkillRoot(path), cache) for path in local.origin.paths]
+        results += [scan(cache) for scan in local.sources]
+        for index, result in enumerate(results):
             for skill in result.skills:
                 entries.append(skill.entry)
-                dirs[skill.entry.uri] = Path(skill.source)
+                if index < len(local.origin.paths):  # a folder on disk; a git root's skills have none
+                    dirs[skill.entry.uri] = Path(skill.source)
             for file in result.files:
                 local.files[file.uri] = file
             problems += [EntryProblem(0, 0, s.location, s.reason) for s in result.skipped]
