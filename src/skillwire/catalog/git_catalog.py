@@ -46,7 +46,7 @@ from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
 from skillwire.core.errors import SigningError
 from skillwire.core.json import JSONValue
-from skillwire.core.metrics import metrics
+from skillwire.ops.metrics import metrics
 from skillwire.core.uri import DEFAULT_SCHEME
 
 __all__ = ["GitCatalog", "GitRootSpec"]
