@@ -53,6 +53,12 @@ if typing.TYPE_CHECKING:  # what type checkers see; `__getattr__` imports at run
         GitCatalog,
         GitRootSpec,
     )
+    from skillwire.catalog.git_tree import (
+        GitFile,
+        GitObjects,
+        GitTreeSource,
+        TreeEntry,
+    )
     from skillwire.catalog.persist import (
         SnapshotStore,
     )
@@ -264,7 +270,10 @@ __all__ = [
     "FrontmatterMismatch",
     "GitCatalog",
     "GitError",
+    "GitFile",
+    "GitObjects",
     "GitRootSpec",
+    "GitTreeSource",
     "Hazard",
     "HazardKind",
     "HostError",
@@ -325,6 +334,7 @@ __all__ = [
     "StoreError",
     "TaggedContent",
     "ToolResult",
+    "TreeEntry",
     "TrustPolicy",
     "TrustStore",
     "UnknownOrigin",
@@ -363,6 +373,12 @@ _EXPORTS: dict[str, tuple[str, ...]] = {
     "skillwire.catalog.git_catalog": (
         "GitCatalog",
         "GitRootSpec",
+    ),
+    "skillwire.catalog.git_tree": (
+        "GitFile",
+        "GitObjects",
+        "GitTreeSource",
+        "TreeEntry",
     ),
     "skillwire.catalog.persist": ("SnapshotStore",),
     "skillwire.checks.findings": ("Finding",),

@@ -40,7 +40,7 @@ import platformdirs
 
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.git_tree import LFS_POINTER_HEAD as LFS_POINTER_HEAD
-from skillwire.catalog.git_tree import GitObjects, GitTreeSource
+from skillwire.catalog.git_tree import GitObjects, GitTreeSource, last_line
 from skillwire.core.errors import GitError as GitError  # raised here, defined with every other error
 from skillwire.core.provenance import PROVENANCE_META_KEY as PROVENANCE_META_KEY
 from skillwire.core.provenance import is_commit_id
@@ -48,7 +48,6 @@ from skillwire.core.provenance import is_commit_id
 GIT_SCHEMES = ("git+https://", "git+http://", "git+ssh://", "git+file://")
 GIT_NAMESPACE = "git"  # the SSHSIG namespace git signs commits in
 _GIT_TIMEOUT_S = 600.0  # a clone of a large repository over a slow link; never forever
-_STDERR_SHOWN = 300
 
 
 def is_git_spec(spec: str) -> bool:
@@ -195,14 +194,6 @@ def as_git_root(path: Path) -> str:
 
 def default_cache_dir() -> Path:
     return Path(platformdirs.user_cache_dir("skillwire")) / "git"
-
-
-def last_line(stderr: bytes) -> str:
-    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
-    fatal = [line for line in lines if line.startswith(("fatal:", "error:", "remote:", "ERROR"))]
-    text = (fatal or lines[-1:] or ["git gave no reason"])[0]  # the first fatal line names the cause
-    text = "".join(c if c.isprintable() else "?" for c in text)  # a server's words, shown in a terminal
-    return text[:_STDERR_SHOWN]
 
 
 class GitCache:

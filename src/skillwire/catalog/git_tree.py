@@ -85,6 +85,7 @@ _REGULAR = ("100644", "100755")
 _SYMLINK = "120000"
 _GITLINK = "160000"
 _TIMEOUT_S = 600.0
+_STDERR_SHOWN = 300
 
 RelPath = tuple[str, ...]
 
@@ -97,6 +98,14 @@ class TreeEntry:
     mode: str
     oid: str
     size: int  # -1 for what is not a blob (a submodule)
+
+
+def last_line(stderr: bytes) -> str:
+    lines = [line.strip() for line in stderr.decode("utf-8", "replace").splitlines() if line.strip()]
+    fatal = [line for line in lines if line.startswith(("fatal:", "error:", "remote:", "ERROR"))]
+    text = (fatal or lines[-1:] or ["git gave no reason"])[0]  # the first fatal line names the cause
+    text = "".join(c if c.isprintable() else "?" for c in text)  # a server's words, shown in a terminal
+    return text[:_STDERR_SHOWN]
 
 
 def git_command(repo: Path, *args: str) -> list[str]:
@@ -145,8 +154,6 @@ def list_tree(
                 raise GitError(f"{where}: listing the tree took more than {_TIMEOUT_S:.0f} s; refused")
         process.wait()
         if process.returncode != 0:
-            from skillwire.catalog.git import last_line
-
             raise GitError(f"{where}: {last_line(process.stderr.read(1 << 16))}")
     finally:
         if process.poll() is None:
@@ -191,8 +198,6 @@ def blob_sizes(repo: Path, oids: list[str], env: dict[str, str], where: str) -> 
 
 
 def _run(command: list[str], env: dict[str, str], where: str) -> bytes:
-    from skillwire.catalog.git import last_line
-
     done = subprocess.run(command, capture_output=True, env=env, timeout=_TIMEOUT_S, check=False)
     if done.returncode != 0:
         raise GitError(f"{where}: {last_line(done.stderr)}")
