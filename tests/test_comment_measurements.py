@@ -24,12 +24,9 @@ MEASURING = re.compile(
     r"\b(?:measured|took|spent|cost|of CPU|faster|slower|(?:at|on|for) [\d,]+ (?:skills|files))\b", re.I
 )
 
-# module -> why it still quotes measurements in comments (these files are being changed on other branches;
-# moving their figures now would only make the merge harder)
-_LISTING = "left until branch h/listing merges (with h/fleet, h/operator), then its figures move to docs/"
-KNOWN = {
-    "skillwire.catalog.catalog": _LISTING,
-}
+# module -> why it still quotes measurements in comments (a file being changed on another branch waits for
+# that merge; moving its figures first would only make the merge harder). Empty: every figure has moved.
+KNOWN: dict[str, str] = {}
 
 
 def measurement_comments(source: str) -> Iterator[tuple[int, str]]:

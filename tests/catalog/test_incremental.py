@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.catalog import FolderSource, SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.snapshot import CatalogSnapshot
 from support import skills
@@ -90,7 +90,9 @@ def test_untouched_roots_are_reused(tree: Path, tmp_path: Path) -> None:
     write_skill(other / "lonely")
     catalog = SkillCatalog([tree, other])
     catalog.refresh()
-    before = catalog._root_results[1]
+    second = catalog.sources[1]
+    assert isinstance(second, FolderSource)
+    before = second.last
     os.utime(tree / "solo" / "notes.md")
     catalog.refresh([str(tree / "solo" / "notes.md")])
-    assert catalog._root_results[1] is before
+    assert second.last is before

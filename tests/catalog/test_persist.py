@@ -19,11 +19,12 @@ from typing import Any
 import anyio
 import pytest
 
-from skillwire.catalog.catalog import SkillCatalog
+from skillwire.catalog.catalog import FolderSource, SkillCatalog
 from skillwire.catalog.digests import DigestCache, pack_stat
-from skillwire.catalog.filesystem import SkillRoot, WalkRecords
+from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords
 from skillwire.catalog.persist import Persisted, RecordedWalk, SnapshotStore, _write, record_walk, snapshot_key
 from skillwire.catalog.snapshot import CatalogSnapshot
+from skillwire.catalog.source import ScanRequest
 from skillwire.core.errors import ServedFileChanged
 
 SKILL_MD = (
@@ -396,7 +397,7 @@ def test_a_write_cut_short_anywhere_never_loads(tmp_path: Path, caplog: pytest.L
     unfinished = tmp_path / "unfinished"
     with open(unfinished, "wb") as handle:
         key = snapshot_key([SkillRoot(root)], True)
-        _write(handle, key, catalog._root_results, [WalkRecords()], time.time_ns(), finish=False)
+        _write(handle, key, folder_results(catalog), [WalkRecords()], time.time_ns(), finish=False)
     assert len(unfinished.read_bytes()) > len(whole) // 2
     assert SnapshotStore(unfinished).load([SkillRoot(root)], True) is None
 
@@ -420,12 +421,12 @@ def test_the_snapshot_is_written_without_holding_it_whole_in_memory(tmp_path: Pa
     size = (state / "digests.sqlite.snapshot").stat().st_size
     assert size > 2_000_000
     records = [WalkRecords()]
-    catalog._scan_root(0, None, None, records[0])
+    catalog.sources[0].scan(ScanRequest(catalog.digests, True, None, None, records[0]))
     store = SnapshotStore(tmp_path / "again.snapshot")
     key_roots = [SkillRoot(root)]
     tracemalloc.start()
     try:
-        store.save(key_roots, True, catalog._root_results, records, time.time_ns())
+        store.save(key_roots, True, folder_results(catalog), records, time.time_ns())
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
@@ -449,7 +450,7 @@ def test_nested_skills_round_trip_and_flat_ones_need_no_file_index(tmp_path: Pat
     os.utime(nested / "team" / "alpha", (PAST, PAST))
     for root, state in ((flat, tmp_path / "s1"), (nested, tmp_path / "s2")):
         cold = saved_catalog(root, state)
-        ordered = _in_manifest_order(cold._root_results[0])
+        ordered = _in_manifest_order(folder_results(cold)[0])
         assert (ordered is None) == (root == nested)
         warm = catalog_for(root, state)
         assert published(warm.snapshot) == published(cold.snapshot)
@@ -604,3 +605,10 @@ def test_the_snapshot_section_is_parsed_by_pydantic_core_and_json_refuses_what_n
     caplog.set_level(logging.WARNING, logger="skillwire.catalog")
     assert SnapshotStore(path).load([SkillRoot(root)], True) is None
     assert "(malformed content: JSONDecodeError)" in caplog.text
+
+
+def folder_results(catalog: SkillCatalog) -> list[ScanResult]:
+    """The last scan of each folder root (what a snapshot file saves)."""
+    results = [source.last for source in catalog.sources if isinstance(source, FolderSource)]
+    assert all(result is not None for result in results)
+    return [result for result in results if result is not None]

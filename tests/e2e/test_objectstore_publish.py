@@ -78,7 +78,7 @@ def test_publish_examples_then_load_the_same_catalog(seaweedfs: SeaweedS3, aws_e
 
     catalog = PublishedCatalog(seaweedfs.url(prefix), poll_seconds=0)
     served = catalog.snapshot
-    assert catalog.status.index_id == pointer["id"]
+    assert catalog.status.serving == pointer["id"]
     assert sorted(served.skill_by_uri) == sorted(source.skill_by_uri)
     for uri, skill in source.skill_by_uri.items():
         published = served.skill_by_uri[uri]

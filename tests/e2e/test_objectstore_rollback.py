@@ -96,7 +96,7 @@ def test_a_replica_refuses_an_older_index_and_keeps_serving(
     assert catalog.snapshot is good
     assert catalog.status.failures == 1
     assert catalog.status.last_error == message
-    assert catalog.status.index_id == current["id"]
+    assert catalog.status.serving == current["id"]
 
     # A pointer claiming a high number for the old index: the index's own header says otherwise.
     obstore.put(store, POINTER_KEY, json.dumps({**old, "sequence": current["sequence"] + 10}).encode())

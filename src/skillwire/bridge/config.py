@@ -152,18 +152,15 @@ def _local(spec: str, where: str, base: Path) -> Path | GitTreeSource:
     if not is_git_spec(spec):
         return _folder((base / Path(spec).expanduser()).resolve(), where)
     from skillwire.catalog.git import GitError
-    from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec
+    from skillwire.catalog.git_catalog import GitRootSpec, read_git_root
 
     try:
         root = GitRootSpec.parse(spec)
         if root.prefix:
             raise GitError(f"{root.source}: a local upstream takes no =PREFIX")
-        catalog = GitCatalog([root], poll_seconds=0)
-        catalog.load()
+        return read_git_root(root)
     except SkillwireError as exc:
         raise BridgeConfigError(f"{where}: {exc}") from None
-    (tree,) = catalog.trees()
-    return tree
 
 
 def _folder(path: Path, where: str) -> Path:

@@ -25,25 +25,26 @@ import anyio
 from skillwire._deprecation import warn_renamed
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import ScanResult, SkillRoot, WalkRecords, scan_root, uri_for
+from skillwire.catalog.git_tree import GitFile
 from skillwire.catalog.inline import InlineSkills
 from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.persist import Persisted, RecordedWalk, SnapshotStore, record_walk
 from skillwire.catalog.signatures import RootSignatures
 from skillwire.catalog.snapshot import CatalogSkill, CatalogSnapshot
+from skillwire.catalog.source import ScanRequest, SkillSource, SourceScan, SourceStatus
 from skillwire.catalog.watcher import watching
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
+from skillwire.core.errors import SkillwireError
 from skillwire.core.signing import SIGNATURE_META_KEY
 from skillwire.ops.metrics import observe_snapshot, record_reload
 from skillwire.ops.tracing import span
 
-__all__ = ["SkillCatalog"]
+__all__ = ["FolderSource", "SkillCatalog"]
 
 logger = logging.getLogger("skillwire.catalog")
 
 Listener = Callable[[CatalogSnapshot, CatalogSnapshot], None]
-# What an incremental refresh rescanned under one root: its real folder prefixes, and the paths now served there.
-_Rescanned = tuple[tuple[str, ...], set[str | None]]
 _P = ParamSpec("_P")
 _R = TypeVar("_R")
 
@@ -67,8 +68,9 @@ class SkillCatalog:
     Parameters
     ----------
     roots:
-        Folders to publish: paths, or `SkillRoot`s for a URI prefix or another scheme
-        (`SkillRoot.parse("./vendor=github://vendor/pack")`).
+        What to publish, in order (a later source's skill overlapping an earlier one's is skipped): folders
+        (paths, or `SkillRoot`s for a URI prefix or another scheme, `SkillRoot.parse("./vendor=github://vendor/pack")`)
+        and any other `SkillSource` (a git root: `catalog/git_catalog.py`). Skills in code come last.
     digest_cache:
         Where file digests are remembered across restarts (`DigestCache(path)`); by default in memory.
     enforce_limits:
@@ -94,7 +96,7 @@ class SkillCatalog:
 
     def __init__(
         self,
-        roots: Iterable[SkillRoot | str | os.PathLike[str]] = (),
+        roots: Iterable[SkillRoot | str | os.PathLike[str] | SkillSource] = (),
         *,
         digest_cache: DigestCache | None = None,
         enforce_limits: bool = True,
@@ -104,7 +106,9 @@ class SkillCatalog:
         listing: ListingRules | None = None,
     ) -> None:
         self.listing = listing if listing is not None else ListingRules()
-        self.roots: list[SkillRoot] = [r if isinstance(r, SkillRoot) else SkillRoot(Path(r)) for r in roots]
+        self.sources: list[SkillSource] = [_as_source(r) for r in roots]
+        # The folder roots (the snapshot cache's key, the signature files' places, `serve`'s summary).
+        self.roots: list[SkillRoot] = [s.root for s in self.sources if isinstance(s, FolderSource)]
         # Skills defined in Python (`skill`, `add_files`, ...); any addition drops the cached snapshot.
         self.inline = InlineSkills(on_change=self._drop_snapshot)
         self.digests = digest_cache if digest_cache is not None else DigestCache()
@@ -118,10 +122,9 @@ class SkillCatalog:
         self._snapshot: CatalogSnapshot | None = None
         self._refresh_lock = threading.Lock()
         self._listeners: list[Listener] = []
-        self._root_results: list[ScanResult] = []  # the last scan of each root, for incremental refresh
-        self._inline_result: ScanResult | None = None
         self._async_listeners: list[Callable[[], Awaitable[None]]] = []
-        self._missing_roots: set[int] = set()  # roots that were not folders at the last refresh
+        # False: `watch` only polls the sources that poll (`serve --no-watch --poll N`).
+        self.folders_watched = True
         self._gc_frozen_once = False  # the first build freezes what survives it (see `_build`)
         self.snapshot_store = snapshot_store
         # The persisted snapshot being served until `validate` has compared it with the disk.
@@ -136,7 +139,7 @@ class SkillCatalog:
         self._loaded_at: float | None = None
         self._checked_at: float | None = None
         # Each root's publisher signatures (`skillwire sign`), read by the scan of that root and attached
-        # to its entries only; `_root_results` keep the scans unsigned, so a re-sign re-annotates them.
+        # to its entries only; `FolderSource.last` keeps the scans unsigned, so a re-sign re-annotates them.
         self.root_signatures = RootSignatures()
 
     # -- skills defined in Python (see catalog.inline) -------------------------------------------------
@@ -177,7 +180,13 @@ class SkillCatalog:
     def _load_persisted(self) -> CatalogSnapshot | None:
         """The snapshot the store holds for these roots, now served unvalidated; None for a scan."""
         store = self.snapshot_store
-        if store is None or len(self.inline) or not self.roots or not all(r.path.is_dir() for r in self.roots):
+        if (
+            store is None
+            or len(self.inline)
+            or not self.roots
+            or not self._folders_only()
+            or not all(r.path.is_dir() for r in self.roots)
+        ):
             return None
         with self._refresh_lock:
             if self._snapshot is not None:
@@ -199,7 +208,9 @@ class SkillCatalog:
             finally:
                 if was_enabled:
                     gc.enable()
-            self._root_results = list(persisted.results)
+            for source, result in zip(self.sources, persisted.results, strict=True):
+                assert isinstance(source, FolderSource)  # `_folders_only`
+                source.last = result
             self._unvalidated = persisted
             self._snapshot = snapshot
             # Its folders were last read by the scan that saved it; `validate` moves this to now.
@@ -232,7 +243,7 @@ class SkillCatalog:
             logger.debug("the persisted snapshot matches the disk")
             return False
         logger.debug("the folders changed since the persisted snapshot was saved; rescanning")
-        return self._refresh(None)[1]
+        return self.reload(None)[1]
 
     async def validate_and_notify(self) -> None:
         """`validate` in a worker thread; when it changed what is published, tell the async listeners
@@ -246,14 +257,14 @@ class SkillCatalog:
         if walk is None or walk.unchanged():
             return False
         logger.debug("the folders changed between the first scan and the watcher's arming; rescanning")
-        return self._refresh(None)[1]
+        return self.reload(None)[1]
 
     async def _check_and_notify(self, check: Callable[[], bool], what: str) -> None:
         try:
             differs = await anyio.to_thread.run_sync(check)
         except Exception:
             logger.exception("%s failed; rescanning", what)
-            differs = (await anyio.to_thread.run_sync(self._refresh, None))[1]
+            differs = (await anyio.to_thread.run_sync(self.reload, None))[1]
         if differs:
             await self._notify_async()
 
@@ -279,10 +290,12 @@ class SkillCatalog:
         so an edit in a 10,000-skill catalog costs a walk of its folder, not of the catalog. A change
         directly in a root (its `.skillignore`, a skill at the root) re-scans that whole root.
         """
-        return self._refresh(changed)[0]
+        return self.reload(changed)[0]
 
-    def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
-        """The new snapshot and whether what it publishes differs from the previous one (or there was none)."""
+    def reload(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
+        """`refresh`, and whether what the new snapshot publishes differs from the previous one (or there was
+        none). The one hook a catalog that swaps a whole index replaces (`PublishedCatalog`); sources are
+        composed, never subclassed in (`catalog/source.py`)."""
         started = time.perf_counter()
         with self._refresh_lock:
             old = self._snapshot
@@ -318,9 +331,9 @@ class SkillCatalog:
 
     def freshness(self) -> tuple[float | None, float | None]:
         """When the snapshot served was swapped in and when its source was last read successfully (unix
-        times; None: not yet). A published or git catalog reports its `status` (the store's pointer, the
-        remote's branch); folders report their last scan, validation or watcher heartbeat."""
-        status = getattr(self, "status", None)
+        times; None: not yet). A published catalog or git roots report their `source_status()` (the store's
+        pointer, the remote's branch); folders report their last scan, validation or watcher heartbeat."""
+        status = self.source_status()
         if status is not None:
             return status.loaded_at, status.checked_at
         return self._loaded_at, self._checked_at
@@ -343,7 +356,7 @@ class SkillCatalog:
 
     def _announce(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
         """Tell the listeners when `new` publishes something else than `old`; whether it does."""
-        differs = not self._publishes_same(old, new)
+        differs = not self.publishes_same(old, new)
         if differs:
             for listener in self._listeners:
                 try:
@@ -352,43 +365,15 @@ class SkillCatalog:
                     logger.exception("catalog change listener failed")
         return differs
 
-    def _publishes_same(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
+    def publishes_same(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
+        """Whether two snapshots publish the same thing (no `list_changed`); a whole-index catalog compares
+        its indexes instead."""
         return _same_published(old, new)
-
-    def _scan_root(
-        self,
-        index: int,
-        changed: list[str] | None,
-        pool: ThreadPoolExecutor | None,
-        record: WalkRecords | None = None,
-    ) -> tuple[ScanResult, _Rescanned | None]:
-        """The root's scan, and for an incremental refresh what was rescanned (None: a full scan)."""
-        root = self.roots[index]
-        # A root that was missing is scanned whole again (cheap while it is still missing), so one
-        # that comes back is served from the next refresh on, whatever that refresh was for.
-        incremental = (
-            changed is not None and len(self._root_results) == len(self.roots) and index not in self._missing_roots
-        )
-        only = _affected_top_level(root, changed) if incremental and changed is not None else None
-        if incremental and only is not None:
-            previous = self._root_results[index]
-            if not only:
-                return previous, ((), set())  # nothing under this root changed
-            fresh = scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool, only=only)
-            try:
-                merged = _replace_subtrees(previous, fresh, root, only)
-            except _FullRescanNeeded:
-                pass
-            else:
-                real_base = os.path.realpath(root.path)
-                prefixes = tuple(os.path.join(real_base, name) + os.sep for name in only)
-                return merged, (prefixes, {f.path for f in fresh.files})
-        return scan_root(root, self.digests, enforce_limits=self.enforce_limits, executor=pool, record=record), None
 
     def _build(self, changed: list[str] | None = None) -> CatalogSnapshot:
         # A scan allocates hundreds of thousands of small long-lived objects; the cyclic GC would walk
-        # the growing heap again and again (measured: 12 s -> 7 s for a 100,000-file restart), so
-        # collection is off while the snapshot is built.
+        # the growing heap again and again (docs/measurements.md, catalog/catalog.py), so collection is
+        # off while the snapshot is built.
         #
         # The first build is also frozen (`gc.freeze()`) right after a collection: at start-up that
         # is the imported modules (~90,000 objects, a 40-120 ms walk per full collection) and the
@@ -415,59 +400,70 @@ class SkillCatalog:
                 gc.enable()
         return snapshot
 
+    def _folders_only(self) -> bool:
+        return all(isinstance(source, FolderSource) for source in self.sources)
+
     def _note_missing_roots(self) -> None:
         """Say in one line when a root stops being a folder (its skills go, the other roots stay) or is back."""
-        for index, root in enumerate(self.roots):
+        for source in self.sources:
+            if not isinstance(source, FolderSource):
+                continue
+            root = source.root
             missing = not root.path.is_dir()
-            if missing and index not in self._missing_roots:
-                self._missing_roots.add(index)
+            if missing and not source.missing:
+                source.missing = True
                 if self._snapshot is not None:  # at start-up, `serve` reports a missing path itself
                     logger.warning(
                         "root %s is gone; its skills are no longer served, the other roots still are", root.path
                     )
-            elif not missing and index in self._missing_roots:
-                self._missing_roots.discard(index)
+            elif not missing and source.missing:
+                source.missing = False
                 logger.warning("root %s is back; its skills are served again", root.path)
 
     def _build_snapshot(self, changed: list[str] | None = None) -> CatalogSnapshot:
         workers = self.hash_workers
         # Only a full scan of folders alone is saved: its walk records validate the whole snapshot.
-        persist = self.snapshot_store is not None and changed is None and not len(self.inline)
+        persist = self.snapshot_store is not None and changed is None and not len(self.inline) and self._folders_only()
         # The first scan's walk is kept, saved or not, for `watch` to check once it is armed.
         first = changed is None and self._snapshot is None
         records = [WalkRecords() for _ in self.roots]
+        walked = iter(records if persist or first else ())  # one per folder root, in order
         started_ns = time.time_ns()
+        sources = [*self.sources, self.inline] if len(self.inline) else self.sources
         with ThreadPoolExecutor(workers, thread_name_prefix="skillwire-hash") if workers > 1 else nullcontext() as pool:
-            scans = [
-                self._scan_root(index, changed, pool, records[index] if persist or first else None)
-                for index in range(len(self.roots))
-            ]
+            scans: list[SourceScan] = []
+            for source in sources:
+                record = next(walked, None) if isinstance(source, FolderSource) else None
+                request = ScanRequest(self.digests, self.enforce_limits, pool, changed, record)
+                scans.append(source.scan(request))
             self._note_missing_roots()
-            results = [result for result, _ in scans]
-            rescanned = [part for _, part in scans if part is not None]
-            self._root_results = list(results)
-            results = [self.root_signatures.annotate(self.roots[i], result) for i, result in enumerate(results)]
-            if len(self.inline):
-                if changed is None or self._inline_result is None:
-                    # The watcher sees folders only, so a watcher refresh keeps the inline skills' last scan.
-                    self._inline_result = self.inline.scan(
-                        self.digests, enforce_limits=self.enforce_limits, executor=pool
-                    )
-                results.append(self._inline_result)
+            # Each folder's publisher signatures are attached to its scan here; `FolderSource.last` keeps
+            # the scans unsigned, so a re-sign re-annotates them. Other sources' scans are their own.
+            results = [
+                self.root_signatures.annotate(source.root, scan.result)
+                if isinstance(source, FolderSource)
+                else scan.result
+                for source, scan in zip(sources, scans, strict=True)
+            ]
+            rescanned = [scan.rescanned for scan in scans if scan.rescanned is not None]
         # Flushed first: the rows hashed since the last flush (90,000 at a 10,000-skill cold start, 6 MB
         # with their frontmatter's JSON) are freed before the snapshot's tables are built. Pruning parsed
         # frontmatter nobody references scans the whole cache file: worth it on a full scan, not on
         # every watcher event.
         self.digests.flush(prune=changed is None)
-        save = persist and self.snapshot_store is not None and not self._missing_roots
+        save = (
+            persist
+            and self.snapshot_store is not None
+            and not any(s.missing for s in self.sources if isinstance(s, FolderSource))
+        )
         walk: RecordedWalk | None = None
         if save and first and self.snapshot_store is not None:
             # The first build, before anything is served: saved here (a few tenths of a second at
             # 10,000 skills), because a server stopped soon after it starts (SIGTERM re-raised by
             # uvicorn ends the process at once) never finished a save in a daemon thread, and its
-            # next start scanned again. Measured: the bench's restart was then 78% of cold. Saved
-            # before the snapshot's tables are built, and the walk records dropped once written: held
-            # to the end of the build, they were 11 MB of a 10,000-skill cold start's peak (issue 25).
+            # next start scanned again (docs/measurements.md, catalog/catalog.py). Saved before the
+            # snapshot's tables are built, and the walk records dropped once written: held to the end of
+            # the build, they were 11 MB of a 10,000-skill cold start's peak (issue 25).
             walk = self.snapshot_store.save(self.roots, self.enforce_limits, results, records, started_ns)
             save = False
         if first:
@@ -477,7 +473,7 @@ class SkillCatalog:
             records.clear()
         snapshot = self._snapshot_of(results)
         files = snapshot.files.values()
-        if changed is not None and len(rescanned) == len(self.roots):
+        if changed is not None and len(rescanned) == len(self.sources):
             # Every root was refreshed folder by folder: only the rescanned folders can hold files
             # that went away. Rebuilding the whole in-memory cache per watcher event was 4 MB of
             # churn on 100,000 files.
@@ -490,6 +486,9 @@ class SkillCatalog:
                 {path for f in files if (path := f.path) is not None},
                 {f.digest for uri in snapshot.skill_by_uri if (f := snapshot.files.get(uri)) is not None},
             )
+        if not self._folders_only():
+            # The blob records of the commits served stay in memory; the digest cache's file keeps the rest.
+            self.digests.retain_blobs({f.oid for f in snapshot.files.values() if isinstance(f, GitFile)})
         if changed is None:
             self._unvalidated = None  # a full scan is the disk's own answer
         if save and self.snapshot_store is not None:
@@ -505,9 +504,89 @@ class SkillCatalog:
     # -- watching -------------------------------------------------------------------------------------
 
     def watch_paths(self) -> list[str]:
-        return [str(r.path) for r in self.roots if r.path.is_dir()]
+        return [path for source in self.sources for path in source.watch_paths()]
+
+    def source_status(self) -> SourceStatus | None:
+        """How the sources fetched from elsewhere are doing (`/healthz`); None when every source is local.
+        Several (git roots) are reported as one: the first one's commit, every commit, the oldest check,
+        the first error."""
+        statuses = [status for source in self.sources if (status := source.status()) is not None]
+        if len(statuses) <= 1:
+            return statuses[0] if statuses else None
+        first = statuses[0]
+        checked = [s.checked_at for s in statuses]
+        loaded = [s.loaded_at for s in statuses if s.loaded_at is not None]
+        return SourceStatus(
+            first.serving_kind,
+            location=", ".join(s.location for s in statuses),
+            serving=first.serving,
+            loaded_at=max(loaded) if loaded else None,
+            checked_at=None if None in checked else min(c for c in checked if c is not None),
+            last_error=next((s.last_error for s in statuses if s.last_error is not None), None),
+            failures=max(s.failures for s in statuses),
+            commits={k: v for s in statuses for k, v in s.commits.items()},
+        )
+
+    def poll(self) -> bool:
+        """One look at every source's origin (blocking), the snapshot rebuilt when one moved; whether what is
+        published changed. A source that cannot be read keeps serving its last good state: its failure is
+        in `source_status()` and raised once every other source was looked at and swapped in."""
+        differs, failure = self._poll_sources()
+        if failure is not None:
+            raise failure
+        return differs
+
+    def _poll_sources(self) -> tuple[bool, Exception | None]:
+        moved, failure = False, None
+        for source in self.sources:
+            try:
+                moved = source.poll() or moved
+            except Exception as exc:
+                failure = failure or exc
+        if moved:
+            return self.reload(None)[1], failure  # `reload` exports the gauges
+        # Every look, moved or not: the README's stale-index alert reads the check time, and /healthz says
+        # "checked N s ago" from the same moment.
+        self.observe_gauges()
+        return False, failure
 
     async def watch(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
+        """Refresh whenever a watched folder changes and look at each source's origin every `poll_seconds`
+        (a git branch), until cancelled (or `stop_event` is set)."""
+        polled = [source.poll_seconds for source in self.sources if source.poll_seconds > 0]
+        if not polled:
+            await self._watch_folders(stop_event=stop_event, debounce_ms=debounce_ms)
+            return
+        async with anyio.create_task_group() as group:
+            if self.folders_watched and self.watch_paths():
+                group.start_soon(functools.partial(self._watch_folders, stop_event=stop_event, debounce_ms=debounce_ms))
+            group.start_soon(self._poll_loop, min(polled), stop_event)
+
+    async def _poll_loop(self, seconds: float, stop_event: anyio.Event | None) -> None:
+        while stop_event is None or not stop_event.is_set():
+            if await wait_or_stop(seconds, stop_event):
+                return
+            before = self.source_status()
+            failing = before is not None and before.failures > 0
+            try:
+                differs, failure = await anyio.to_thread.run_sync(self._poll_sources)
+            except Exception:
+                logger.exception("refreshing the catalog after a poll failed; still serving the previous snapshot")
+                continue
+            status = self.source_status()
+            kind, serving = (status.serving_kind, status.serving or "?") if status is not None else ("snapshot", "?")
+            if isinstance(failure, SkillwireError):  # one line of its own (an unreachable server, a refused commit)
+                age = time.time() - ((status.loaded_at if status is not None else None) or time.time())
+                logger.warning("%s; still serving %s %s (since %.0f s)", failure, kind, serving[:12], age)
+            elif failure is not None:
+                where = status.location if status is not None else "a source"
+                logger.error("fetching %s failed; still serving the previous %s", where, kind, exc_info=failure)
+            elif failing and status is not None:
+                logger.warning("%s is reachable again; serving %s %s", status.location, kind, serving[:12])
+            if differs:
+                await self._notify_async()
+
+    async def _watch_folders(self, *, stop_event: anyio.Event | None = None, debounce_ms: int = 100) -> None:
         """Refresh whenever a watched folder changes, until cancelled (or `stop_event` is set).
 
         What is served is compared with the disk meanwhile, by stat: a persisted snapshot
@@ -553,7 +632,7 @@ class SkillCatalog:
                 group.start_soon(self._heartbeat)
                 async for changed in batches:  # None: events were lost, rescan everything
                     try:
-                        _, differs = await anyio.to_thread.run_sync(self._refresh, changed)
+                        _, differs = await anyio.to_thread.run_sync(self.reload, changed)
                     except Exception:
                         logger.exception("catalog refresh failed; still serving the previous snapshot")
                         continue
@@ -615,6 +694,71 @@ def _same_published(old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
 def _signature_of(skill: CatalogSkill) -> object:
     meta = skill.entry.meta
     return None if meta is None else meta.get(SIGNATURE_META_KEY)
+
+
+class FolderSource:
+    """A folder on disk as a `SkillSource`: every folder holding a SKILL.md below it, at any depth.
+
+    A refresh for watcher events (`ScanRequest.changed`) walks again only the top-level folders holding a
+    change and keeps the rest of the last scan, so an edit in a 10,000-skill catalog costs a walk of its
+    folder. A change directly in the root (its `.skillignore`, a skill at the root) rescans it whole, and
+    so does every refresh while the folder is missing (one that comes back is served from the next one on).
+    """
+
+    poll_seconds: float = 0.0  # watched (`watch_paths`), never polled
+
+    def __init__(self, root: SkillRoot) -> None:
+        self.root = root
+        self.last: ScanResult | None = None  # the last scan: what an incremental refresh starts from
+        self.missing = False  # not a folder at the last refresh (`SkillCatalog._note_missing_roots` says so)
+
+    def scan(self, request: ScanRequest) -> SourceScan:
+        root, changed, previous = self.root, request.changed, self.last
+        only = (
+            _affected_top_level(root, changed)
+            if changed is not None and previous is not None and not self.missing
+            else None
+        )
+        if previous is not None and only is not None:
+            if not only:
+                return SourceScan(previous, ((), set()))  # nothing under this root changed
+            fresh = scan_root(
+                root, request.digests, enforce_limits=request.enforce_limits, executor=request.executor, only=only
+            )
+            try:
+                merged = _replace_subtrees(previous, fresh, root, only)
+            except _FullRescanNeeded:
+                pass
+            else:
+                real_base = os.path.realpath(root.path)
+                prefixes = tuple(os.path.join(real_base, name) + os.sep for name in only)
+                self.last = merged
+                return SourceScan(merged, (prefixes, {f.path for f in fresh.files}))
+        self.last = scan_root(
+            root,
+            request.digests,
+            enforce_limits=request.enforce_limits,
+            executor=request.executor,
+            record=request.record,
+        )
+        return SourceScan(self.last)
+
+    def watch_paths(self) -> list[str]:
+        return [str(self.root.path)] if self.root.path.is_dir() else []
+
+    def poll(self) -> bool:
+        return False  # the watcher reports changes
+
+    def status(self) -> SourceStatus | None:
+        return None
+
+
+def _as_source(root: SkillRoot | str | os.PathLike[str] | SkillSource) -> SkillSource:
+    if isinstance(root, SkillRoot):
+        return FolderSource(root)
+    if isinstance(root, (str, os.PathLike)):
+        return FolderSource(SkillRoot(Path(root)))
+    return root
 
 
 class _FullRescanNeeded(Exception):

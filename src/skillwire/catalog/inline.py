@@ -28,6 +28,7 @@ from skillwire.catalog.filesystem import ScanResult, SkillRoot, scan_root
 from skillwire.catalog.merge import merge_sources
 from skillwire.catalog.mime import guess_mime_type, is_utf8_text
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, DynamicReader, MemoryContent, SkippedSkill
+from skillwire.catalog.source import ScanRequest, SourceScan, SourceStatus
 from skillwire.core.entry import DYNAMIC, SkillEntry
 from skillwire.core.errors import SkillwireError
 from skillwire.core.fields import publish_problem
@@ -63,9 +64,11 @@ class InlineSkills:
         self._items: list[_FolderSkill | _DynamicSkill] = []
         # Told after every addition (the catalog drops its cached snapshot), so no caller can forget to.
         self._on_change = on_change
+        self._last: ScanResult | None = None  # the last scan, until an addition
 
     def _add(self, item: _FolderSkill | _DynamicSkill) -> None:
         self._items.append(item)
+        self._last = None
         if self._on_change is not None:
             self._on_change()
 
@@ -117,7 +120,27 @@ class InlineSkills:
     def __len__(self) -> int:
         return len(self._items)
 
-    def scan(self, cache: DigestCache, *, enforce_limits: bool, executor: ThreadPoolExecutor | None) -> ScanResult:
+    # -- the `SkillSource` protocol (catalog/source.py) ---------------------------------------------
+
+    poll_seconds: float = 0.0  # nothing to look at elsewhere: an addition tells the catalog (`on_change`)
+
+    def scan(self, request: ScanRequest) -> SourceScan:
+        """Every item's scan; a folder watcher's refresh (`request.changed`) keeps the last one, as the
+        watcher sees folders on disk only and an addition drops the catalog's snapshot (`on_change`)."""
+        if request.changed is None or self._last is None:
+            self._last = self.scan_items(request.digests, request.enforce_limits, request.executor)
+        return SourceScan(self._last)
+
+    def watch_paths(self) -> list[str]:
+        return []
+
+    def poll(self) -> bool:
+        return False
+
+    def status(self) -> SourceStatus | None:
+        return None
+
+    def scan_items(self, cache: DigestCache, enforce_limits: bool, executor: ThreadPoolExecutor | None) -> ScanResult:
         # Each item is its own source: two items publishing into the same skill (the same path twice,
         # or a folder whose nested skill another item also defines) must not be merged file by file,
         # so the later one is skipped with a reason, exactly as between folders on disk.

@@ -76,6 +76,7 @@ from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.replica_state import Accepted, read_replica_state, write_replica_state
 from skillwire.catalog.signatures import SignatureBook
 from skillwire.catalog.snapshot import CatalogFile, CatalogSkill, CatalogSnapshot, SkippedSkill
+from skillwire.catalog.source import SourceStatus
 from skillwire.catalog.store import (
     BLOB_PREFIX,
     DEFAULT_CACHE_BYTES,
@@ -568,17 +569,6 @@ def _ignored(position: int, raw: object) -> tuple[str, str]:
     return raw["path"], raw["reason"]
 
 
-@dataclass
-class StoreStatus:
-    """What `/healthz` reports: whether a snapshot is served, which index, and how fresh."""
-
-    index_id: str | None = None
-    loaded_at: float | None = None  # time.time() of the last index swap
-    checked_at: float | None = None  # time.time() of the last successful look at the pointer
-    last_error: str | None = None
-    failures: int = 0  # consecutive failed polls
-
-
 class PublishedCatalog(SkillCatalog):
     """A `SkillCatalog` whose snapshot comes from a published index instead of folders on disk.
 
@@ -617,7 +607,7 @@ class PublishedCatalog(SkillCatalog):
         self.store = store if store is not None else open_store(self.location)
         self.blobs = BlobReader(self.store, self.location, max_bytes=cache_bytes)
         self.poll_seconds = poll_seconds
-        self.status = StoreStatus()
+        self.status = SourceStatus("index", location=str(self.location))
         self._pointer: Pointer | None = None
         self.accepted = read_replica_state(replica_state, self.location) if replica_state is not None else None
         if self.accepted is not None and past_clock(self.accepted.sequence, time.time()):
@@ -632,6 +622,9 @@ class PublishedCatalog(SkillCatalog):
 
     def watch_paths(self) -> list[str]:
         return []
+
+    def source_status(self) -> SourceStatus:
+        return self.status
 
     def _fetch_pointer(self) -> Pointer | None:
         """The pointer, or None when it has not changed since the last look (HTTP 304 on its ETag)."""
@@ -691,7 +684,7 @@ class PublishedCatalog(SkillCatalog):
         gc.freeze()
         return snapshot
 
-    def _publishes_same(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
+    def publishes_same(self, old: CatalogSnapshot, new: CatalogSnapshot) -> bool:
         # Comparing two indexed snapshots file by file would build every record of both; their lines
         # and tables compare as bytes instead. Any difference there (a source, a MIME type, an
         # audience rule) counts as a change: a spurious list_changed costs a client one re-list.
@@ -699,7 +692,7 @@ class PublishedCatalog(SkillCatalog):
             return old.audience_rules == new.audience_rules and old.records.same_content(new.records)
         if isinstance(old, IndexedSnapshot) or isinstance(new, IndexedSnapshot):
             return False  # a change of index format: notify rather than build every record to compare
-        return super()._publishes_same(old, new)
+        return super().publishes_same(old, new)
 
     def _older_than_accepted(self, pointer: Pointer) -> InvalidIndex | None:
         """The refusal of a pointer naming an index numbered below the one this replica accepted last."""
@@ -731,7 +724,7 @@ class PublishedCatalog(SkillCatalog):
                 )
                 self._state_warned = True
 
-    def _refresh(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
+    def reload(self, changed: Iterable[str] | None) -> tuple[CatalogSnapshot, bool]:
         started = time.perf_counter()
         m = metrics()
         with self._refresh_lock:
@@ -778,7 +771,7 @@ class PublishedCatalog(SkillCatalog):
             assert pointer is not None
             self._remember(pointer)
             self._snapshot = new
-            self.status.index_id = pointer.id
+            self.status.serving = pointer.id
             self.status.loaded_at = now
         self.observe_gauges()
         differs = True if old is None else self._announce(old, new)
@@ -792,9 +785,9 @@ class PublishedCatalog(SkillCatalog):
         while stop_event is None or not stop_event.is_set():
             if await wait_or_stop(self.poll_seconds, stop_event):
                 return
-            before, failing = self.status.index_id, self.status.failures > 0
+            before, failing = self.status.serving, self.status.failures > 0
             try:
-                _, differs = await anyio.to_thread.run_sync(self._refresh, None)
+                _, differs = await anyio.to_thread.run_sync(self.reload, None)
             except StoreError as exc:
                 age = time.time() - (self.status.loaded_at or time.time())
                 logger.warning("%s; still serving index %s (loaded %.0f s ago)", exc, (before or "?")[:12], age)
@@ -803,15 +796,15 @@ class PublishedCatalog(SkillCatalog):
                 logger.exception("refreshing from %s failed; still serving the previous snapshot", self.location)
                 continue
             if failing:
-                shown = (self.status.index_id or "?")[:12]
+                shown = (self.status.serving or "?")[:12]
                 logger.warning("%s is reachable again; serving index %s", self.location, shown)
-            if self.status.index_id != before:
-                shown = (self.status.index_id or "?")[:12]
+            if self.status.serving != before:
+                shown = (self.status.serving or "?")[:12]
                 logger.info(
                     "now serving index %s from %s",
                     shown,
                     self.location,
-                    extra={"event": "swap", "index": self.status.index_id, "skills": len(self.snapshot.skill_by_uri)},
+                    extra={"event": "swap", "index": self.status.serving, "skills": len(self.snapshot.skill_by_uri)},
                 )
             if not differs:
                 continue

@@ -150,14 +150,17 @@ def _lint(spec: str) -> LintReport:
     ref names (nothing checked out); a SUBDIR that is itself a skill is linted under the SUBDIR's name."""
     if not is_git_spec(spec):
         return lint_path(spec)
-    from skillwire.catalog.git_catalog import GitRootSpec
-    from skillwire.cli.roots import git_catalog, parse_root_specs
+    from skillwire.catalog.git import GitError
+    from skillwire.catalog.git_catalog import GitRootSpec, read_git_root
+    from skillwire.cli.roots import parse_root_specs
 
-    parsed = GitRootSpec.parse(spec)
-    catalog = git_catalog(parse_root_specs([spec]))
-    for where, commit in catalog.commits().items():
-        print(f"skillwire: linting {where} at commit {commit}", file=sys.stderr)
-    (tree,) = catalog.trees()
+    (parsed,) = parse_root_specs([spec])
+    assert isinstance(parsed, GitRootSpec)  # `is_git_spec` above
+    try:
+        tree = read_git_root(parsed)
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
+    print(f"skillwire: linting {parsed.source} at commit {tree.commit}", file=sys.stderr)
     subdir = parsed.source.subdir
     name = subdir[-1] if subdir else parsed.source.name
     placed = (

@@ -1,23 +1,20 @@
 """The roots a command line names (`serve`, `publish`, `sign`, `lint` and the bridge's `--local` take the
 same ones, so they sign, lint and publish exactly what is served): folders, each of which must exist and be
 a folder before anything is scanned, and git repositories at a ref (`git+URL@REF#SUBDIR`, see
-`catalog/git.py`), each fetched before anything is scanned and read from git's objects (never checked out)."""
+`catalog/git.py`), each fetched before anything is scanned and read from git's objects (never checked out).
+Only parsing: `ServeOptions.catalog` builds what `serve` serves from them."""
 
 from __future__ import annotations
 
-import argparse
 from collections.abc import Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from skillwire.catalog.filesystem import SkillRoot
 from skillwire.catalog.git import GitError, as_git_root, is_bare_repository, is_git_spec
 from skillwire.catalog.git_catalog import GitCatalog, GitRootSpec, parse_root
+from skillwire.catalog.store import StoreLocation, is_store_url, parse_location
 from skillwire.cli.args import UsageError
 from skillwire.core.errors import SkillwireError
-
-if TYPE_CHECKING:
-    from skillwire.server.options import ServeOptions
 
 
 def parse_roots(paths: list[str]) -> list[SkillRoot]:
@@ -62,6 +59,15 @@ def parse_root_specs(paths: Sequence[str]) -> list[SkillRoot | GitRootSpec]:
     return roots
 
 
+def parse_sources(paths: Sequence[str]) -> list[SkillRoot | GitRootSpec | StoreLocation]:
+    """What `serve` takes: folders and git roots (`parse_root_specs`), or one published location."""
+    if any(is_store_url(p) for p in paths):
+        if len(paths) != 1:
+            raise UsageError("serve one published catalog (s3://BUCKET/PREFIX or file://DIR) and no folders beside it")
+        return [parse_location(paths[0])]
+    return [*parse_root_specs(paths)]
+
+
 def git_catalog(
     specs: Sequence[SkillRoot | GitRootSpec],
     *,
@@ -91,28 +97,3 @@ def trusted_commit_keys(trust_file: Path | None) -> list[str]:
         where = trust_file or TrustStore().path
         raise UsageError(f"--require-signed-commit: no trusted keys in {where}; add one with `skillwire trust add`")
     return [key.public_key for key in keys]
-
-
-def serve_git_catalog(args: argparse.Namespace, options: ServeOptions, paths: Sequence[str]) -> GitCatalog:
-    """`serve`'s catalog when a root is a git repository: fetched before serving, following its branch
-    every `--poll` seconds and only forward (`--accept-older-commit` lifts that), its blobs' digests
-    cached by blob id in the digest cache (no snapshot cache: listing a commit's tree is cheap)."""
-    import logging
-
-    from skillwire.catalog.digests import DigestCache
-
-    if not args.quiet:
-        logging.getLogger("skillwire.git").setLevel(logging.INFO)  # say when a new commit is served
-    keys = trusted_commit_keys(args.trust_file) if args.require_signed_commit else None
-    digests = options.digest_cache_file()
-    return git_catalog(
-        parse_root_specs(paths),
-        poll_seconds=options.poll_seconds,
-        trusted_commit_keys=keys,
-        rollback_rule=True,  # a followed branch only moves forward, remembered in the cache across restarts
-        accept_older_commit=args.accept_older_commit,
-        digest_cache=DigestCache(digests) if digests is not None else DigestCache(),
-        enforce_limits=options.enforce_limits,
-        cursor_secret=options.secret(),
-        listing=options.listing,
-    )

@@ -22,7 +22,7 @@ import anyio
 
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.filesystem import SkillRoot, walk_root
-from skillwire.catalog.git_catalog import GitCatalog
+from skillwire.catalog.git import GitError
 from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
 from skillwire.catalog.snapshot import CatalogSnapshot
@@ -39,7 +39,7 @@ from skillwire.cli.args import (
     parse_host_port,
     say_failure,
 )
-from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, serve_git_catalog
+from skillwire.cli.roots import has_git_root, parse_root_specs, parse_roots, parse_sources, trusted_commit_keys
 from skillwire.core.display import escape
 from skillwire.core.errors import BindError, SigningError
 from skillwire.core.host_limits import CLAUDE_CODE
@@ -418,17 +418,19 @@ def serve_options(args: argparse.Namespace) -> ServeOptions:
         replica_state=args.replica_state,
         accept_older_index=args.accept_older_index,
         search_tool=not args.no_search_tool,
+        trusted_commit_keys=trusted_commit_keys(args.trust_file) if args.require_signed_commit else None,
+        accept_older_commit=args.accept_older_commit,
     )
 
 
-def load_catalog(
-    args: argparse.Namespace, options: ServeOptions, paths: list[str], roots: list[SkillRoot]
-) -> SkillCatalog:
-    if not roots and any(is_store_url(p) for p in paths):
-        if len(paths) != 1:
-            raise UsageError("serve one published catalog (s3://BUCKET/PREFIX or file://DIR) and no folders beside it")
-        return options.published_catalog(paths[0])
-    return options.folder_catalog(roots)
+def load_catalog(args: argparse.Namespace, options: ServeOptions, paths: list[str]) -> SkillCatalog:
+    """`ServeOptions.catalog` of the roots given; a git root that cannot be served is one line (exit 2)."""
+    if has_git_root(paths) and not args.quiet:
+        logging.getLogger("skillwire.git").setLevel(logging.INFO)  # say when a new commit is served
+    try:
+        return options.catalog(parse_sources(paths))
+    except GitError as exc:
+        raise UsageError(str(exc)) from None
 
 
 def exit_on_interrupt() -> None:
@@ -603,17 +605,10 @@ def serve(
     options = serve_options(args)
     if options.tokens is not None and address is None:
         raise UsageError("--tokens needs HTTP: a stdio server has no bearer tokens")
-    git: GitCatalog | None = None
-    if not published and has_git_root(paths):
-        git = serve_git_catalog(args, options, paths)
-        catalog: SkillCatalog = git
-        roots = git.folder_roots()  # a git root has no folder: its tree is read from git's objects
-    else:
-        catalog = load_catalog(args, options, paths, roots)
+    catalog = load_catalog(args, options, paths)
+    roots = catalog.roots  # a git root has no folder: its tree is read from git's objects
     try:
-        signatures = options.signature_book(roots)
-        if git is not None:
-            git.add_signatures(signatures)  # each tree's committed signatures file
+        signatures = options.catalog_signatures(catalog)  # the folders' and each git tree's committed one
     except SigningError as exc:
         raise UsageError(str(exc)) from None
     # Nothing above scans folders (a published catalog has read its index, a git root has listed its tree):
@@ -629,11 +624,10 @@ def serve(
     first_scan = functools.partial(start_catalog, args, catalog, roots, published, signatures, sock, skills)
     server = served.server(log_requests=args.log_requests)
     watch = not args.no_watch
-    if args.no_watch and args.poll is not None and args.poll > 0 and (published or git is not None):
+    if args.no_watch and args.poll is not None and args.poll > 0 and (published or has_git_root(paths)):
         # `--no-watch` is about folders; `--poll` given by name still follows a branch or a pointer.
         watch = True
-        if git is not None:
-            git.folders_watched = False
+        catalog.folders_watched = False
     if address is None:
         exit_on_interrupt()
         anyio.run(lambda: serve_stdio(server, skills, watch=watch, load=exit_on_failure(first_scan, args.debug)))

@@ -15,8 +15,8 @@ Spans (each opened in exactly one place):
 
 | span | opened in | attributes |
 |---|---|---|
-| `skillwire.scan` | `SkillCatalog._refresh` (a folder scan) | roots, incremental, skills, files, skipped |
-| `skillwire.store.fetch` | `PublishedCatalog._refresh` (pointer and index) | store, index.changed |
+| `skillwire.scan` | `SkillCatalog.reload` (a folder scan) | roots, incremental, skills, files, skipped |
+| `skillwire.store.fetch` | `PublishedCatalog.reload` (pointer and index) | store, index.changed |
 | `skillwire.verify` | `OriginReader.fetch_verified` (a file checked against its manifest) | origin, source, bytes |
 | `skillwire.approval` | `SkillHost` (its policy asked about a load or a cross-origin read) | origin, kind, outcome |
 | `skillwire.bridge.upstream` | the bridge's read tools and first-page listings | upstream, tool, outcome |

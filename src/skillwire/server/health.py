@@ -42,10 +42,10 @@ def health(catalog: SkillCatalog, *, per_caller: bool = False, readiness: Readin
     report: dict[str, Any] = {"ready": snapshot is not None and not draining, "pid": os.getpid()}  # which worker
     if draining:
         report["draining"] = True
-    status = getattr(catalog, "status", None)  # a PublishedCatalog's StoreStatus
+    status = catalog.source_status()  # a published index's, or the git roots'; None for folders alone
     if per_caller:
         if status is not None:
-            report["index"] = status.index_id
+            report["index"] = status.serving
             report["stale"] = status.failures > 0
         return report
     if snapshot is not None:
@@ -53,8 +53,10 @@ def health(catalog: SkillCatalog, *, per_caller: bool = False, readiness: Readin
         report["files"] = len(snapshot.files)
     if status is not None:
         now = time.time()
-        report["source"] = str(getattr(catalog, "location", ""))
-        report["index"] = status.index_id
+        report["source"] = status.location
+        # "index" names what is served (a published index's id, or a git root's commit), "serving" says which.
+        report["index"] = status.serving
+        report["serving"] = status.serving_kind
         report["loadedSecondsAgo"] = None if status.loaded_at is None else round(now - status.loaded_at, 3)
         report["checkedSecondsAgo"] = None if status.checked_at is None else round(now - status.checked_at, 3)
         report["stale"] = status.failures > 0

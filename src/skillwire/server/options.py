@@ -6,7 +6,7 @@ the SDK's bearer-token settings for `--tokens`. The command parses its flags int
 and prints; a program serving skills its own way builds the same catalog and the same server with it:
 
     options = ServeOptions(tokens=Path("tokens.json"), audiences=("acme/=acme",))
-    catalog = options.folder_catalog(parse_roots(["skills"]))
+    catalog = options.catalog([SkillRoot.parse("skills"), GitRootSpec.parse("git+https://example.com/s.git@main")])
     served = options.extension(catalog, base_url="http://127.0.0.1:8765")
     server = served.server()        # an MCPServer; run it with serve_http(server, served.extension, ...)
 """
@@ -26,8 +26,10 @@ from mcp.server.mcpserver import MCPServer
 from skillwire.catalog.catalog import SkillCatalog
 from skillwire.catalog.digests import DigestCache
 from skillwire.catalog.filesystem import SkillRoot
+from skillwire.catalog.git_catalog import GitCatalog, GitRootSource, GitRootSpec, add_tree_signatures
 from skillwire.catalog.listing import ListingRules
 from skillwire.catalog.signatures import SIGNATURES_FILE, SignatureBook
+from skillwire.catalog.store import StoreLocation
 from skillwire.core.cursor import DEFAULT_CURSOR_SECRET
 from skillwire.core.errors import InvalidListingRule
 from skillwire.server.extension import DEFAULT_PAGE_SIZE, SkillsExtension
@@ -90,6 +92,9 @@ class ServeOptions:
     `search_tool`: offer the `find_skills` tool (`server/search_tool.py`); its index lives in
     `search_index`, or (None) in `search/serve-<hash of the sources>.sqlite` beside the digest cache,
     in memory when digests are not persisted.
+    `trusted_commit_keys`: OpenSSH public key lines; when given, a git root's commit is served only when
+    signed by one of them. A followed branch only moves forward, also across restarts;
+    `accept_older_commit` takes an older commit or another history on purpose.
     """
 
     directory_read: bool = True
@@ -112,6 +117,8 @@ class ServeOptions:
     accept_older_index: bool = False
     search_tool: bool = True
     search_index: Path | None = None
+    trusted_commit_keys: Sequence[str] | None = None
+    accept_older_commit: bool = False
 
     def secret(self) -> bytes:
         if self.cursor_secret is not None:
@@ -127,6 +134,41 @@ class ServeOptions:
         import platformdirs
 
         return Path(platformdirs.user_cache_dir("skillwire")) / "digests.sqlite"
+
+    def catalog(self, roots: Sequence[SkillRoot | GitRootSpec | StoreLocation]) -> SkillCatalog:
+        """The catalog of any mix of folders and git roots (in order: a later root's overlapping skill is
+        skipped), or of one published location alone. Git roots are fetched here (`GitError`, one line, when
+        one cannot be served), a published index is read here (`StoreError`); no folder is scanned yet."""
+        locations = [root for root in roots if isinstance(root, StoreLocation)]
+        if locations:
+            if len(roots) != 1:
+                raise ValueError(
+                    "serve one published catalog (s3://BUCKET/PREFIX or file://DIR) and no folders beside it"
+                )
+            return self.published_catalog(str(locations[0]))
+        local = [root for root in roots if not isinstance(root, StoreLocation)]
+        if any(isinstance(root, GitRootSpec) for root in local):
+            return self.git_catalog(local)
+        return self.folder_catalog([root for root in local if isinstance(root, SkillRoot)])
+
+    def git_catalog(self, roots: Sequence[SkillRoot | GitRootSpec]) -> GitCatalog:
+        """Folders and git roots, each git root fetched now and followed every `poll_seconds`, only forward;
+        its blobs' digests cached by blob id in the digest cache (no snapshot cache: listing a commit's tree
+        is cheap)."""
+        digests = self.digest_cache_file()
+        catalog = GitCatalog(
+            roots,
+            poll_seconds=self.poll_seconds,
+            trusted_commit_keys=self.trusted_commit_keys,
+            rollback_rule=True,  # a followed branch only moves forward, remembered in the cache across restarts
+            accept_older_commit=self.accept_older_commit,
+            digest_cache=DigestCache(digests) if digests is not None else DigestCache(),
+            enforce_limits=self.enforce_limits,
+            cursor_secret=self.secret(),
+            listing=self.listing,
+        )
+        catalog.load()
+        return catalog
 
     def folder_catalog(self, roots: Sequence[SkillRoot]) -> SkillCatalog:
         """The catalog of skill folders, with the digest and snapshot caches placed as documented above."""
@@ -206,6 +248,15 @@ class ServeOptions:
         from skillwire.server.search_tool import default_index_file
 
         return default_index_file(digests.parent, sources)
+
+    def catalog_signatures(self, catalog: SkillCatalog) -> SignatureBook:
+        """`signature_book` of the catalog's folders (their own files are checked; the catalog's scan applies
+        them), and each git root's own committed signatures file."""
+        book = self.signature_book(catalog.roots)
+        for source in catalog.sources:
+            if isinstance(source, GitRootSource) and source.tree is not None:
+                add_tree_signatures(book, source.tree)
+        return book
 
     def extension_options(self, signatures: SignatureBook | None = None, sources: str = "") -> dict[str, Any]:
         return {
