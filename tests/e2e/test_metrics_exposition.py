@@ -81,7 +81,6 @@ MULTIPROCESS_HEADERS = {
     not in (
         "skillwire_watch_events_total",  # nothing changed under the served folder
         "skillwire_store_reads_total",
-        "skillwire_signature_skills",
         "skillwire_bridge_upstream_up",
         "skillwire_bridge_tool_calls_total",
         "skillwire_bridge_approvals_total",
