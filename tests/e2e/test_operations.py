@@ -26,20 +26,11 @@ import pytest
 from servers import free_port
 from skillwire.ops.metrics import FLUSH_SECONDS
 from support.calls import call, list_uris, wait_for
-from support.prometheus import running_prometheus
+from support.prometheus import http_get, running_prometheus
 from support.seaweed import SeaweedS3, env_without_aws
 from support.servers import EXAMPLES, serve_http
 
 SKILLWIRE = [sys.executable, "-m", "skillwire.cli.main"]
-
-
-def http_get(url: str, headers: dict[str, str] | None = None) -> tuple[int, bytes]:
-    request = urllib.request.Request(url, headers=headers or {})
-    try:
-        with urllib.request.urlopen(request, timeout=10) as response:
-            return response.status, response.read()
-    except urllib.error.HTTPError as exc:
-        return exc.code, exc.read()
 
 
 # -- a real Prometheus ------------------------------------------------------------------------------------
